@@ -1,0 +1,92 @@
+package dev.panverbs.bindings;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.util.Optional;
+
+/**
+ * Loads {@code libibverbs.so.1} and {@code libmlx5.so.1} by soname (as the dynamic linker would for a C
+ * program linked with {@code -libverbs -lmlx5}), lazily, on the first symbol looked up.
+ *
+ * <p>A missing library is reported as a {@link NativeLibraryException} that names the package to install,
+ * on every use (not once, then {@code NoClassDefFoundError}). {@link #LOOKUP} is what the generated
+ * {@code verbs_h}/{@code mlx5dv_h} classes resolve their symbols through (see {@code src-gen/regenerate.sh}).
+ */
+public final class NativeLibraries {
+
+    /** Soname of the verbs library (rdma-core). */
+    public static final String IBVERBS_SONAME = "libibverbs.so.1";
+    /** Soname of the mlx5 provider library, which exports the {@code mlx5dv_*} direct verbs. */
+    public static final String MLX5_SONAME = "libmlx5.so.1";
+
+    private static final String IBVERBS_HINT =
+            "install it: Debian/Ubuntu 'apt-get install libibverbs1 ibverbs-providers', RHEL/Fedora 'dnf install libibverbs'";
+    private static final String MLX5_HINT =
+            "install it: Debian/Ubuntu 'apt-get install ibverbs-providers', RHEL/Fedora 'dnf install libibverbs' (it carries libmlx5)";
+
+    /**
+     * Resolves {@code mlx5dv_*} symbols in libmlx5 and everything else in libibverbs. Never throws at
+     * creation; a lookup throws {@link NativeLibraryException} if the library cannot be loaded.
+     */
+    public static final SymbolLookup LOOKUP = NativeLibraries::find;
+
+    private NativeLibraries() {}
+
+    private static Optional<MemorySegment> find(String name) {
+        return name.startsWith("mlx5dv_") ? mlx5().find(name) : ibverbs().find(name);
+    }
+
+    /** The libibverbs lookup; throws {@link NativeLibraryException} naming the package when it is missing. */
+    public static SymbolLookup ibverbs() {
+        return Ibverbs.LOOKUP.orThrow();
+    }
+
+    /** The libmlx5 lookup; throws {@link NativeLibraryException} naming the package when it is missing. */
+    public static SymbolLookup mlx5() {
+        return Mlx5.LOOKUP.orThrow();
+    }
+
+    /** Whether libmlx5 can be loaded (the mlx5 provider is installed); never throws. */
+    public static boolean mlx5Available() {
+        return Mlx5.LOOKUP.lookup != null;
+    }
+
+    /** Resolves a libibverbs function, or throws naming the symbol and the library version needed. */
+    public static MemorySegment ibverbsSymbol(String name) {
+        return ibverbs().find(name).orElseThrow(() -> new NativeLibraryException(
+                IBVERBS_SONAME + " has no symbol " + name + ": rdma-core is older than 44; upgrade libibverbs1"));
+    }
+
+    /** Resolves a libmlx5 function, or throws naming the symbol. */
+    public static MemorySegment mlx5Symbol(String name) {
+        return mlx5().find(name).orElseThrow(() -> new NativeLibraryException(
+                MLX5_SONAME + " has no symbol " + name + ": rdma-core is older than 44; upgrade ibverbs-providers"));
+    }
+
+    private record Loaded(SymbolLookup lookup, String soname, String failure) {
+        static Loaded load(String soname, String hint) {
+            try {
+                // global arena: the libraries stay mapped for the life of the JVM, as for a C program
+                return new Loaded(SymbolLookup.libraryLookup(soname, Arena.global()), soname, null);
+            } catch (IllegalArgumentException | IllegalCallerException e) {
+                return new Loaded(null, soname, soname + " cannot be loaded (" + e.getMessage() + "); " + hint);
+            }
+        }
+
+        SymbolLookup orThrow() {
+            if (lookup == null) {
+                throw new NativeLibraryException(failure);
+            }
+            return lookup;
+        }
+    }
+
+    private static final class Ibverbs {
+        static final Loaded LOOKUP = Loaded.load(IBVERBS_SONAME, IBVERBS_HINT);
+    }
+
+    private static final class Mlx5 {
+        static final Loaded LOOKUP = Loaded.load(MLX5_SONAME, MLX5_HINT);
+    }
+}

@@ -1,0 +1,8 @@
+/**
+ * panverbs: RDMA verbs for Java through the FFM API. Devices, protection domains, memory regions over
+ * {@link java.lang.foreign.MemorySegment}s, completion queues, queue pairs and mlx5 direct verbs.
+ */
+module dev.panverbs.core {
+    requires dev.panverbs.bindings;
+    exports dev.panverbs.core;
+}
