@@ -54,6 +54,7 @@ public final class Context extends VerbsObject {
     private final int asyncFd;
     private final AsyncState async;
     private volatile DeviceAttributes attributes;
+    private volatile String dmabufRefusal; // null: not probed yet; "": supported
 
     Context(Device device, MemorySegment handle) {
         this(device, handle, new AsyncState());
@@ -376,6 +377,47 @@ public final class Context extends VerbsObject {
     @Override
     public void close() {
         super.close();
+    }
+
+    /**
+     * Refuses DMA-BUF registration up front when the provider or kernel lacks it. rdma-core has no capability
+     * bit for it, so the first call probes once: {@code ibv_reg_dmabuf_mr} with fd -1 fails with EBADF where
+     * the path exists (the kernel rejects the fd) and with EOPNOTSUPP/EPROTONOSUPPORT where it does not (the
+     * provider's dummy op or the kernel's missing method).
+     */
+    void requireDmabuf(ProtectionDomain pd, String call) {
+        String refusal = dmabufRefusal;
+        if (refusal == null) {
+            refusal = probeDmabuf(pd);
+            dmabufRefusal = refusal;
+        }
+        if (!refusal.isEmpty()) {
+            throw Errors.unsupported(call, Errors.capabilityOf("ibv_reg_dmabuf_mr"), refusal);
+        }
+    }
+
+    private String probeDmabuf(ProtectionDomain pd) {
+        MemorySegment pdHandle = pd.resource.handle("ibv_reg_dmabuf_mr");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Errno.allocateCapture(arena);
+            MemorySegment mr;
+            try {
+                mr = LibIbverbs.ibv_reg_dmabuf_mr(errno, pdHandle, 0, 4096, 0, -1, verbs_h.IBV_ACCESS_LOCAL_WRITE());
+            } catch (dev.panverbs.bindings.NativeLibraryException e) {
+                return "libibverbs has no ibv_reg_dmabuf_mr (rdma-core before 34): " + e.getMessage();
+            }
+            if (!mr.equals(MemorySegment.NULL)) {
+                LibIbverbs.ibv_dereg_mr(mr); // cannot happen with fd -1; never leak it if it does
+                return "";
+            }
+            int e = Errno.get(errno);
+            if (e == verbs_h.EOPNOTSUPP() || e == verbs_h.EPROTONOSUPPORT() || e == verbs_h.ENOSYS()) {
+                return "device " + device.name() + " does not implement it (probe ibv_reg_dmabuf_mr(fd=-1) answered "
+                        + Errno.name(e) + "); DMA-BUF registration needs Linux 5.12+ and a provider that implements "
+                        + "reg_dmabuf_mr (mlx5, efa, ...; not rxe)";
+            }
+            return "";
+        }
     }
 
     String description() {
