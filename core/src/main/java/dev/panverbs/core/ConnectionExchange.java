@@ -95,6 +95,10 @@ public final class ConnectionExchange implements AutoCloseable {
                             + timeout + " (last: " + e.getMessage() + ")");
                 }
                 sleep(100);
+            } catch (SocketTimeoutException e) {
+                s.close();
+                throw new SocketTimeoutException("no peer accepted on " + host + ":" + port + " within " + timeout
+                        + " (connect timed out)");
             } catch (IOException | RuntimeException e) {
                 s.close();
                 throw e;
