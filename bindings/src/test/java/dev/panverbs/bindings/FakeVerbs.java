@@ -49,11 +49,15 @@ final class FakeVerbs implements AutoCloseable {
     record Call(String slot, List<Object> args) {}
 
     private static final MethodHandle RECORD;
+    private static final MethodHandle RECORD_AND_FILL;
 
     static {
         try {
             RECORD = MethodHandles.lookup().findVirtual(FakeVerbs.class, "record",
                     MethodType.methodType(Object.class, String.class, Object.class, Object[].class));
+            RECORD_AND_FILL = MethodHandles.lookup().findVirtual(FakeVerbs.class, "recordAndFill",
+                    MethodType.methodType(Object.class, String.class, Object.class, int.class, long.class,
+                            Object[].class));
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -67,6 +71,8 @@ final class FakeVerbs implements AutoCloseable {
     final MemorySegment device = arena.allocate(4096, 8);
     final MemorySegment priv = arena.allocate(8192, 8);
     final MemorySegment errno = Errno.allocateCapture(arena);
+    /** A zeroed buffer for attribute structs and output arguments. */
+    final MemorySegment attr = arena.allocate(1024, 8);
 
     final MemorySegment qp = object(ibv_qp_ex.layout(), ibv_qp_ex.qp_base$offset());
     final MemorySegment cq = object(ibv_cq_ex.layout(), ibv_cq_ex.context$offset());
@@ -110,6 +116,20 @@ final class FakeVerbs implements AutoCloseable {
         return Linker.nativeLinker().upcallStub(target, descriptor, arena);
     }
 
+    /**
+     * Like {@link #stub}, and the stub also fills the {@code size} bytes that its pointer argument number
+     * {@code argIndex} points to with {@link #FILL}, as a provider filling an output struct would.
+     */
+    MemorySegment fillingStub(String slot, FunctionDescriptor descriptor, Object ret, int argIndex, long size) {
+        MethodHandle target = MethodHandles.insertArguments(RECORD_AND_FILL.bindTo(this), 0, slot, ret, argIndex, size)
+                .asCollector(Object[].class, descriptor.argumentLayouts().size())
+                .asType(descriptor.toMethodType());
+        return Linker.nativeLinker().upcallStub(target, descriptor, arena);
+    }
+
+    /** The byte {@link #fillingStub} writes. */
+    static final byte FILL = 0x5A;
+
     /** Stores a stub in the pointer at {@code offset} of {@code struct}. */
     void install(MemorySegment struct, long offset, String slot, FunctionDescriptor descriptor, Object ret) {
         struct.set(ValueLayout.ADDRESS, offset, stub(slot, descriptor, ret));
@@ -122,7 +142,11 @@ final class FakeVerbs implements AutoCloseable {
 
     /** Makes every word of the fake {@code verbs_ex_private} the same stub (see the class comment). */
     void fillPriv(String slot, FunctionDescriptor descriptor, Object ret) {
-        MemorySegment s = stub(slot, descriptor, ret);
+        fillPriv(stub(slot, descriptor, ret));
+    }
+
+    /** Makes every word of the fake {@code verbs_ex_private} the stub {@code s}. */
+    void fillPriv(MemorySegment s) {
         for (long off = 0; off < priv.byteSize(); off += ValueLayout.ADDRESS.byteSize()) {
             priv.set(ValueLayout.ADDRESS, off, s);
         }
@@ -162,6 +186,12 @@ final class FakeVerbs implements AutoCloseable {
     private Object record(String slot, Object ret, Object[] args) {
         calls.add(new Call(slot, args(args)));
         return ret;
+    }
+
+    @SuppressWarnings("unused") // called through RECORD_AND_FILL by the upcall stubs
+    private Object recordAndFill(String slot, Object ret, int argIndex, long size, Object[] args) {
+        ((MemorySegment) args[argIndex]).reinterpret(size).fill(FILL);
+        return record(slot, ret, args);
     }
 
     @Override
