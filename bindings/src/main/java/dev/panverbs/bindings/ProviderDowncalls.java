@@ -29,13 +29,24 @@ import java.lang.invoke.MethodHandle;
  *       segment second, after {@code fn};
  *   <li>other control slots enter the kernel and are plain.
  * </ul>
+ *
+ * <p>System property {@value #NO_CRITICAL_PROPERTY}{@code =true} links the data-path handles without
+ * {@code critical}: to measure what the option buys (JMH), and for tests that install Java upcall stubs in
+ * provider slots (an upcall from a critical downcall is not allowed).
  */
 final class ProviderDowncalls {
+
+    /** Set to {@code true} to link the data-path handles as ordinary (non-critical) downcalls. */
+    static final String NO_CRITICAL_PROPERTY = "dev.panverbs.bindings.noCritical";
+    /** Whether the data-path handles were linked with {@code Linker.Option.critical(false)}. */
+    static final boolean CRITICAL = !Boolean.getBoolean(NO_CRITICAL_PROPERTY);
 
     private ProviderDowncalls() {}
 
     private static MethodHandle hot(FunctionDescriptor descriptor) {
-        return Linker.nativeLinker().downcallHandle(descriptor, Linker.Option.critical(false));
+        return CRITICAL
+                ? Linker.nativeLinker().downcallHandle(descriptor, Linker.Option.critical(false))
+                : Linker.nativeLinker().downcallHandle(descriptor);
     }
 
     private static MethodHandle capturing(FunctionDescriptor descriptor) {
