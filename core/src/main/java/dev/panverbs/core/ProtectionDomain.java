@@ -1,0 +1,121 @@
+package dev.panverbs.core;
+
+import dev.panverbs.bindings.Errno;
+import dev.panverbs.bindings.LibIbverbs;
+import dev.panverbs.core.internal.Errors;
+import dev.panverbs.core.internal.ResourceKind;
+import dev.panverbs.core.internal.Units;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Set;
+
+/**
+ * A protection domain ({@code struct ibv_pd}, {@code ibv_alloc_pd(3)}): groups the memory regions, address
+ * handles, queue pairs and SRQs that may be used together. Created by {@link Context#allocPd()}; closing it
+ * ({@code ibv_dealloc_pd}) first closes its queue pairs, address handles, memory windows, memory regions and
+ * SRQs, newest first.
+ *
+ * <p>Thread safety: all methods may be called concurrently (libibverbs serialises registration in the
+ * kernel); see {@link #close()} for closing.
+ */
+public final class ProtectionDomain extends VerbsObject {
+
+    private final Context context;
+
+    ProtectionDomain(Context context, MemorySegment handle) {
+        super(ResourceKind.PROTECTION_DOMAIN,
+                "ProtectionDomain[" + Units.hex(handle.address()) + " on " + context.device().name() + "]",
+                handle, ProtectionDomain::dealloc, context.resource);
+        this.context = context;
+    }
+
+    private static void dealloc(MemorySegment pd) {
+        int rc = LibIbverbs.ibv_dealloc_pd(pd);
+        if (rc != 0) {
+            throw Errors.failure(Errors.call("ibv_dealloc_pd", "pd", Units.hex(pd.address())), rc);
+        }
+    }
+
+    /** The context this PD was allocated on. */
+    public Context context() {
+        return context;
+    }
+
+    /**
+     * Registers {@code segment} as a memory region ({@code ibv_reg_mr(3)}), with the segment's address as the
+     * iova (the address peers use). Shorthand for {@code regMrBuilder(segment, access).register()}.
+     *
+     * <h4>DMA contract</h4>
+     * The NIC reads and writes this memory behind the JVM's back. The caller guarantees that the segment
+     * stays alive, unmoved and unfreed until the MR is closed <em>and</em> every work request that uses it
+     * has completed. Heap segments are rejected (the GC moves them); use native memory from an
+     * {@link Arena}, a mapped file, or a direct {@code ByteBuffer} via {@link MemorySegment#ofBuffer}. The MR
+     * holds the segment strongly, which keeps automatic arenas and direct buffers alive; an explicitly closed
+     * arena is not held back: use {@link MemoryRegion.Builder#deregisterWith(Arena)} (or
+     * {@link #allocate}) so that closing the arena deregisters first.
+     *
+     * <p>Errors: {@code ENOMEM}/{@code EPERM}/{@code EAGAIN}: pinned-memory limit ({@code RLIMIT_MEMLOCK},
+     * the message shows its value) or device MR resources exhausted; {@code EINVAL}: flags or length the
+     * device rejects; {@code EFAULT}: range not mapped; {@code EACCES}: write access to a read-only mapping;
+     * each as {@link VerbsException}. Access combinations the man page forbids and heap, read-only (with
+     * write access), empty or closed segments are rejected with {@link IllegalArgumentException} /
+     * {@link IllegalStateException} before the kernel is called.
+     *
+     * @param segment native memory to register
+     * @param access  the rights; {@code EnumSet.noneOf(Access.class)} for local read only
+     */
+    public MemoryRegion regMr(MemorySegment segment, Set<Access> access) {
+        return regMrBuilder(segment, access).register();
+    }
+
+    /**
+     * A builder for registering {@code segment} with options: an explicit or zero iova
+     * ({@code ibv_reg_mr_iova2(3)}) and deregistration tied to the caller's arena. The DMA contract and
+     * errors of {@link #regMr} apply.
+     */
+    public MemoryRegion.Builder regMrBuilder(MemorySegment segment, Set<Access> access) {
+        resource.checkOpen("ibv_reg_mr");
+        return new MemoryRegion.Builder(this, segment, access);
+    }
+
+    /**
+     * Allocates {@code size} bytes of page-aligned native memory and registers them: the returned MR owns
+     * that memory ({@code ibv_reg_mr(3)} over a private shared arena), as rust-ibverbs' {@code MemoryRegion}
+     * owns its buffer. Closing the MR deregisters it, then frees the memory; afterwards
+     * {@link MemoryRegion#buffer()} throws {@link IllegalStateException} instead of touching freed memory.
+     *
+     * <p>Errors: those of {@link #regMr}.
+     *
+     * @param size   bytes, at least 1
+     * @param access the rights
+     */
+    public MemoryRegion allocate(long size, Set<Access> access) {
+        resource.checkOpen("ibv_reg_mr");
+        if (size <= 0) {
+            throw new IllegalArgumentException(Errors.call("pd.allocate", "size", size) + ": size must be positive");
+        }
+        Access.validate("ibv_reg_mr", access);
+        Arena arena = Arena.ofShared();
+        MemorySegment memory;
+        try {
+            memory = arena.allocate(size, MemoryRegion.PAGE_SIZE);
+        } catch (OutOfMemoryError | RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+        return new MemoryRegion.Builder(this, memory, access).owning(arena).register();
+    }
+
+    /** Allocates a PD on {@code context}; package-private, called by {@link Context#allocPd()}. */
+    static ProtectionDomain alloc(Context context) {
+        MemorySegment ctx = context.resource.handle("ibv_alloc_pd");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Errno.allocateCapture(arena);
+            MemorySegment pd = LibIbverbs.ibv_alloc_pd(errno, ctx);
+            if (pd.equals(MemorySegment.NULL)) {
+                throw Errors.failure(Errors.call("ibv_alloc_pd", "context", context.device().name()), Errno.get(errno));
+            }
+            return new ProtectionDomain(context, pd);
+        }
+    }
+}
