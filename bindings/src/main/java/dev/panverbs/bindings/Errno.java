@@ -63,6 +63,11 @@ public final class Errno {
         return (int) ERRNO.get(capture, 0L);
     }
 
+    /** Stores {@code errno} in a capture segment, as the inline verbs do with C's {@code errno = EOPNOTSUPP}. */
+    static void set(MemorySegment capture, int errno) {
+        ERRNO.set(capture, 0L, errno);
+    }
+
     /**
      * The symbolic name of an errno value, e.g. {@code "ENOMEM"} for 12, or {@code "errno 4242"} for a value
      * Linux does not define. Negative values (as some verbs return {@code -errno}) are named by their
