@@ -1,9 +1,8 @@
 package dev.panverbs.core;
 
+import dev.panverbs.bindings.ContextOps;
 import dev.panverbs.bindings.Errno;
 import dev.panverbs.bindings.LibIbverbsQueues;
-import dev.panverbs.bindings.verbs.ibv_context;
-import dev.panverbs.bindings.verbs.ibv_context_ops;
 import dev.panverbs.bindings.verbs.ibv_cq;
 import dev.panverbs.bindings.verbs.ibv_wc;
 import dev.panverbs.core.internal.Errors;
@@ -39,8 +38,6 @@ import java.lang.foreign.ValueLayout;
  * acknowledging may happen on another thread.
  */
 public class CompletionQueue extends VerbsObject {
-    private static final long POLL_CQ = ibv_context.ops$offset() + ibv_context_ops.poll_cq$offset();
-    private static final long REQ_NOTIFY_CQ = ibv_context.ops$offset() + ibv_context_ops.req_notify_cq$offset();
     private static final long WC_SIZE = ibv_wc.layout().byteSize();
     private static final long WC_WR_ID = ibv_wc.wr_id$offset();
     private static final long WC_STATUS = ibv_wc.status$offset();
@@ -50,8 +47,8 @@ public class CompletionQueue extends VerbsObject {
     final Context context;
     final CompletionChannel channel;
     final MemorySegment cq;
-    private final MemorySegment pollCq;
-    private final MemorySegment reqNotifyCq;
+    /** {@code ibv_context.ops.poll_cq}/{@code req_notify_cq}, read once. */
+    private final ContextOps ops;
     private final int cqe;
     final QueuePairDirectory queuePairs = new QueuePairDirectory();
     private int unackedEvents; // guarded by this
@@ -64,9 +61,7 @@ public class CompletionQueue extends VerbsObject {
         this.context = context;
         this.channel = channel;
         this.cq = cq.reinterpret(ibv_cq.sizeof());
-        MemorySegment ctx = ibv_cq.context(this.cq).reinterpret(ibv_context.sizeof());
-        this.pollCq = DataPathCalls.slot(ctx, POLL_CQ);
-        this.reqNotifyCq = DataPathCalls.slot(ctx, REQ_NOTIFY_CQ);
+        this.ops = ContextOps.of(ibv_cq.context(this.cq));
         this.cqe = ibv_cq.cqe(this.cq);
     }
 
@@ -103,12 +98,7 @@ public class CompletionQueue extends VerbsObject {
     public int poll(WorkCompletions completions) {
         resource.checkOpen("ibv_poll_cq");
         MemorySegment array = completions.array();
-        int n;
-        try {
-            n = (int) DataPathCalls.I_PIP.invokeExact(pollCq, cq, completions.capacity(), array);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
+        int n = ops.ibv_poll_cq(cq, completions.capacity(), array);
         if (n < 0) {
             completions.count(0);
             throw pollFailed(n);
@@ -141,12 +131,7 @@ public class CompletionQueue extends VerbsObject {
             throw new IllegalStateException("ibv_req_notify_cq: " + this + " was created without a "
                     + "CompletionChannel; pass one to Context.createCq(..).channel(ch)");
         }
-        int rc;
-        try {
-            rc = (int) DataPathCalls.I_PI.invokeExact(reqNotifyCq, cq, solicitedOnly ? 1 : 0);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
+        int rc = ops.ibv_req_notify_cq(cq, solicitedOnly ? 1 : 0);
         if (rc != 0) {
             throw Errors.failure(Errors.call("ibv_req_notify_cq", "cq", this, "solicitedOnly", solicitedOnly), rc);
         }
@@ -192,16 +177,6 @@ public class CompletionQueue extends VerbsObject {
         return Errors.failure(Errors.call("ibv_poll_cq", "cq", this), -rc,
                 "the CQ is in error; if it overran (more outstanding completions than cqe=" + cqe
                         + "), the context's async events report IBV_EVENT_CQ_ERR; create a larger CQ");
-    }
-
-    static RuntimeException rethrow(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            return r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        return new IllegalStateException(DataPathCalls.unreachable(t));
     }
 
     /**

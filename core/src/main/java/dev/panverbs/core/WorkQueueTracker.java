@@ -130,6 +130,12 @@ final class WorkQueueTracker {
         refCounts[slot] = 0;
     }
 
+    /** Whether the oldest outstanding WR has {@code wrId} (receive completions arrive in posting order). */
+    boolean headIs(long wrId) {
+        long h = (long) HEAD.get(this);
+        return h < (long) TAIL.getAcquire(this) && wrIds[(int) h & mask] == wrId;
+    }
+
     /** Retires every outstanding WR (the QP went to RESET or was destroyed). */
     synchronized void retireAll() {
         long h = (long) HEAD.get(this);
