@@ -26,16 +26,15 @@ import java.lang.foreign.ValueLayout;
  * {@link QueuePair} on DMA safety): poll every completion of a QP through its {@code CompletionQueue}.
  *
  * <p><b>Events</b>: with a {@link CompletionChannel}, {@link #reqNotify(boolean)} arms the CQ
- * ({@code ibv_req_notify_cq(3)}); {@link CompletionChannel#getCqEvent()} waits for the event; every event must be
- * acknowledged ({@link #ackEvents()}, {@code ibv_ack_cq_events(3)}) before the CQ is destroyed, which
- * {@link #close()} does for any left.
+ * ({@code ibv_req_notify_cq(3)}); {@link CompletionChannel#getCqEvent(long)} waits for the event and acknowledges
+ * it at once ({@code ibv_ack_cq_events(3)}), so destroying the CQ never waits for unacknowledged events.
  *
  * <p><b>Overrun</b>: when more completions arrive than the CQ holds, the provider raises the asynchronous event
  * {@code IBV_EVENT_CQ_ERR} and moves the affected QPs to the error state; a failing {@code ibv_poll_cq} is thrown
  * as {@link VerbsException}. Size the CQ for every outstanding WR of every QP that uses it.
  *
- * <p>Thread safety: one poller at a time per CQ (polling retires WRs from single-consumer rings); arming and
- * acknowledging may happen on another thread.
+ * <p>Thread safety: one poller at a time per CQ (polling retires WRs from single-consumer rings); arming may happen
+ * on another thread.
  */
 public class CompletionQueue extends VerbsObject {
     private static final long WC_SIZE = ibv_wc.layout().byteSize();
@@ -51,7 +50,6 @@ public class CompletionQueue extends VerbsObject {
     private final ContextOps ops;
     private final int cqe;
     final QueuePairDirectory queuePairs = new QueuePairDirectory();
-    private int unackedEvents; // guarded by this
 
     CompletionQueue(Context context, CompletionChannel channel, MemorySegment cq, String kind) {
         super(ResourceKind.COMPLETION_QUEUE, kind + "[" + Units.hex(cq.address()) + " on "
@@ -135,40 +133,6 @@ public class CompletionQueue extends VerbsObject {
         if (rc != 0) {
             throw Errors.failure(Errors.call("ibv_req_notify_cq", "cq", this, "solicitedOnly", solicitedOnly), rc);
         }
-    }
-
-    /** Counts one event delivered by {@code ibv_get_cq_event} for this CQ (to be acknowledged). */
-    synchronized void eventReceived() {
-        unackedEvents++;
-    }
-
-    /**
-     * Acknowledges every completion event received for this CQ and not yet acknowledged
-     * ({@code ibv_ack_cq_events(3)}); returns how many. One call per batch of events is cheaper than one per
-     * event (the C call takes a mutex).
-     */
-    public synchronized int ackEvents() {
-        int n = unackedEvents;
-        if (n > 0) {
-            LibIbverbsQueues.ibv_ack_cq_events(resource.handle("ibv_ack_cq_events"), n);
-            unackedEvents = 0;
-        }
-        return n;
-    }
-
-    /**
-     * Destroys the CQ ({@code ibv_destroy_cq(3)}) after closing the QPs that use it, first acknowledging any
-     * unacknowledged events (ibv_destroy_cq would otherwise wait for them forever). Idempotent.
-     */
-    @Override
-    public void close() {
-        synchronized (this) {
-            if (!isClosed() && unackedEvents > 0) {
-                LibIbverbsQueues.ibv_ack_cq_events(resource.rawHandle(), unackedEvents);
-                unackedEvents = 0;
-            }
-        }
-        super.close();
     }
 
     // ---- cold ----

@@ -40,16 +40,28 @@ public final class MemoryRegion extends VerbsObject {
     private volatile long iova;
     private volatile int lkey;
     private volatile int rkey;
+    private volatile long length;
     private final Registration registration;
 
-    private MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment buffer, Set<Access> access,
-                         Registration registration) {
-        super(ResourceKind.MEMORY_REGION, describe(pd, mr, buffer), mr, registration::deregister, pd.resource);
+    private MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment buffer, long length, String what,
+                         Set<Access> access, Registration registration) {
+        super(ResourceKind.MEMORY_REGION, "MemoryRegion[" + Units.bytes(length) + " at " + what + ", mr "
+                + Units.hex(mr.address()) + " on " + pd.context().device().name() + "]",
+                mr, registration::deregister, pd.resource);
         this.pd = pd;
         this.buffer = buffer;
+        this.length = length;
         this.access = Set.copyOf(access);
         this.registration = registration;
         readKeys(mr);
+    }
+
+    /** Wraps an MR registered over a DMA-BUF ({@code ibv_reg_dmabuf_mr}): no CPU-visible buffer. */
+    static MemoryRegion ofDmabuf(ProtectionDomain pd, MemorySegment mr, long length, long iova, int fd,
+                                 Set<Access> access) {
+        MemoryRegion region = new MemoryRegion(pd, mr, null, length, "dmabuf fd " + fd, access, new Registration(null));
+        region.iova = iova;
+        return region;
     }
 
     /**
@@ -78,11 +90,6 @@ public final class MemoryRegion extends VerbsObject {
                 a.close();
             }
         }
-    }
-
-    private static String describe(ProtectionDomain pd, MemorySegment mr, MemorySegment buffer) {
-        return "MemoryRegion[" + Units.bytes(buffer.byteSize()) + " at " + Units.hex(buffer.address()) + ", mr "
-                + Units.hex(mr.address()) + " on " + pd.context().device().name() + "]";
     }
 
     private void readKeys(MemorySegment mr) {
@@ -135,7 +142,7 @@ public final class MemoryRegion extends VerbsObject {
 
     /** The length of the region in bytes. */
     public long length() {
-        return buffer.byteSize();
+        return length;
     }
 
     /**
@@ -143,7 +150,12 @@ public final class MemoryRegion extends VerbsObject {
      * arena: using it after {@link #close()} throws instead of touching freed memory.
      */
     public MemorySegment buffer() {
-        return buffer;
+        MemorySegment b = buffer;
+        if (b == null) {
+            throw new UnsupportedOperationException(resource.description()
+                    + " was registered from a DMA-BUF: its memory has no CPU mapping here");
+        }
+        return b;
     }
 
     /** The access rights it was registered with. */
@@ -242,7 +254,8 @@ public final class MemoryRegion extends VerbsObject {
                     throw Errors.failure(Errors.call(verb, "length", Units.bytes(segment.byteSize()), "addr",
                             Units.hex(segment.address()), "iova", Units.hex(va), "access", access), errnoValue);
                 }
-                MemoryRegion region = new MemoryRegion(pd, mr, segment, access, new Registration(owned));
+                MemoryRegion region = new MemoryRegion(pd, mr, segment, segment.byteSize(),
+                        Units.hex(segment.address()), access, new Registration(owned));
                 region.iova = va;
                 if (tie != null) {
                     AtomicReference<MemoryRegion> ref = region.registration.tie;
@@ -342,7 +355,7 @@ public final class MemoryRegion extends VerbsObject {
         public void apply() {
             int flags = 0;
             Set<Access> acc = newAccess != null ? newAccess : mr.access;
-            MemorySegment buf = newBuffer != null ? newBuffer : mr.buffer;
+            MemorySegment buf = newBuffer;
             if (newPd != null) {
                 flags |= verbs_h.IBV_REREG_MR_CHANGE_PD();
             }
@@ -390,6 +403,7 @@ public final class MemoryRegion extends VerbsObject {
             if (newBuffer != null) {
                 Arena oldOwned = mr.registration.owned;
                 mr.buffer = newBuffer;
+                mr.length = newBuffer.byteSize();
                 mr.iova = newBuffer.address();
                 mr.registration.owned = null;
                 if (oldOwned != null) {

@@ -217,6 +217,14 @@ public final class PostBatch implements AutoCloseable {
         return this;
     }
 
+    /** {@code ibv_wr_set_ud_addr}: addresses the current WR of a UD QP to {@code remoteQpn}/{@code remoteQkey}. */
+    public PostBatch setUdAddr(AddressHandle ah, int remoteQpn, int remoteQkey) {
+        current();
+        rules.checkUd(ah);
+        ops.ibv_wr_set_ud_addr(ah.resource.handle("ibv_wr_set_ud_addr"), remoteQpn, remoteQkey);
+        return this;
+    }
+
     /**
      * Posts the batch ({@code ibv_wr_complete(3)}): rings the doorbell and releases the send-queue lock.
      *

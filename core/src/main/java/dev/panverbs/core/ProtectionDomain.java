@@ -106,6 +106,58 @@ public final class ProtectionDomain extends VerbsObject {
         return new MemoryRegion.Builder(this, memory, access).owning(arena).register();
     }
 
+    /**
+     * Creates an address handle for UD sends ({@code ibv_create_ah(3)}) from an address vector.
+     *
+     * <p>Errors: {@code EINVAL} (bad port, GID index, or no GRH on a RoCE port), {@code ENOMEM},
+     * {@code ETIMEDOUT}/{@code EHOSTUNREACH} (RoCE: the peer's MAC could not be resolved) →
+     * {@link VerbsException} with a hint. Thread-safe.
+     */
+    public AddressHandle createAh(AddressVector addressVector) {
+        return AddressHandle.create(this, java.util.Objects.requireNonNull(addressVector, "addressVector"));
+    }
+
+    /**
+     * Registers memory exported by another device driver as a DMA-BUF ({@code ibv_reg_dmabuf_mr(3)}), e.g.
+     * GPU memory, so the NIC reads and writes it directly (peer-to-peer). The MR has no CPU-visible
+     * {@link MemoryRegion#buffer()}.
+     *
+     * <p>Device-gated: the first call on a context probes whether the provider and kernel implement DMA-BUF
+     * registration (Linux 5.12+, providers such as mlx5 and efa; not rxe); without it the call is refused up
+     * front with an {@link UnsupportedVerbException} naming the capability, never a raw EOPNOTSUPP.
+     *
+     * <h4>DMA contract</h4>
+     * The exporter keeps the DMA-BUF's memory alive until this MR is closed and every work request using it
+     * has completed; the file descriptor may be closed after registration.
+     *
+     * <p>Errors: {@code EBADF} (not a DMA-BUF fd), {@code EINVAL} (offset/length outside the buffer, bad
+     * access), {@code ENOMEM} → {@link VerbsException}.
+     *
+     * @param offset the start within the DMA-BUF
+     * @param length bytes to register
+     * @param iova   the address peers use for the first byte
+     * @param fd     the DMA-BUF file descriptor
+     * @param access the rights
+     */
+    public MemoryRegion regDmabufMr(long offset, long length, long iova, int fd, Set<Access> access) {
+        String call = Errors.call("ibv_reg_dmabuf_mr", "offset", offset, "length", Units.bytes(length), "iova",
+                Units.hex(iova), "fd", fd, "access", access);
+        int mask = Access.validate("ibv_reg_dmabuf_mr", access);
+        if (length <= 0) {
+            throw new IllegalArgumentException(call + ": length must be positive");
+        }
+        MemorySegment pdHandle = resource.handle("ibv_reg_dmabuf_mr");
+        context.requireDmabuf(this, call);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Errno.allocateCapture(arena);
+            MemorySegment mr = LibIbverbs.ibv_reg_dmabuf_mr(errno, pdHandle, offset, length, iova, fd, mask);
+            if (mr.equals(MemorySegment.NULL)) {
+                throw Errors.failure(call, Errno.get(errno));
+            }
+            return MemoryRegion.ofDmabuf(this, mr, length, iova, fd, access);
+        }
+    }
+
     /** Allocates a PD on {@code context}; package-private, called by {@link Context#allocPd()}. */
     static ProtectionDomain alloc(Context context) {
         MemorySegment ctx = context.resource.handle("ibv_alloc_pd");

@@ -222,7 +222,7 @@ public final class SendRequests {
     public SendRequests ud(AddressHandle ah, int remoteQpn, int remoteQkey) {
         long w = current();
         rules.checkUd(ah);
-        wrs.set(ValueLayout.ADDRESS, w + UD_AH, DataPathAccess.handle(ah));
+        wrs.set(ValueLayout.ADDRESS, w + UD_AH, ah.resource.handle("ibv_post_send"));
         wrs.set(ValueLayout.JAVA_INT, w + UD_QPN, remoteQpn);
         wrs.set(ValueLayout.JAVA_INT, w + UD_QKEY, remoteQkey);
         udAddressed[count - 1] = true;

@@ -95,7 +95,8 @@ final class WorkRequestRules {
         String why = op.isAtomic() && !atomicsSupported && typeAllows(type, op)
                 ? "the device reports atomic_cap = IBV_ATOMIC_NONE (no atomic operations)"
                 : "a " + type + " QP does not support " + op + " (" + supported() + ")";
-        return new UnsupportedVerbException("ibv_post_send(" + qpName + ", opcode=" + op + ")", why);
+        return new UnsupportedVerbException("ibv_post_send(" + qpName + ", opcode=" + op + ")", why,
+                op.isAtomic() ? "atomic operations (" + op + ")" : op + " on " + type + " queue pairs");
     }
 
     private String supported() {
