@@ -65,9 +65,14 @@ final class WorkRequestRules {
             throw foreignRegion(region);
         }
         long size = DataPathAccess.length(region); // also fails if the region is closed
-        if (offset < 0 || length < 0 || offset > size - length) {
+        if (!inBounds(offset, length, size)) {
             throw outOfBounds(region, offset, length, size);
         }
+    }
+
+    /** Whether {@code [offset, offset + length)} lies inside a region of {@code size} bytes (overflow-safe). */
+    static boolean inBounds(long offset, int length, long size) {
+        return offset >= 0 && length >= 0 && offset <= size - length;
     }
 
     int checkInline(MemorySegment data, int alreadyInline) {
