@@ -141,6 +141,20 @@ public final class CompletionChannel extends VerbsObject {
         }
     }
 
+    /**
+     * Waits up to {@code timeoutMillis} (-1: forever, 0: just check) for the next completion event of any CQ
+     * created with this channel ({@code ibv_get_cq_event(3)}), acknowledges it ({@code ibv_ack_cq_events(3)}) and
+     * returns that CQ, or {@code null} on timeout. The CQ is disarmed: call {@link CompletionQueue#reqNotify} again,
+     * then poll it empty.
+     */
+    public CompletionQueue getCqEvent(long timeoutMillis) {
+        Object cq = awaitCqEvent(timeoutMillis);
+        if (cq == UNKNOWN_CQ) {
+            throw new IllegalStateException("ibv_get_cq_event: an event for a CQ not created through panverbs");
+        }
+        return (CompletionQueue) cq;
+    }
+
     /** What {@link #awaitCqEvent} returns for an event of a CQ this library did not create. */
     static final Object UNKNOWN_CQ = new Object();
 }

@@ -423,4 +423,13 @@ public final class Context extends VerbsObject {
     String description() {
         return resource.description();
     }
+
+    /**
+     * Starts a completion queue of at least {@code cqe} entries ({@code ibv_create_cq(3)} /
+     * {@code ibv_create_cq_ex(3)}): set options on the builder, then {@code build()} or {@code buildEx()}.
+     */
+    public CompletionQueue.Builder createCq(int cqe) {
+        resource.checkOpen("ibv_create_cq");
+        return new CompletionQueue.Builder(this, cqe);
+    }
 }

@@ -103,10 +103,22 @@ public final class MemoryRegion extends VerbsObject {
      * the cascade, idempotence and thread-safety rules of every verbs object's close. After close
      * {@link #buffer()} of an owning MR throws; a caller's segment stays usable.
      *
+     * <p>Refused with {@link IllegalStateException} while work requests posted on a {@link QueuePair} still
+     * reference this region (until their completions are polled); see {@link QueuePair} on DMA safety. A parent's
+     * cascade closes the QPs first, so it is never refused.
+     *
      * <p>Errors: {@code EBUSY}: memory windows are still bound (close them first) → {@link VerbsException}.
      */
     @Override
     public void close() {
+        if (!isClosed()) { // DMA safety: refused while posted work requests still reference this region
+            int inFlight = QueuePair.inFlight(this);
+            if (inFlight > 0) {
+                throw new IllegalStateException("ibv_dereg_mr: " + this + " is still referenced by " + inFlight
+                        + " outstanding work request(s); poll their completions (or move the QP to ERR and poll the"
+                        + " flushes, or close the QP) before deregistering it");
+            }
+        }
         super.close();
     }
 

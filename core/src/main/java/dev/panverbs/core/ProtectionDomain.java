@@ -170,4 +170,14 @@ public final class ProtectionDomain extends VerbsObject {
             return new ProtectionDomain(context, pd);
         }
     }
+
+    /**
+     * Starts a queue pair of {@code type} (RC, UC or UD) whose send and receive queues complete to
+     * {@code sendCq} and {@code recvCq} (may be the same CQ): set sizes on the builder, then {@code build()}
+     * ({@code ibv_create_qp(3)}, or {@code ibv_create_qp_ex(3)} with send operations for the {@code ibv_wr_*} API).
+     */
+    public QueuePairBuilder createQp(QueuePairType type, CompletionQueue sendCq, CompletionQueue recvCq) {
+        resource.checkOpen("ibv_create_qp");
+        return new QueuePairBuilder(this, type, sendCq, recvCq);
+    }
 }

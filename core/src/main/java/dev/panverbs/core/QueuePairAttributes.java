@@ -56,9 +56,21 @@ public final class QueuePairAttributes {
     }
 
     /**
-     * Remote operations this QP accepts as responder ({@code qp_access_flags}, {@code IBV_QP_ACCESS_FLAGS}), as a
-     * bit set of {@code IBV_ACCESS_REMOTE_WRITE | _REMOTE_READ | _REMOTE_ATOMIC}.
+     * Remote operations this QP accepts as responder ({@code qp_access_flags}, {@code IBV_QP_ACCESS_FLAGS}):
+     * {@link Access#REMOTE_WRITE}, {@link Access#REMOTE_READ}, {@link Access#REMOTE_ATOMIC}; other rights are
+     * memory-region rights and are refused here.
      */
+    public QueuePairAttributes qpAccessFlags(Set<Access> access) {
+        for (Access a : access) {
+            if (a != Access.REMOTE_WRITE && a != Access.REMOTE_READ && a != Access.REMOTE_ATOMIC
+                    && a != Access.LOCAL_WRITE) { // LOCAL_WRITE: accepted and ignored, as C programs often pass it
+                throw new IllegalArgumentException("qpAccessFlags takes REMOTE_WRITE, REMOTE_READ and REMOTE_ATOMIC; "
+                        + a + " is a memory-region right (pass it to regMr)");
+            }
+        }
+        return qpAccessFlagsMask(Access.mask(access));
+    }
+
     QueuePairAttributes qpAccessFlagsMask(int accessFlags) {
         ibv_qp_attr.qp_access_flags(attr, accessFlags);
         mask |= IBV_QP_ACCESS_FLAGS();
