@@ -26,7 +26,9 @@ import java.nio.ByteOrder;
  *
  * <p>This class holds the pure helpers (CQE, WQE segments, timestamps, DEVX bit fields) and the two
  * size-injecting wrappers; the twelve {@code mlx5dv_wr_*} builders that call through
- * {@code struct mlx5dv_qp_ex} are in {@link Mlx5dvInlineWr}.
+ * {@code struct mlx5dv_qp_ex} are in {@link Mlx5dvInlineWr}. What a Direct-WQE path needs and the header
+ * has no helper for is in {@link Mlx5WqeSegments} (raddr, atomic, inline, UD datagram segments) and
+ * {@link Mlx5Cqe} (CQE field readers).
  *
  * <p>Conventions of the pure helpers:
  * <ul>
