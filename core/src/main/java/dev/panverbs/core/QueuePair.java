@@ -295,6 +295,7 @@ public final class QueuePair extends VerbsObject {
             for (QueuePairAttribute a : QueuePairAttribute.values()) {
                 all |= a.bit();
             }
+            all &= ~IBV_QP_RATE_LIMIT(); // beyond the legacy query mask: the kernel answers EOPNOTSUPP
             int rc = LibIbverbsQueues.ibv_query_qp(resource.handle("ibv_query_qp"), attr, all, init);
             if (rc != 0) {
                 throw Errors.failure(Errors.call("ibv_query_qp", "qp", this), rc);
@@ -348,12 +349,13 @@ public final class QueuePair extends VerbsObject {
         int last = from + take - 1;
         wrs.terminate(last);
         int rc;
+        badWr.set(ValueLayout.JAVA_LONG, 0, 0L);
         try {
             rc = ops.ibv_post_send(h, wrs.chainFrom(from), badWr);
         } finally {
             wrs.relink(last);
         }
-        int accepted = rc == 0 ? take : wrs.indexOf(badWr.get(ValueLayout.JAVA_LONG, 0)) - from;
+        int accepted = rc == 0 ? take : accepted(wrs.indexOf(badWr.get(ValueLayout.JAVA_LONG, 0)), from, take);
         int maxSge = wrs.maxSge();
         for (int i = from; i < from + accepted; i++) {
             sendTracker.record(wrs.wrId(i), sqSigAll || (wrs.sendFlags(i) & SendFlag.SIGNALED_BIT) != 0,
@@ -388,12 +390,13 @@ public final class QueuePair extends VerbsObject {
         int last = from + take - 1;
         wrs.terminate(last);
         int rc;
+        badWr.set(ValueLayout.JAVA_LONG, 0, 0L);
         try {
             rc = ops.ibv_post_recv(h, wrs.chainFrom(from), badWr);
         } finally {
             wrs.relink(last);
         }
-        int accepted = rc == 0 ? take : wrs.indexOf(badWr.get(ValueLayout.JAVA_LONG, 0)) - from;
+        int accepted = rc == 0 ? take : accepted(wrs.indexOf(badWr.get(ValueLayout.JAVA_LONG, 0)), from, take);
         int maxSge = wrs.maxSge();
         for (int i = from; i < from + accepted; i++) {
             recvTracker.record(wrs.wrId(i), true, wrs.sgeRegions, i * maxSge, wrs.numSge(i));
@@ -406,6 +409,11 @@ public final class QueuePair extends VerbsObject {
             wrs.clear();
         }
         return accepted;
+    }
+
+    /** WRs accepted before {@code bad_wr}; a provider that left bad_wr unset (or out of the chain) posted none. */
+    private static int accepted(int badIndex, int from, int take) {
+        return badIndex >= from && badIndex < from + take ? badIndex - from : 0;
     }
 
     // ---- extended posting ----
