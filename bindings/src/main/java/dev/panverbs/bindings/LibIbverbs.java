@@ -393,7 +393,8 @@ public final class LibIbverbs {
      * {@link Errno} capture segment.
      */
     public static int ibv_rereg_mr(
-            MemorySegment errno, MemorySegment mr, int flags, MemorySegment pd, MemorySegment addr, long length, int access) {
+            MemorySegment errno, MemorySegment mr, int flags, MemorySegment pd, MemorySegment addr, long length,
+            int access) {
         try {
             return (int) Downcalls.linked(IbverbsHandles.ibv_rereg_mr, "ibv_rereg_mr")
                     .invokeExact(errno, mr, flags, pd, addr, length, access);
