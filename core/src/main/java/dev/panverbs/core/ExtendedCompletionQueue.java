@@ -35,7 +35,11 @@ import java.nio.ByteOrder;
  * <p>It is also a {@link CompletionQueue}: {@link #poll(WorkCompletions)} works on it too.
  *
  * <p>Thread safety: between {@link #startPoll()} and {@link #endPoll()} the provider may hold the CQ lock; the
- * three calls and the reads between them must happen on one thread. One poller at a time.
+ * three calls and the reads between them must happen on one thread, which is enforced: {@code nextPoll},
+ * {@code endPoll} and the readers throw {@link IllegalStateException} without an open pass on the calling thread,
+ * and {@code startPoll}/{@code poll} throw while one is open (rather than spin forever on the provider's lock). One
+ * poller at a time. {@link #close()} from another thread waits (up to 5 s) for an open pass to end; closing on the
+ * thread that holds the pass abandons it.
  */
 public final class ExtendedCompletionQueue extends CompletionQueue {
     private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
@@ -104,18 +108,56 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
      * <p>Errors: any errno other than {@code ENOENT} → {@link VerbsException} (no {@code endPoll} needed).
      */
     public boolean startPoll() {
-        resource.checkOpen("ibv_start_poll");
-        return current(ops.ibv_start_poll(pollAttr), "ibv_start_poll");
+        CallGuard guard = pollGuard;
+        if (!guard.enter(Thread.currentThread())) {
+            throw pollRefused(guard, "ibv_start_poll");
+        }
+        int rc;
+        try {
+            resource.checkOpen("ibv_start_poll");
+            rc = ops.ibv_start_poll(pollAttr);
+        } catch (RuntimeException | Error e) {
+            guard.exit();
+            throw e;
+        }
+        if (rc != 0) { // no pass: the provider released the CQ lock
+            guard.exit();
+        }
+        return current(rc, "ibv_start_poll");
     }
 
-    /** Advances to the next completion ({@code ibv_next_poll(3)}); {@code false} when none is left. */
+    /**
+     * Advances to the next completion ({@code ibv_next_poll(3)}); {@code false} when none is left (then call
+     * {@link #endPoll()}).
+     *
+     * @throws IllegalStateException without an open pass on this thread (the provider would advance a CQ it does not
+     *                               hold, skipping or repeating completions)
+     */
     public boolean nextPoll() {
+        inPass("ibv_next_poll");
         return current(ops.ibv_next_poll(), "ibv_next_poll");
     }
 
-    /** Ends the poll pass ({@code ibv_end_poll(3)}): releases the consumed entries and the CQ lock. */
+    /**
+     * Ends the poll pass ({@code ibv_end_poll(3)}): releases the consumed entries and the CQ lock.
+     *
+     * @throws IllegalStateException without an open pass on this thread (a second {@code ibv_end_poll} would release
+     *                               a lock it does not hold and consume an entry twice)
+     */
     public void endPoll() {
-        ops.ibv_end_poll();
+        inPass("ibv_end_poll");
+        try {
+            ops.ibv_end_poll();
+        } finally {
+            pollGuard.exit();
+        }
+    }
+
+    /** Hot path: the calling thread has an open pass (which also keeps the CQ from being destroyed under it). */
+    private void inPass(String verb) {
+        if (!pollGuard.heldBy(Thread.currentThread())) {
+            throw noPass(verb);
+        }
     }
 
     private boolean current(int rc, String verb) {
@@ -125,6 +167,9 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
         }
         if (rc == ENOENT) {
             return false;
+        }
+        if (!verb.equals("ibv_start_poll")) { // a failed next_poll ends the pass as far as this object knows
+            pollGuard.exit();
         }
         throw Errors.failure(Errors.call(verb, "cq", this), rc);
     }
@@ -145,26 +190,31 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
 
     /** The current completion's {@code wr_id} (a field of {@code ibv_cq_ex}, no call). */
     public long wrId() {
+        inPass("wr_id");
         return ops.wr_id();
     }
 
     /** The current completion's status (a field of {@code ibv_cq_ex}, no call). */
     public WorkCompletionStatus status() {
+        inPass("status");
         return WorkCompletionStatus.of(ops.status());
     }
 
     /** The current completion's raw C status. */
     public int statusValue() {
+        inPass("status");
         return ops.status();
     }
 
     /** {@code ibv_wc_read_opcode}: valid on success. */
     public WorkCompletionOpcode readOpcode() {
+        inPass("ibv_wc_read_opcode");
         return WorkCompletionOpcode.of(ops.ibv_wc_read_opcode());
     }
 
     /** {@code ibv_wc_read_vendor_err}. */
     public int readVendorErr() {
+        inPass("ibv_wc_read_vendor_err");
         return ops.ibv_wc_read_vendor_err();
     }
 
@@ -189,6 +239,7 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
 
     /** {@code ibv_wc_read_qp_num} (always available: panverbs requests it). */
     public int readQpNum() {
+        inPass("ibv_wc_read_qp_num");
         return ops.ibv_wc_read_qp_num();
     }
 
@@ -200,6 +251,7 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
 
     /** {@code ibv_wc_read_wc_flags}. */
     public int readWcFlags() {
+        inPass("ibv_wc_read_wc_flags");
         return ops.ibv_wc_read_wc_flags();
     }
 
@@ -237,6 +289,19 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
         if ((wcFlags & field.bit()) == 0) {
             throw notRequested(field);
         }
+        if (!pollGuard.heldBy(Thread.currentThread())) {
+            throw noPass("ibv_wc_read_" + field.name().toLowerCase(java.util.Locale.ROOT));
+        }
+    }
+
+    private IllegalStateException noPass(String verb) {
+        if (resource.isClosed()) {
+            return resource.closedException(verb);
+        }
+        Thread holder = pollGuard.holder();
+        return new IllegalStateException(verb + ": no poll pass is open on " + this + " in this thread"
+                + (holder != null ? " (thread \"" + holder.getName() + "\" has one)" : "")
+                + "; call it only between startPoll() returning true and endPoll()");
     }
 
     private IllegalStateException notRequested(CompletionField field) {
