@@ -37,6 +37,8 @@ public final class MemoryRegion extends VerbsObject {
     private volatile ProtectionDomain pd;
     private volatile MemorySegment buffer;
     private volatile Set<Access> access;
+    /** {@link Access#mask} of {@link #access}, for the post path's LOCAL_WRITE check. */
+    private volatile int accessMask;
     private volatile long iova;
     private volatile int lkey;
     private volatile int rkey;
@@ -52,6 +54,7 @@ public final class MemoryRegion extends VerbsObject {
         this.buffer = buffer;
         this.length = length;
         this.access = frozen(access);
+        this.accessMask = Access.mask(access);
         this.registration = registration;
         readKeys(mr);
     }
@@ -155,12 +158,19 @@ public final class MemoryRegion extends VerbsObject {
             throw new UnsupportedOperationException(resource.description()
                     + " was registered from a DMA-BUF: its memory has no CPU mapping here");
         }
+        if (!b.scope().isAlive()) { // an owned buffer, freed by close(): name the MR, not just "Already closed"
+            throw resource.closedException("buffer() (its memory was freed with it)");
+        }
         return b;
     }
 
     /** The access rights it was registered with. */
     public Set<Access> access() {
         return access;
+    }
+
+    int accessMask() {
+        return accessMask;
     }
 
     /** The protection domain the MR belongs to (changes with {@link Rereg#pd}). */
@@ -422,6 +432,7 @@ public final class MemoryRegion extends VerbsObject {
                 }
             }
             mr.access = frozen(acc);
+            mr.accessMask = Access.mask(acc);
             mr.readKeys(handle);
         }
     }

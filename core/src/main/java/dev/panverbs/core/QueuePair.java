@@ -48,13 +48,18 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <h2>Thread safety</h2>
  * The send side (sendRequests/postSend/startSend) is single-producer, the receive side (receiveRequests/postRecv)
- * too; the two sides may run on different threads, and the CQs may be polled on others. Control verbs (modify,
- * query, close) must not race with posting.
+ * too; the two sides may run on different threads, and the CQs may be polled on others. A second producer caught
+ * posting at the same time gets {@link IllegalStateException} (best effort), as does a {@code postSend} while this
+ * thread's {@link PostBatch} is open (the provider would spin forever on its own send-queue lock).
+ * {@link #close()} from another thread waits (up to 5 s) for a post or batch in progress to leave the provider before
+ * {@code ibv_destroy_qp}; closing on the thread of an open batch aborts it. Control verbs (modify, query) must not
+ * race with posting or closing.
  */
 public final class QueuePair extends VerbsObject {
     /** Live QPs, for {@link MemoryRegion#close()}'s in-flight check (control path). */
     private static final Set<QueuePair> LIVE = ConcurrentHashMap.newKeySet();
     private static final int ENOMEM = ENOMEM();
+    private static final int EINVAL = EINVAL();
 
     final int qpNum;
     final QueuePairType type;
@@ -74,11 +79,23 @@ public final class QueuePair extends VerbsObject {
     private final MemorySegment badWr;
     private final PostBatch batch;
     volatile boolean detached;
+    /** Mark the producer inside a post or an open batch (send side) and inside a post (receive side). */
+    final CallGuard sendGuard;
+    private final CallGuard recvGuard;
+    /**
+     * Whether the state last set through {@link #modify} (or read by {@link #state()}) accepts sends (RTS, SQD, SQE,
+     * ERR) and receives (all but RESET). A plain read on the post path; when it says no, the real state is queried
+     * before refusing, so a change made outside this object (an async move to ERR) never refuses a valid post.
+     */
+    private boolean sendReady;
+    private boolean recvReady;
 
     QueuePair(QueuePairBuilder.Created c) {
         super(ResourceKind.QUEUE_PAIR, c.description(), c.qp(), c.cleanup()::destroy,
                 c.pd().resource, c.sendCq().resource, c.recvCq().resource);
         c.cleanup().owner = this;
+        this.sendGuard = c.cleanup().sendGuard;
+        this.recvGuard = c.cleanup().recvGuard;
         this.pd = c.pd();
         this.sendCq = c.sendCq();
         this.recvCq = c.recvCq();
@@ -90,7 +107,7 @@ public final class QueuePair extends VerbsObject {
         this.qpNum = ibv_qp.qp_num(qp);
         this.ops = ContextOps.of(ibv_qp.context(qp));
         Arena arena = c.cleanup().arena;
-        this.rules = new WorkRequestRules(toString(), type, c.atomics(), capabilities.maxInlineData(), pd);
+        this.rules = new WorkRequestRules(toString(), type, c.atomics(), capabilities.maxInlineData(), pd, resource);
         this.sendTracker = new WorkQueueTracker(Math.max(capabilities.maxSendWr(), 1), capabilities.maxSendSge());
         this.recvTracker = new WorkQueueTracker(Math.max(capabilities.maxRecvWr(), 1), capabilities.maxRecvSge());
         this.sendRequests = new SendRequests(rules, Math.max(capabilities.maxSendWr(), 1),
@@ -110,6 +127,8 @@ public final class QueuePair extends VerbsObject {
     /** Runs when the resource is destroyed (by close or by a parent's cascade). */
     static final class Cleanup {
         final Arena arena = Arena.ofShared();
+        final CallGuard sendGuard = new CallGuard();
+        final CallGuard recvGuard = new CallGuard();
         QueuePair owner;
 
         void destroy(MemorySegment handle) {
@@ -119,7 +138,20 @@ public final class QueuePair extends VerbsObject {
                 LIVE.remove(q);
                 q.sendCq.queuePairs.detach(q);
                 q.recvCq.queuePairs.detach(q);
+                if (q.batch != null) {
+                    q.batch.abandon(); // this thread's open batch: ibv_wr_abort releases the send-queue lock
+                }
             }
+            // posts and batches of other threads leave the provider first (the QP is already marked closing)
+            Thread busy = sendGuard.awaitIdle();
+            if (busy == null) {
+                busy = recvGuard.awaitIdle();
+            }
+            if (busy != null) {
+                throw CallGuard.stillInUse(q != null ? q.toString() : Units.hex(handle.address()), "ibv_destroy_qp",
+                        busy);
+            }
+            closeArena();
             int rc = LibIbverbsQueues.ibv_destroy_qp(handle);
             if (rc != 0) {
                 throw Errors.failure(Errors.call("ibv_destroy_qp", "qp", Units.hex(handle.address())), rc);
@@ -128,7 +160,25 @@ public final class QueuePair extends VerbsObject {
                 q.sendTracker.retireAll();
                 q.recvTracker.retireAll();
             }
-            arena.close();
+        }
+
+        /**
+         * Closes the arena of the WR chains before the QP is destroyed. A post passes the chain to the provider, so
+         * the linker holds the arena acquired for the duration of the call and {@code close()} fails while one runs:
+         * retried until it succeeds, this guarantees that no post is inside the provider when the QP is freed.
+         */
+        private void closeArena() {
+            long deadline = System.nanoTime() + CallGuard.AWAIT_NANOS;
+            while (arena.scope().isAlive()) {
+                try {
+                    arena.close();
+                } catch (IllegalStateException acquired) {
+                    if (System.nanoTime() - deadline > 0) {
+                        throw acquired;
+                    }
+                    Thread.onSpinWait();
+                }
+            }
         }
     }
 
@@ -193,6 +243,13 @@ public final class QueuePair extends VerbsObject {
             sendTracker.retireAll();
             recvTracker.retireAll();
         }
+        noteState(next);
+    }
+
+    private void noteState(QueuePairState s) {
+        sendReady = s == QueuePairState.RTS || s == QueuePairState.SQD || s == QueuePairState.SQE
+                || s == QueuePairState.ERR;
+        recvReady = s != QueuePairState.RESET;
     }
 
     /**
@@ -282,7 +339,9 @@ public final class QueuePair extends VerbsObject {
             if (rc != 0) {
                 throw Errors.failure(Errors.call("ibv_query_qp", "qp", this), rc);
             }
-            return QueuePairState.of(ibv_qp_attr.qp_state(attr));
+            QueuePairState s = QueuePairState.of(ibv_qp_attr.qp_state(attr));
+            noteState(s);
+            return s;
         }
     }
 
@@ -324,10 +383,28 @@ public final class QueuePair extends VerbsObject {
      * {@code ENOMEM}, or this QP's own count of outstanding WRs): poll completions, then call again to post the rest.
      * Allocation-free.
      *
-     * <p>Errors: other errnos ({@code EINVAL}: malformed WR, QP in RESET/INIT/ERR on some providers) →
-     * {@link PostException} carrying the index of the refused WR ({@code bad_wr}).
+     * <p>Errors: a QP in RESET, INIT or RTR (sends need RTS; refused before the provider) and other errnos
+     * ({@code EINVAL}: malformed WR) → {@link PostException} carrying the index of the refused WR ({@code bad_wr});
+     * a chain of another QP → {@link IllegalArgumentException}; an open {@link PostBatch} of this thread or a
+     * concurrent producer → {@link IllegalStateException}. In ERR the WRs are accepted and complete with
+     * {@code WR_FLUSH_ERR}.
      */
     public int postSend(SendRequests wrs) {
+        CallGuard guard = sendGuard;
+        if (!guard.enter(Thread.currentThread())) {
+            throw postRefused(guard, "ibv_post_send");
+        }
+        try {
+            if (wrs != sendRequests || !sendReady) {
+                checkPostable("ibv_post_send", wrs, sendRequests, wrs.posted);
+            }
+            return postSendChain(wrs);
+        } finally {
+            guard.exit();
+        }
+    }
+
+    private int postSendChain(SendRequests wrs) {
         MemorySegment h = resource.handle("ibv_post_send");
         int from = wrs.posted;
         int n = wrs.count() - from;
@@ -377,6 +454,21 @@ public final class QueuePair extends VerbsObject {
      * {@link #postSend}. Allocation-free.
      */
     public int postRecv(ReceiveRequests wrs) {
+        CallGuard guard = recvGuard;
+        if (!guard.enter(Thread.currentThread())) {
+            throw postRefused(guard, "ibv_post_recv");
+        }
+        try {
+            if (wrs != receiveRequests || !recvReady) {
+                checkPostable("ibv_post_recv", wrs, receiveRequests, wrs.posted);
+            }
+            return postRecvChain(wrs);
+        } finally {
+            guard.exit();
+        }
+    }
+
+    private int postRecvChain(ReceiveRequests wrs) {
         MemorySegment h = resource.handle("ibv_post_recv");
         int from = wrs.posted;
         int n = wrs.count() - from;
@@ -409,6 +501,47 @@ public final class QueuePair extends VerbsObject {
             wrs.clear();
         }
         return accepted;
+    }
+
+    // ---- cold: refusals of the post path ----
+
+    /**
+     * A chain of another QP, or a state that does not take the post. The state is queried before refusing, so a
+     * change made outside {@link #modify} (an async move to ERR) never refuses a valid post.
+     */
+    private void checkPostable(String verb, Object wrs, Object own, int from) {
+        boolean send = verb.equals("ibv_post_send");
+        if (wrs != own) {
+            throw new IllegalArgumentException(verb + ": the chain belongs to another queue pair; post " + this
+                    + "'s own chain (" + (send ? "sendRequests()" : "receiveRequests()") + ")");
+        }
+        resource.checkOpen(verb);
+        QueuePairState s = state();
+        if (send ? sendReady : recvReady) {
+            return;
+        }
+        // the IB spec's "immediate error" for posting in these states; providers differ (rxe queues a send posted
+        // in INIT and runs it later), so it is refused here, before the provider sees the chain
+        throw new PostException(verb + "(" + this + ", wr[" + from + "])", EINVAL, "refused before the provider: "
+                + "the QP is in " + s + "; " + (send ? "sends need RTS (toRtr, then toRts)"
+                : "receives need INIT or later (toInit)") + "; posting in ERR is allowed and completes with "
+                + "WR_FLUSH_ERR", from);
+    }
+
+    private RuntimeException postRefused(CallGuard guard, String verb) {
+        Thread holder = guard.holder();
+        if (holder == Thread.currentThread()) {
+            return new IllegalStateException(verb + ": a PostBatch is open on " + this + " in this thread "
+                    + "(startSend() without submit() or close()); the provider holds the send-queue lock until "
+                    + "ibv_wr_complete/ibv_wr_abort, so this call would spin forever: submit or close the batch first");
+        }
+        if (resource.isClosed()) {
+            return resource.closedException(verb);
+        }
+        return new IllegalStateException(verb + ": " + this + " is being posted to by thread \""
+                + (holder == null ? "?" : holder.getName()) + "\" at the same time; each side of a QP (send, "
+                + "receive) has one producer at a time (its chain and outstanding-WR ring are not thread-safe): post "
+                + "from one thread, or synchronize");
     }
 
     /** WRs accepted before {@code bad_wr}; a provider that left bad_wr unset (or out of the chain) posted none. */

@@ -79,6 +79,8 @@ public final class SendRequests {
     /** WRs of this chain already accepted by the provider (a partial post left the rest pending). */
     int posted;
     private int inlineBytes;
+    /** The current WR's SGEs are written by the NIC (RDMA READ, atomics): they need LOCAL_WRITE. */
+    private boolean writesLocally;
 
     SendRequests(WorkRequestRules rules, int capacity, int maxSge, Arena arena) {
         if (capacity < 1) {
@@ -193,13 +195,17 @@ public final class SendRequests {
     /**
      * Appends one scatter/gather entry to the current WR: {@code length} bytes at {@code offset} in {@code region}
      * ({@code struct ibv_sge} with the region's lkey). Rejected in Java when it leaves the region, when the region is
-     * closed, or when it belongs to another protection domain than the QP.
+     * closed, when it belongs to another protection domain than the QP, or when the NIC must write it (RDMA READ,
+     * atomics) and the region lacks {@link Access#LOCAL_WRITE}.
      *
      * <p>DMA contract: the bytes must stay registered until the WR's completion has been polled; the QP keeps
      * the region referenced until then and {@link MemoryRegion#close()} refuses to deregister it meanwhile.
      */
     public SendRequests sge(MemoryRegion region, long offset, int length) {
         rules.checkSge(region, offset, length);
+        if (writesLocally) {
+            rules.checkLocalWrite(region, length, "an RDMA READ or atomic");
+        }
         appendSge(DataPathAccess.address(region) + offset, length, DataPathAccess.lkey(region), region);
         return this;
     }
@@ -246,6 +252,7 @@ public final class SendRequests {
     }
 
     private long start(WorkRequestOpcode opcode, long wrId, int sendFlags) {
+        rules.checkOpen("ibv_post_send");
         rules.checkOpcode(opcode);
         if (count == capacity) {
             throw rules.chainFull(capacity);
@@ -259,6 +266,7 @@ public final class SendRequests {
         wrs.set(ValueLayout.JAVA_INT, w + IMM_DATA, 0);
         udAddressed[i] = false;
         inlineBytes = 0;
+        writesLocally = opcode == WorkRequestOpcode.RDMA_READ || opcode.isAtomic();
         for (int k = 0; k < maxSge; k++) {
             sgeRegions[i * maxSge + k] = null;
         }
@@ -266,6 +274,7 @@ public final class SendRequests {
     }
 
     private long current() {
+        rules.checkOpen("ibv_post_send");
         if (count == posted) {
             throw rules.noCurrentWr();
         }
