@@ -44,7 +44,8 @@ import java.util.Objects;
  * Every field is checked: a wrong magic, another version, an unknown kind, a length other than the kind's,
  * a length above {@value #MAX_PAYLOAD} (never read), a truncated message, an out-of-range field, or a peer
  * whose transport differs from ours fails with a {@link ProtocolException} saying which; a silent peer fails
- * with {@link SocketTimeoutException} after the timeout. Nothing waits forever.
+ * with {@link SocketTimeoutException} after the timeout, as does a peer that trickles a message slower than that
+ * (each message must arrive whole within the timeout). Nothing waits forever.
  *
  * <p>Thread safety: one exchange per thread; not for concurrent use.
  */
@@ -184,14 +185,29 @@ public final class ConnectionExchange implements AutoCloseable {
     }
 
     private ByteBuffer readMessage(short expectedKind, String what) throws IOException {
-        return readMessage(in, expectedKind, what, timeout);
+        try {
+            return readMessage(in, socket, expectedKind, what, timeout);
+        } finally {
+            socket.setSoTimeout(millis(timeout));
+        }
     }
 
     /** Reads and checks one message of {@code expectedKind}; returns its payload. */
     static ByteBuffer readMessage(InputStream input, short expectedKind, String what, Duration timeout)
             throws IOException {
+        return readMessage(input, null, expectedKind, what, timeout);
+    }
+
+    /**
+     * Reads and checks one message; the whole message must arrive within {@code timeout}, so a peer that trickles a
+     * byte at a time cannot stretch the wait (with a {@code socket}, each read waits only for the time left;
+     * without, at most one more {@code timeout}).
+     */
+    private static ByteBuffer readMessage(InputStream input, Socket socket, short expectedKind, String what,
+                                          Duration timeout) throws IOException {
+        long deadline = System.nanoTime() + timeout.toNanos();
         byte[] h = new byte[HEADER_SIZE];
-        readFully(input, h, what + " header", timeout);
+        readFully(input, socket, h, what + " header", timeout, deadline);
         ByteBuffer header = ByteBuffer.wrap(h);
         int magic = header.getInt();
         short version = header.getShort();
@@ -222,7 +238,7 @@ public final class ConnectionExchange implements AutoCloseable {
                     + " payload bytes, the peer announced " + length);
         }
         byte[] payload = new byte[length];
-        readFully(input, payload, what + " payload", timeout);
+        readFully(input, socket, payload, what + " payload", timeout, deadline);
         return ByteBuffer.wrap(payload);
     }
 
@@ -259,9 +275,18 @@ public final class ConnectionExchange implements AutoCloseable {
         }
     }
 
-    private static void readFully(InputStream input, byte[] buf, String what, Duration timeout) throws IOException {
+    private static void readFully(InputStream input, Socket socket, byte[] buf, String what, Duration timeout,
+                                  long deadline) throws IOException {
         int n = 0;
         while (n < buf.length) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw new SocketTimeoutException("the peer sent only " + n + " of " + buf.length + " bytes of the "
+                        + what + " within " + timeout + " (a slow or stalling peer): giving up");
+            }
+            if (socket != null) {
+                socket.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000)));
+            }
             int r;
             try {
                 r = input.read(buf, n, buf.length - n);
