@@ -200,7 +200,7 @@ public class CompletionQueue extends VerbsObject {
 
         Builder(Context context, int cqe) {
             if (cqe < 1) {
-                throw new IllegalArgumentException("a CQ needs at least 1 entry, got " + cqe);
+                throw new IllegalArgumentException("ibv_create_cq(cqe=" + cqe + "): a CQ needs at least 1 entry");
             }
             this.context = context;
             this.cqe = cqe;
@@ -208,8 +208,19 @@ public class CompletionQueue extends VerbsObject {
 
         /** Report completion events to {@code channel} ({@code channel} argument). */
         public Builder channel(CompletionChannel channel) {
+            if (channel != null && channel.context() != context) {
+                throw new IllegalArgumentException("ibv_create_cq: " + channel + " belongs to another Context than "
+                        + context + "; create the channel with the CQ's context");
+            }
             this.channel = channel;
             return this;
+        }
+
+        /** {@code cqe <= max_cqe}: the kernel's bare EINVAL, refused naming the limit. */
+        private void checkCqe(String verb) {
+            context.resource.checkOpen(verb);
+            DeviceChecks.atMost(Errors.call(verb, "cqe", cqe), "cqe", cqe, "max_cqe",
+                    context.attributes().maxCqe(), "DeviceAttributes.maxCqe()");
         }
 
         /** The completion vector (interrupt) for events, {@code 0 .. context.numCompVectors()-1}. */
@@ -250,6 +261,7 @@ public class CompletionQueue extends VerbsObject {
             if (wcFlags != 0 || singleThreaded) {
                 throw new IllegalStateException("wcFlags and singleThreaded apply to extended CQs: call buildEx()");
             }
+            checkCqe("ibv_create_cq");
             MemorySegment ctx = context.resource.handle("ibv_create_cq");
             MemorySegment ch = channel == null ? MemorySegment.NULL : channel.resource.handle("ibv_create_cq");
             try (Arena arena = Arena.ofConfined()) {
@@ -271,6 +283,7 @@ public class CompletionQueue extends VerbsObject {
          * timestamp clock; otherwise those of {@link #build()}.
          */
         public ExtendedCompletionQueue buildEx() {
+            checkCqe("ibv_create_cq_ex");
             return ExtendedCompletionQueue.create(context, channel, cqe, compVector, wcFlags, singleThreaded);
         }
     }

@@ -89,6 +89,8 @@ public final class QueuePair extends VerbsObject {
      */
     private boolean sendReady;
     private boolean recvReady;
+    /** The port set at INIT (0 until then), for the path-MTU check of later transitions. */
+    private int portNum;
 
     QueuePair(QueuePairBuilder.Created c) {
         super(ResourceKind.QUEUE_PAIR, c.description(), c.qp(), c.cleanup()::destroy,
@@ -234,10 +236,17 @@ public final class QueuePair extends VerbsObject {
         QueuePairState current = state();
         QueuePairState next = attrs.qpState() != null ? attrs.qpState() : current;
         QueuePairTransitions.check(type, current, next, attrs.mask());
+        String call = Errors.call("ibv_modify_qp", "qp", this, "transition", current + "->" + next,
+                "attributes", attrs.attributes());
+        DeviceChecks.modifyQp(pd.context(), call, attrs, portNum);
         int rc = LibIbverbsQueues.ibv_modify_qp(resource.handle("ibv_modify_qp"), attrs.segment(), attrs.mask());
         if (rc != 0) {
-            throw Errors.failure(Errors.call("ibv_modify_qp", "qp", this, "transition", current + "->" + next,
-                    "attributes", attrs.attributes()), rc);
+            throw Errors.failure(call, rc, attrs.isSet(QueuePairAttribute.AV) && (rc == EINVAL || rc == ENODATA())
+                    ? "check the address vector's port and GID index; " + DeviceChecks.validGids(pd.context(),
+                    attrs.avPortNum()) : null);
+        }
+        if (attrs.isSet(QueuePairAttribute.PORT)) {
+            portNum = attrs.portNumValue();
         }
         if (next == QueuePairState.RESET) { // RESET discards both queues without completions
             sendTracker.retireAll();
