@@ -292,7 +292,8 @@ public final class ConnectionExchange implements AutoCloseable {
                 r = input.read(buf, n, buf.length - n);
             } catch (SocketTimeoutException e) {
                 throw new SocketTimeoutException("the peer sent " + n + " of " + buf.length + " bytes of the " + what
-                        + " and then nothing for " + timeout);
+                        + (n == 0 && what.endsWith("header") ? " and then nothing for " + timeout
+                        : " within " + timeout + " (a slow or stalling peer): giving up"));
             }
             if (r < 0) {
                 throw new EOFException("truncated message: the peer closed the connection after " + n + " of "

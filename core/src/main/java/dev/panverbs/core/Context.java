@@ -241,6 +241,7 @@ public final class Context extends VerbsObject {
     }
 
     private void checkPort(String verb, int portNum) {
+        resource.checkOpen(verb);
         DeviceChecks.port(this, Errors.call(verb, "device", device.name(), "port", portNum), portNum);
     }
 
