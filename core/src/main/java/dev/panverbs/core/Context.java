@@ -241,6 +241,9 @@ public final class Context extends VerbsObject {
     }
 
     private void checkPort(String verb, int portNum) {
+        if (portNum < 1 || portNum > 255) {
+            throw new IllegalArgumentException(Errors.call(verb, "port", portNum) + ": ports are numbered from 1 to 255");
+        }
         resource.checkOpen(verb);
         DeviceChecks.port(this, Errors.call(verb, "device", device.name(), "port", portNum), portNum);
     }

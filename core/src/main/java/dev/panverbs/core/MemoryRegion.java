@@ -150,7 +150,8 @@ public final class MemoryRegion extends VerbsObject {
 
     /**
      * The registered memory. For an MR made by {@link ProtectionDomain#allocate} its scope is the MR's own
-     * arena: using it after {@link #close()} throws instead of touching freed memory.
+     * arena: after {@link #close()} this method throws {@link IllegalStateException} naming the MR, and a segment
+     * obtained before throws on use, instead of touching freed memory.
      */
     public MemorySegment buffer() {
         MemorySegment b = buffer;
