@@ -185,6 +185,33 @@ class ConnectionExchangeTest {
     }
 
     @Test
+    void tricklingPeerIsCutOffAtTheTimeoutNotPerByte() throws Exception {
+        byte[] full = ConnectionExchange.encode(RC_B);
+        CompletableFuture<Void> peer = CompletableFuture.runAsync(() -> {
+            try (Socket s = server.accept()) {
+                OutputStream o = s.getOutputStream();
+                for (byte b : full) { // one byte per 100 ms: each gap well inside the 500 ms read timeout
+                    o.write(b);
+                    o.flush();
+                    Thread.sleep(100);
+                }
+            } catch (IOException e) {
+                // the exchange hung up on us, as it should
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        long start = System.nanoTime();
+        try (ConnectionExchange ex = ConnectionExchange.connect("127.0.0.1", server.getLocalPort(), TIMEOUT)) {
+            assertThatThrownBy(() -> ex.exchange(RC_A)).isInstanceOf(SocketTimeoutException.class)
+                    .hasMessageContaining("bytes of the endpoint header within PT0.5S");
+        }
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("68 bytes would take 6.8 s")
+                .isLessThan(Duration.ofSeconds(3));
+        peer.get(15, TimeUnit.SECONDS);
+    }
+
+    @Test
     void invalidFieldsAreRejected() {
         byte[] badMtu = ConnectionExchange.encode(RC_B);
         badMtu[13] = 9;
