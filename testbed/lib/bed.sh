@@ -77,7 +77,16 @@ bed_prepare() {
         flock -w 900 9 || bed_die "timed out waiting for the cache lock $BED_CACHE/.lock"
         [[ -s $BED_KERNEL && -s $BED_INITRD ]] && exit 0
         bed_build "$pkg" "$dir" "$key"
-    ) 9>"$BED_CACHE/.lock" || exit $?
+    ) 9>"$BED_CACHE/.lock"
+    local rc=$?
+    if ((rc == 3)) && [[ $(id -u) == 0 && -z ${BED_UPDATED:-} ]]; then
+        # stale apt lists name a kernel the mirror no longer has: refresh them and resolve again
+        BED_UPDATED=1
+        apt-get update -q >&2 || bed_die "apt-get update failed"
+        bed_prepare
+        return
+    fi
+    ((rc == 0)) || exit "$rc"
 }
 
 bed_build() {
@@ -90,7 +99,11 @@ bed_build() {
         bed_info "downloading $pkg (once; cached in $dir)"
         (cd "$dir" && apt-get download -q "$pkg" 2>&1 | grep -v "couldn't be accessed by user '_apt'" >&2) 
         deb=$(ls -1 "$dir"/*.deb 2>/dev/null | head -n 1)
-        [[ -n $deb ]] || bed_die "apt-get download $pkg failed"
+        if [[ -z $deb ]]; then
+            rmdir "$dir" 2>/dev/null
+            bed_err "ERROR: apt-get download $pkg failed (stale apt lists? run apt-get update as root)"
+            exit 3
+        fi
     fi
     tmp=$(mktemp -d "$dir/build.XXXXXX")
     BED_BUILD_TMP=$tmp
