@@ -97,11 +97,13 @@ bed_build() {
     if [[ -z $deb ]]; then
         [[ -n $pkg ]] || bed_die "no kernel package cached in $dir and none resolvable"
         bed_info "downloading $pkg (once; cached in $dir)"
-        (cd "$dir" && apt-get download -q "$pkg" 2>&1 | grep -v "couldn't be accessed by user '_apt'" >&2) 
+        local log
+        log=$(cd "$dir" && apt-get download -q "$pkg" 2>&1 | grep -v "couldn't be accessed by user '_apt'")
+        [[ ${BED_QUIET:-0} == 1 ]] || echo "$log" >&2
         deb=$(ls -1 "$dir"/*.deb 2>/dev/null | head -n 1)
         if [[ -z $deb ]]; then
             rmdir "$dir" 2>/dev/null
-            bed_err "ERROR: apt-get download $pkg failed (stale apt lists? run apt-get update as root)"
+            bed_err "ERROR: apt-get download $pkg failed (stale apt lists? run apt-get update as root): $log"
             exit 3
         fi
     fi
