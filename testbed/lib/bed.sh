@@ -153,9 +153,10 @@ bed_build() {
     cp "$tmp/x/boot/vmlinuz-$kver" "$dir/vmlinuz.tmp" && mv "$dir/vmlinuz.tmp" "$dir/vmlinuz"
     mv "$tmp/initrd" "$dir/initramfs-$key.cpio.gz"
     echo "$kver" > "$dir/kernel-release"
-    # older initramfs builds of this kernel, and kernels Debian has replaced, are stale
-    find "$dir" -maxdepth 1 -name 'initramfs-*.cpio.gz' ! -name "initramfs-$key.cpio.gz" -delete
-    find "$BED_CACHE" -mindepth 1 -maxdepth 1 -type d -name '*_*' ! -path "$dir" -exec rm -rf {} +
+    # older initramfs builds of this kernel, and kernels Debian has replaced, are stale; an hour's grace
+    # for runs (other checkouts with another guest/init) that may be booting them right now
+    find "$dir" -maxdepth 1 -name 'initramfs-*.cpio.gz' ! -name "initramfs-$key.cpio.gz" -mmin +60 -delete
+    find "$BED_CACHE" -mindepth 1 -maxdepth 1 -type d -name '*_*' ! -path "$dir" -mmin +60 -exec rm -rf {} +
     bed_info "cached kernel $kver and initramfs in $dir"
 }
 
