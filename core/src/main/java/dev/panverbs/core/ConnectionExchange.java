@@ -82,7 +82,8 @@ public final class ConnectionExchange implements AutoCloseable {
      * {@code timeout} each.
      */
     public static ConnectionExchange connect(String host, int port, Duration timeout) throws IOException {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        millis(timeout); // a non-positive timeout is refused before connecting
+        long deadline = System.nanoTime() + nanos(timeout);
         while (true) {
             Socket s = new Socket();
             try {
@@ -205,7 +206,7 @@ public final class ConnectionExchange implements AutoCloseable {
      */
     private static ByteBuffer readMessage(InputStream input, Socket socket, short expectedKind, String what,
                                           Duration timeout) throws IOException {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long deadline = System.nanoTime() + nanos(timeout);
         byte[] h = new byte[HEADER_SIZE];
         readFully(input, socket, h, what + " header", timeout, deadline);
         ByteBuffer header = ByteBuffer.wrap(h);
@@ -303,8 +304,13 @@ public final class ConnectionExchange implements AutoCloseable {
         }
     }
 
+    /** {@code d} in nanoseconds, saturated so that a deadline {@code now + nanos(d)} cannot overflow. */
+    private static long nanos(Duration d) {
+        return d.compareTo(Duration.ofNanos(Long.MAX_VALUE / 4)) > 0 ? Long.MAX_VALUE / 4 : d.toNanos();
+    }
+
     private static int millis(Duration d) {
-        long ms = d.toMillis();
+        long ms = d.isNegative() || d.isZero() ? 0 : dev.panverbs.core.internal.Units.clampedMillis(d);
         if (ms <= 0) {
             throw new IllegalArgumentException("timeout must be positive, got " + d);
         }

@@ -265,7 +265,7 @@ public final class Context extends VerbsObject {
      * checks. See {@link #getAsyncEvent()}.
      */
     public Optional<AsyncEvent> getAsyncEvent(Duration timeout) {
-        long millis = Math.max(0, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+        long millis = dev.panverbs.core.internal.Units.clampedMillis(timeout);
         return awaitAsyncEvent(millis);
     }
 

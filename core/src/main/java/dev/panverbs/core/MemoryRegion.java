@@ -227,7 +227,9 @@ public final class MemoryRegion extends VerbsObject {
          * arena frees the memory (the {@code MemorySegment.reinterpret(arena, cleanup)} pattern: cleanup
          * actions run in reverse order of registration, after the allocation's own). The segment must belong
          * to {@code arena} ({@code segment.scope().equals(arena.scope())}). With a confined arena, call
-         * {@link #register()} from the arena's owner thread.
+         * {@link #register()} from the arena's owner thread. Closing the arena deregisters the MR even while work
+         * requests still use it (unlike {@link MemoryRegion#close()}, which refuses): the NIC then fails them with a
+         * protection error rather than writing into freed memory.
          */
         public Builder deregisterWith(Arena arena) {
             Objects.requireNonNull(arena, "arena");
@@ -274,7 +276,10 @@ public final class MemoryRegion extends VerbsObject {
                     MemorySegment.ofAddress(segment.address()).reinterpret(tie, ignored -> {
                         MemoryRegion r = ref.getAndSet(null);
                         if (r != null) {
-                            r.close();
+                            // not close(): its in-flight refusal cannot stop the arena from freeing the memory (it
+                            // would only abort the arena's cleanup, leaking it with the MR still registered).
+                            // Deregistering first makes the NIC fail the outstanding WRs instead of writing there.
+                            r.resource.close();
                         }
                     });
                 }

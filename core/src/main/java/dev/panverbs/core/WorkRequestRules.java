@@ -108,6 +108,10 @@ final class WorkRequestRules {
             throw new IllegalArgumentException("inline data must be a native segment (the provider copies it from "
                     + "its address); copy heap arrays into a native buffer first");
         }
+        if (!data.scope().isAlive()) {
+            throw new IllegalStateException("inline data of " + qpName + ": the segment's arena is closed (its memory "
+                    + "is freed); the provider copies inline data during the post, so keep it alive until then");
+        }
         long len = data.byteSize();
         if (len > maxInlineData - alreadyInline) {
             throw inlineTooLong(len + alreadyInline);
