@@ -212,6 +212,24 @@ class ConnectionExchangeTest {
     }
 
     @Test
+    void nonPositiveTimeoutsAreRefusedAndHugeOnesDoNotOverflow() throws Exception {
+        assertThatThrownBy(() -> ConnectionExchange.connect("127.0.0.1", server.getLocalPort(), Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("timeout must be positive");
+        assertThatThrownBy(() -> ConnectionExchange.accept(server, Duration.ofMillis(-1)))
+                .isInstanceOf(IllegalArgumentException.class);
+        CompletableFuture<Void> peer = rawPeer(ConnectionExchange.encode(RC_B), 200);
+        try (ConnectionExchange ex = ConnectionExchange.connect("127.0.0.1", server.getLocalPort(),
+                Duration.ofSeconds(Long.MAX_VALUE))) {
+            assertThat(ex.exchange(RC_A)).isEqualTo(RC_B);
+        }
+        peer.get(5, TimeUnit.SECONDS);
+        assertThat(dev.panverbs.core.internal.Units.clampedMillis(Duration.ofSeconds(Long.MAX_VALUE)))
+                .isEqualTo(Integer.MAX_VALUE);
+        assertThat(dev.panverbs.core.internal.Units.clampedMillis(Duration.ofMillis(-5))).isZero();
+        assertThat(dev.panverbs.core.internal.Units.clampedMillis(Duration.ofMillis(1500))).isEqualTo(1500);
+    }
+
+    @Test
     void invalidFieldsAreRejected() {
         byte[] badMtu = ConnectionExchange.encode(RC_B);
         badMtu[13] = 9;

@@ -282,6 +282,57 @@ class MisuseIT {
                 .satisfies(e -> assertThat(((VerbsException) e).errnoName()).isEqualTo("EINVAL"));
     }
 
+    @Test
+    void moreWorkRequestsThanTheSendQueueHoldsIsBackPressureNotAnError() {
+        CompletionQueue cq = ctx.createCq(64).build();
+        QueuePair a = pd.createQp(QueuePairType.RC, cq, cq).maxSendWr(4).build();
+        QueuePair b = pd.createQp(QueuePairType.RC, cq, cq).build();
+        connect(a, b.qpNum(), QP_REMOTE);
+        connect(b, a.qpNum(), QP_REMOTE);
+        MemoryRegion mr = pd.allocate(4096, ALL);
+        SendRequests wrs = a.sendRequests();
+        int capacity = wrs.capacity();
+        for (int i = 0; i < capacity; i++) {
+            wrs.rdmaWrite(i, SendFlag.SIGNALED_BIT, mr.address() + 2048, mr.rkey()).sge(mr, 0, 8);
+        }
+        assertThat(a.postSend(wrs)).isEqualTo(capacity);
+        wrs.rdmaWrite(99, SendFlag.SIGNALED_BIT, mr.address() + 2048, mr.rkey()).sge(mr, 0, 8);
+        assertThat(a.postSend(wrs)).as("the send queue is full until completions are polled").isZero();
+        assertThat(wrs.pending()).isEqualTo(1);
+        assertThat(completion(cq, capacity - 1).ok()).isTrue();
+        assertThat(a.postSend(wrs)).isEqualTo(1);
+        assertThat(completion(cq, 99).ok()).isTrue();
+    }
+
+    @Test
+    void closingATiedArenaWithWorkInFlightDeregistersTheRegionFirst() {
+        CompletionQueue cq = ctx.createCq(16).build();
+        QueuePair qp = pd.createQp(QueuePairType.RC, cq, cq).build();
+        qp.toInit(PORT, QP_REMOTE);
+        Arena arena = Arena.ofConfined();
+        MemoryRegion mr = pd.regMrBuilder(arena.allocate(4096, 4096), EnumSet.of(Access.LOCAL_WRITE))
+                .deregisterWith(arena).register();
+        qp.receiveRequests().recv(1).sge(mr, 0, 4096);
+        assertThat(qp.postRecv(qp.receiveRequests())).isEqualTo(1);
+        assertThatThrownBy(mr::close).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("ibv_dereg_mr: " + mr).hasMessageContaining("outstanding work request");
+        assertThatCode(arena::close).as("the arena's close cannot be refused").doesNotThrowAnyException();
+        assertThat(mr.isClosed()).as("deregistered before the memory was freed").isTrue();
+        qp.toErr(); // the receive is flushed, never written
+        assertThat(completion(cq, 1).status()).isEqualTo(WorkCompletionStatus.WR_FLUSH_ERR);
+        try (Arena other = Arena.ofConfined()) {
+            MemorySegment data = other.allocate(8);
+            Arena gone = Arena.ofConfined();
+            MemorySegment freed = gone.allocate(8);
+            gone.close();
+            QueuePair inl = pd.createQp(QueuePairType.RC, cq, cq).maxInlineData(16).build();
+            inl.sendRequests().send(2, 0).inline(data);
+            assertThatThrownBy(() -> inl.sendRequests().inline(freed)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("inline data of " + inl).hasMessageContaining("arena is closed");
+            inl.sendRequests().clear();
+        }
+    }
+
     // ---- bad keys and peers ----
 
     @Test
