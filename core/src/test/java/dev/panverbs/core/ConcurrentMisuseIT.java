@@ -161,6 +161,36 @@ class ConcurrentMisuseIT {
     }
 
     @Test
+    void twoProducersOfOneSendQueueAreCaught() throws Exception {
+        ProtectionDomain pd = ctx.allocPd();
+        CompletionQueue cq = ctx.createCq(16).build();
+        QueuePair a = pd.createQp(QueuePairType.RC, cq, cq).build();
+        QueuePair b = pd.createQp(QueuePairType.RC, cq, cq).build();
+        connect(a, b);
+        AtomicReference<Throwable> caught = new AtomicReference<>();
+        CountDownLatch started = new CountDownLatch(2);
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        List<Thread> producers = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            producers.add(worker("producer-" + i, started, new AtomicReference<>(), () -> {
+                while (caught.get() == null && System.nanoTime() < deadline) {
+                    try {
+                        a.postSend(a.sendRequests()); // an empty chain: nothing reaches the wire
+                    } catch (IllegalStateException e) {
+                        caught.compareAndSet(null, e);
+                    }
+                }
+            }));
+        }
+        for (Thread t : producers) {
+            t.join(TimeUnit.SECONDS.toMillis(60));
+        }
+        assertThat(caught.get()).as("a second producer caught within 30 s").isNotNull()
+                .hasMessageContaining("ibv_post_send: " + a + " is being posted to by thread \"producer-")
+                .hasMessageContaining("one producer at a time");
+    }
+
+    @Test
     void twoPollersOfOneCqAreCaught() throws Exception {
         CompletionQueue cq = ctx.createCq(16).build();
         AtomicReference<Throwable> caught = new AtomicReference<>();
@@ -231,9 +261,21 @@ class ConcurrentMisuseIT {
         assertThat(cqCloseFailure.get()).isNull();
         assertThat(a.isClosed()).isTrue();
         assertThatThrownBy(xcq::endPoll).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
-        ExtendedCompletionQueue own = ctx.createCq(4).buildEx();
-        assertThat(own.startPoll()).isFalse();
+        // closing on the thread that holds the pass abandons it
+        ExtendedCompletionQueue own = ctx.createCq(16).buildEx();
+        QueuePair ownA = pd.createQp(QueuePairType.RC, own, own).build();
+        QueuePair ownB = pd.createQp(QueuePairType.RC, own, own).build();
+        connect(ownA, ownB);
+        ownA.sendRequests().rdmaWrite(6, SendFlag.SIGNALED_BIT, mr.address(), mr.rkey()).sge(mr, 0, 8);
+        ownA.postSend(ownA.sendRequests());
+        deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (!own.startPoll()) {
+            assertThat(System.nanoTime()).as("a completion within 60 s").isLessThan(deadline);
+        }
         own.close();
+        assertThat(ownA.isClosed()).isTrue();
+        assertThatThrownBy(own::wrId).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThatThrownBy(own::endPoll).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
 
         // nested batch calls: rxe's ibv_post_send/ibv_wr_start would spin forever on the lock this batch holds
         CompletionQueue cq = ctx.createCq(64).build();

@@ -396,6 +396,16 @@ class MisuseIT {
         a.postSend(a.sendRequests());
         assertThat(completion(cq, 3).status()).isIn(WorkCompletionStatus.REM_ACCESS_ERR,
                 WorkCompletionStatus.REM_INV_REQ_ERR);
+        // a remote MR registered without REMOTE_WRITE: only the peer knows, so it is a status as well
+        a.toReset();
+        b.toErr();
+        b.toReset();
+        connect(a, b.qpNum(), QP_REMOTE);
+        connect(b, a.qpNum(), QP_REMOTE);
+        MemoryRegion localOnly = pd.allocate(4096, EnumSet.of(Access.LOCAL_WRITE));
+        a.sendRequests().rdmaWrite(4, SendFlag.SIGNALED_BIT, localOnly.address(), localOnly.rkey()).sge(src, 0, 64);
+        a.postSend(a.sendRequests());
+        assertThat(completion(cq, 4).status()).isEqualTo(WorkCompletionStatus.REM_ACCESS_ERR);
     }
 
     // ---- wrong types and states ----
