@@ -1,6 +1,8 @@
 # panverbs test bed: shared host-side functions (sourced by testbed/run and testbed/test).
 # Requirements checks, package installation, and the cached kernel + initramfs.
 
+: "${HOME:=$(getent passwd "$(id -u)" | cut -d: -f6)}"
+export HOME
 BED_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BED_REPO=$(cd "$BED_DIR/.." && pwd)
 BED_CACHE=${PANVERBS_TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/panverbs-testbed}
