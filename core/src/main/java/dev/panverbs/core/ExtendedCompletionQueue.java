@@ -44,17 +44,31 @@ import java.nio.ByteOrder;
 public final class ExtendedCompletionQueue extends CompletionQueue {
     private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
     private static final int ENOENT = Errno.ENOENT;
+    /** {@code RXE_VENDOR_ID} (Linux drivers/infiniband/sw/rxe/rxe_param.h): the vendor id rxe devices report. */
+    static final int RXE_VENDOR_ID = 0xFFFFFF;
 
     /** The polling slots of the {@code ibv_cq_ex}, read once. */
     private final CqExOps ops;
     private final MemorySegment pollAttr;
     private final long wcFlags;
+    /**
+     * Soft-RoCE ({@code rxe}): {@link #nextPoll()} is done as {@code ibv_end_poll} + {@code ibv_start_poll}.
+     * rxe's {@code ibv_end_poll} after an {@code ibv_next_poll} that answered ENOENT advances the consumer index
+     * once more (rdma-core before 55, upstream b78b414e0 "rxe: fix completion queue consumer index overrun"; Debian
+     * 12 ships 44): the man page's loop then replays stale completions, loses the real ones and finally makes the
+     * kernel see the CQ full ({@code IBV_EVENT_CQ_ERR}). One completion per provider pass is correct on every rxe
+     * version and costs rxe, a software device, one lock round trip per completion.
+     */
+    private final boolean onePerPass;
+    /** {@link #nextPoll()} already ended the pass ({@link #onePerPass}); the caller's {@link #endPoll()} is a no-op. */
+    private boolean endedByNextPoll;
 
     private ExtendedCompletionQueue(Context context, CompletionChannel channel, MemorySegment cq, long wcFlags) {
         super(context, channel, cq, "ExtendedCompletionQueue");
         this.ops = CqExOps.of(cq);
         this.wcFlags = wcFlags;
         this.pollAttr = Arena.ofAuto().allocate(8); // struct ibv_poll_cq_attr { comp_mask = 0 }: mlx5 demands 0
+        this.onePerPass = context.attributes().vendorId() == RXE_VENDOR_ID;
     }
 
     static ExtendedCompletionQueue create(Context context, CompletionChannel channel, int cqe, int compVector,
@@ -113,6 +127,7 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
             throw pollRefused(guard, "ibv_start_poll");
         }
         int rc;
+        endedByNextPoll = false;
         try {
             resource.checkOpen("ibv_start_poll");
             rc = ops.ibv_start_poll(pollAttr);
@@ -135,7 +150,21 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
      */
     public boolean nextPoll() {
         inPass("ibv_next_poll");
+        if (onePerPass) {
+            return restartPass();
+        }
         return current(ops.ibv_next_poll(), "ibv_next_poll");
+    }
+
+    /** {@link #nextPoll()} on rxe: consume the current entry and start a new pass (see {@link #onePerPass}). */
+    private boolean restartPass() {
+        ops.ibv_end_poll();
+        int rc = ops.ibv_start_poll(pollAttr);
+        if (rc != 0) { // empty: no pass is open any more, so the caller's endPoll has nothing to end
+            endedByNextPoll = true;
+            pollGuard.exit();
+        }
+        return current(rc, "ibv_next_poll");
     }
 
     /**
@@ -145,6 +174,10 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
      *                               a lock it does not hold and consume an entry twice)
      */
     public void endPoll() {
+        if (endedByNextPoll) {
+            endedByNextPoll = false;
+            return;
+        }
         inPass("ibv_end_poll");
         try {
             ops.ibv_end_poll();
