@@ -81,6 +81,12 @@ public final class SendRequests {
     private int inlineBytes;
     /** The current WR's SGEs are written by the NIC (RDMA READ, atomics): they need LOCAL_WRITE. */
     private boolean writesLocally;
+    /**
+     * The current WR was started with {@link SendFlag#INLINE_BIT}: the provider copies its SGEs into the WQE as
+     * inline data, so they count against {@code max_inline_data} too (rxe sums their lengths in 32 bits: past 4 GiB
+     * the sum wraps, its check passes and the copy runs off the WQE into the mapped send queue).
+     */
+    private boolean inlineWr;
 
     SendRequests(WorkRequestRules rules, int capacity, int maxSge, Arena arena) {
         if (capacity < 1) {
@@ -206,6 +212,9 @@ public final class SendRequests {
         if (writesLocally) {
             rules.checkLocalWrite(region, length, "an RDMA READ or atomic");
         }
+        if (inlineWr) {
+            inlineBytes = rules.checkInlineSge(length, inlineBytes);
+        }
         appendSge(DataPathAccess.address(region) + offset, length, DataPathAccess.lkey(region), region);
         return this;
     }
@@ -267,6 +276,7 @@ public final class SendRequests {
         udAddressed[i] = false;
         inlineBytes = 0;
         writesLocally = opcode == WorkRequestOpcode.RDMA_READ || opcode.isAtomic();
+        inlineWr = (sendFlags & SendFlag.INLINE_BIT) != 0;
         for (int k = 0; k < maxSge; k++) {
             sgeRegions[i * maxSge + k] = null;
         }

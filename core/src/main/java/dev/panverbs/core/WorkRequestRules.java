@@ -119,6 +119,16 @@ final class WorkRequestRules {
         return (int) len;
     }
 
+    /** An SGE of a WR flagged INLINE: the running inline total stays within {@code max_inline_data}. */
+    int checkInlineSge(int length, int alreadyInline) {
+        if (length > maxInlineData - alreadyInline) {
+            throw new IllegalArgumentException("SGEs of a work request flagged INLINE are copied as inline data: "
+                    + ((long) length + alreadyInline) + " bytes exceed " + qpName + "'s max_inline_data of "
+                    + maxInlineData + "; drop SendFlag.INLINE_BIT to send them from the memory region");
+        }
+        return alreadyInline + length;
+    }
+
     void checkUd(AddressHandle ah) {
         if (type != QueuePairType.UD) {
             throw new IllegalStateException("ud(ah, remoteQpn, remoteQkey) addresses UD work requests; " + qpName
