@@ -39,6 +39,18 @@ class ClosedChainTest {
     }
 
     @Test
+    void sgesOfAnInlineWorkRequestCountAgainstMaxInlineData() {
+        WorkRequestRules rules = new WorkRequestRules("QP#t", QueuePairType.RC, false, 64, new Object());
+        assertThat(rules.checkInlineSge(40, 0)).isEqualTo(40);
+        assertThat(rules.checkInlineSge(24, 40)).isEqualTo(64);
+        assertThatThrownBy(() -> rules.checkInlineSge(1, 64)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("65 bytes exceed QP#t's max_inline_data of 64");
+        // rxe sums SGE lengths in 32 bits: the check must not wrap where the provider's does
+        assertThatThrownBy(() -> rules.checkInlineSge(Integer.MAX_VALUE, 32)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining((Integer.MAX_VALUE + 32L) + " bytes");
+    }
+
+    @Test
     void deviceLimitRefusalsReadLikeTheVerbsEinvalWithTheLimit() {
         VerbsException e = DeviceChecks.invalid("ibv_create_cq(cqe=40000)", "cqe=40000 exceeds the device's max_cqe");
         assertThat(e.errnoName()).isEqualTo("EINVAL");

@@ -274,6 +274,10 @@ class MisuseIT {
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("max_inline_data of " + maxInline);
         }
         wrs.clear();
+        wrs.send(6, SendFlag.INLINE_BIT).sge(mr, 0, maxInline); // the SGEs of an INLINE WR are inline data
+        assertThatThrownBy(() -> wrs.sge(mr, 0, 1)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("flagged INLINE").hasMessageContaining("max_inline_data of " + maxInline);
+        wrs.clear();
     }
 
     private static void assertEinval(ThrowingCallable call, String verb, String detail) {
