@@ -480,6 +480,18 @@ class MisuseIT {
         rc.sendRequests().clear();
         rc.sendRequests().send(11, 0).sge(readOnly, 0, 8); // the NIC only reads a send buffer
         rc.sendRequests().clear();
+
+        // objects of another context
+        try (Context second = Device.open(res.deviceName)) {
+            CompletionQueue alien = second.createCq(4).build();
+            assertThatThrownBy(() -> pd.createQp(QueuePairType.RC, alien, alien))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("belongs to another context");
+            CompletionChannel alienChannel = second.createCompChannel();
+            assertThatThrownBy(() -> ctx.createCq(4).channel(alienChannel)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("belongs to another Context");
+            assertThatThrownBy(() -> foreign.rereg().pd(second.allocPd())).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("another Context");
+        }
     }
 
     @Test
