@@ -46,7 +46,7 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
     private final MemorySegment pollAttr;
     private final long wcFlags;
 
-    private ExtendedCompletionQueue(Context context, CompletionChannel channel, MemorySegment cq, long wcFlags) {
+    ExtendedCompletionQueue(Context context, CompletionChannel channel, MemorySegment cq, long wcFlags) {
         super(context, channel, cq, "ExtendedCompletionQueue");
         this.ops = CqExOps.of(cq);
         this.wcFlags = wcFlags;
@@ -130,17 +130,26 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
     }
 
     private void retireCurrent() {
-        QueuePair single = queuePairs.single();
-        int status = ops.status();
-        long wrId = ops.wr_id();
-        if (single != null) {
-            single.retire(this, wrId, status, single.sharesCq() && status == 0 ? ops.ibv_wc_read_opcode() : 0);
-        } else if (queuePairs.size() > 0) {
-            QueuePair qp = queuePairs.get(ops.ibv_wc_read_qp_num());
-            if (qp != null) {
-                qp.retire(this, wrId, status, qp.sharesCq() && status == 0 ? ops.ibv_wc_read_opcode() : 0);
+        QueuePair qp = queuePairs.single();
+        if (qp == null) {
+            if (queuePairs.size() == 0) {
+                return;
+            }
+            qp = queuePairs.get(ops.ibv_wc_read_qp_num());
+            if (qp == null) {
+                return;
             }
         }
+        int status = ops.status();
+        long wrId = ops.wr_id();
+        int opcode = 0;
+        if (status == 0 && qp.sharesCq()) {
+            // which queue: the opcode decides, but reading it is a provider call; QueuePair.retire needs the
+            // RECV bit only when the wr_id alone is ambiguous
+            opcode = qp.needsOpcode(wrId) ? ops.ibv_wc_read_opcode()
+                    : qp.recvTracker.headIs(wrId) && qp.sendTracker.outstanding() == 0 ? IBV_WC_RECV() : 0;
+        }
+        qp.retire(this, wrId, status, opcode);
     }
 
     /** The current completion's {@code wr_id} (a field of {@code ibv_cq_ex}, no call). */
