@@ -12,6 +12,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.EnumSet;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -33,7 +34,7 @@ public final class MemoryRegion extends VerbsObject {
 
     /** Alignment of memory allocated by {@link ProtectionDomain#allocate}: the x86-64 and common arm64 page. */
     static final long PAGE_SIZE = 4096;
-    private static final java.util.concurrent.atomic.AtomicLong TRACKING_IDS = new java.util.concurrent.atomic.AtomicLong();
+    private static final AtomicLong TRACKING_IDS = new AtomicLong();
 
     private volatile ProtectionDomain pd;
     private volatile MemorySegment buffer;

@@ -53,7 +53,7 @@ public final class FakeProvider {
 
     /** An extended CQ ({@code ibv_start_poll} and friends through the {@code ibv_cq_ex} slots). */
     public ExtendedCompletionQueue createCqEx(int cqe, Set<CompletionField> fields) {
-        return new ExtendedCompletionQueue(context, null, fakeCq(cqe), CompletionField.bits(fields));
+        return new ExtendedCompletionQueue(context, null, fakeCq(cqe), CompletionField.bits(fields), false);
     }
 
     /**
