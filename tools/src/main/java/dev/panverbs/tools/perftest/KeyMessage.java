@@ -47,6 +47,19 @@ record KeyMessage(int lid, int outReads, int qpn, int psn, int rkey, long vaddr,
         return new KeyMessage(lid, value, qpn, psn, rkey, vaddr, gid, srqn);
     }
 
+    /** True when the GID is an IPv4-mapped address (::ffff:a.b.c.d), as {@code ipv6_addr_v4mapped} tests. */
+    boolean isIpv4MappedGid() {
+        if (gid == null) {
+            return false;
+        }
+        for (int i = 0; i < 10; i++) {
+            if (gid[i] != 0) {
+                return false;
+            }
+        }
+        return (gid[10] & 0xff) == 0xff && (gid[11] & 0xff) == 0xff;
+    }
+
     boolean hasGid() {
         return gid != null;
     }
