@@ -240,7 +240,7 @@ class DataPathIT {
             MemorySegment text = arena.allocateFrom("inline through ibv_wr_set_inline_data");
             batch.rdmaWriteWithImm(10, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address(), 0xBEEF).setSge(src, 0, 2048);
             batch.send(11, SendFlag.SIGNALED_BIT).setInlineData(text);
-            batch.rdmaRead(12, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address(), 0).setSge(src, 6144, 1024);
+            batch.rdmaRead(12, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address()).setSge(src, 6144, 1024);
             batch.submit();
         }
         int seen = 0;
