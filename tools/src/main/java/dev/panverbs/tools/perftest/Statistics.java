@@ -36,19 +36,25 @@ final class Statistics {
     static BwReport bw(long size, long iters, int numQps, int postList, int cqMod, boolean noPeak,
                        boolean duration, boolean reportGbits, long[] tposted, long[] tcompleted) {
         long n = duration ? iters : iters * numQps;
+        // cycles_t is unsigned: the start value is usually 0 - tposted[0] (tcompleted[0] is only stamped when the
+        // first WR is signaled), i.e. "infinity", so every comparison and division here is unsigned
         long optDelta = tcompleted[0] - tposted[0];
         if (!noPeak) {
             // best (lowest) time per message over every window that starts at a post and ends at a signaled
             // completion, integer division as perftest does on u64 cycles
             for (long i = 0; i < n; i += postList) {
                 for (long j = roundUp(i + 1, cqMod) - 1; j < n; j += cqMod) {
-                    long t = (tcompleted[(int) j] - tposted[(int) i]) / (j - i + 1);
-                    optDelta = Math.min(optDelta, t);
+                    long t = Long.divideUnsigned(tcompleted[(int) j] - tposted[(int) i], j - i + 1);
+                    if (Long.compareUnsigned(t, optDelta) < 0) {
+                        optDelta = t;
+                    }
                 }
                 if (n % cqMod != 0) { // the last WR is signaled too
                     long j = n - 1;
-                    long t = (tcompleted[(int) j] - tposted[(int) i]) / (j - i + 1);
-                    optDelta = Math.min(optDelta, t);
+                    long t = Long.divideUnsigned(tcompleted[(int) j] - tposted[(int) i], j - i + 1);
+                    if (Long.compareUnsigned(t, optDelta) < 0) {
+                        optDelta = t;
+                    }
                 }
             }
         }
@@ -60,8 +66,12 @@ final class Statistics {
         double msgRate = ((double) n * cps) / (sumOfTestCycles * 1_000_000);
         long peakUp = noPeak ? 0 : size * TICKS_PER_SECOND; // u64 products in perftest
         long peakDown = optDelta * factor;
-        double bwPeak = (double) peakUp / (double) peakDown;
+        double bwPeak = unsignedToDouble(peakUp) / unsignedToDouble(peakDown);
         return new BwReport(size, n, bwPeak, bwAvg, msgRate);
+    }
+
+    private static double unsignedToDouble(long v) {
+        return v >= 0 ? (double) v : ((double) (v >>> 1)) * 2.0 + (v & 1);
     }
 
     private static long roundUp(long value, long alignment) {

@@ -137,7 +137,7 @@ final class TestFlows {
             syncLong("pre-run sync", s.runBudgetMillis());
             BwRunner r = new BwRunner(p, s.res, s.layout);
             if (p.isClient()) {
-                r.runSender(localBases(), null);
+                r.runSender(localBases(), localBases()); // SEND has no remote address; unused
             } else {
                 r.runReceiver(recvBases(), nextRecv, posted);
             }
