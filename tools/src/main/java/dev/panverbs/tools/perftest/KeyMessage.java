@@ -103,10 +103,10 @@ record KeyMessage(int lid, int outReads, int qpn, int psn, int rkey, long vaddr,
     static KeyMessage decode(byte[] m, boolean withGid) {
         int expected = size(withGid);
         if (m.length != expected) {
-            throw new MalformedException("a key message has " + expected + " bytes, got " + m.length, m);
+            throw new MalformedException("not a perftest key message: it has " + expected + " bytes, got " + m.length, m);
         }
         if (m[expected - 1] != 0) {
-            throw new MalformedException("the key message is not NUL terminated", m);
+            throw new MalformedException("not a perftest key message: it is not NUL terminated", m);
         }
         int[] widths = {4, 4, 6, 6, 8, 16};
         long[] values = new long[6];

@@ -68,12 +68,12 @@ class KeyMessageTest {
     @Test
     void truncatedOversizedAndUnterminatedAreMalformed() {
         assertThatThrownBy(() -> KeyMessage.decode(Arrays.copyOf(wire(NO_GID), 40), false))
-                .hasMessageContaining("59 bytes, got 40");
+                .hasMessageContaining("it has 59 bytes, got 40");
         assertThatThrownBy(() -> KeyMessage.decode(Arrays.copyOf(wire(NO_GID), 80), false))
-                .hasMessageContaining("59 bytes, got 80");
+                .hasMessageContaining("it has 59 bytes, got 80");
         byte[] noNul = wire(NO_GID);
         noNul[58] = 'x';
-        assertThatThrownBy(() -> KeyMessage.decode(noNul, false)).hasMessageContaining("not NUL terminated");
+        assertThatThrownBy(() -> KeyMessage.decode(noNul, false)).hasMessageContaining("not a perftest key message: it is not NUL terminated");
     }
 
     @Test
