@@ -26,6 +26,25 @@ public final class PerftestMain {
         return run(test, argv0, args, out, err, CoreEngine::new);
     }
 
+    /**
+     * Parses only: prints nothing and returns 0 for a valid command line, else prints perftest's messages and
+     * returns the status the tool would exit with.
+     */
+    public static int check(PerftestTest test, String argv0, List<String> args, PrintStream out, PrintStream err) {
+        ByteArrayOutputStream o = new ByteArrayOutputStream();
+        ByteArrayOutputStream e = new ByteArrayOutputStream();
+        PerftestParser.Outcome outcome = PerftestParser.parse(test, argv0, args,
+                new PrintStream(o, true, StandardCharsets.UTF_8), new PrintStream(e, true, StandardCharsets.UTF_8));
+        if (outcome.proceed()) {
+            return 0;
+        }
+        out.print(o.toString(StandardCharsets.UTF_8));
+        out.flush();
+        err.print(e.toString(StandardCharsets.UTF_8));
+        err.flush();
+        return outcome.exitCode();
+    }
+
     /** As {@link #run(PerftestTest, String, List, PrintStream, PrintStream)} on another engine (tests). */
     static int run(PerftestTest test, String argv0, List<String> args, PrintStream out, PrintStream err,
                           Supplier<? extends VerbsEngine> engine) {
