@@ -7,6 +7,8 @@ import dev.panverbs.core.GidEntry;
 import dev.panverbs.core.PortAttributes;
 import dev.panverbs.core.VerbsException;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -25,6 +27,9 @@ import java.util.concurrent.Callable;
 @Command(name = "devinfo", description = "Print device and port attributes (like ibv_devinfo).",
         mixinStandardHelpOptions = true)
 final class DevinfoCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
     @Option(names = {"-d", "--ib-dev"}, paramLabel = "<dev>", description = "use IB device <dev> (default all)")
     String device;
 
@@ -43,7 +48,7 @@ final class DevinfoCommand implements Callable<Integer> {
         try {
             devices = Device.list();
         } catch (VerbsException | IllegalStateException e) {
-            System.err.println("Failed to get IB devices list: " + e.getMessage());
+            spec.commandLine().getErr().println("Failed to get IB devices list: " + e.getMessage());
             return 1;
         }
         if (list) {
@@ -52,21 +57,22 @@ final class DevinfoCommand implements Callable<Integer> {
             for (Device d : devices) {
                 s.append('\t').append(d.name()).append('\n');
             }
-            System.out.print(s.append('\n'));
+            spec.commandLine().getOut().print(s.append('\n'));
+            spec.commandLine().getOut().flush();
             return 0;
         }
         List<Device> chosen = new ArrayList<>();
         if (device != null) {
             devices.stream().filter(d -> d.name().equals(device)).forEach(chosen::add);
             if (chosen.isEmpty()) {
-                System.err.println("IB device '" + device + "' wasn't found");
-                System.err.println(" (available: " + String.join(", ", devices.stream().map(Device::name).toList())
+                spec.commandLine().getErr().println("IB device '" + device + "' wasn't found");
+                spec.commandLine().getErr().println(" (available: " + String.join(", ", devices.stream().map(Device::name).toList())
                         + ")");
                 return 1;
             }
         } else {
             if (devices.isEmpty()) {
-                System.err.println("No IB devices found");
+                spec.commandLine().getErr().println("No IB devices found");
                 return 1;
             }
             chosen.addAll(devices);
@@ -75,6 +81,7 @@ final class DevinfoCommand implements Callable<Integer> {
         for (Device d : chosen) {
             rc |= print(d);
         }
+        spec.commandLine().getOut().flush();
         return rc;
     }
 
@@ -82,7 +89,7 @@ final class DevinfoCommand implements Callable<Integer> {
         try (Context ctx = d.open()) {
             DeviceAttributes a = ctx.queryDevice();
             if (port > a.physPortCnt()) {
-                System.err.println("Invalid port requested for device");
+                spec.commandLine().getErr().println("Invalid port requested for device");
                 return 1;
             }
             StringBuilder s = new StringBuilder(DevinfoFormat.device(d.name(), d.transportType(), a, boardId(d.name()),
@@ -98,10 +105,10 @@ final class DevinfoCommand implements Callable<Integer> {
                         .sorted((x, y) -> Integer.compare(x.index(), y.index())).toList();
                 s.append(DevinfoFormat.port(pa, d.transportType(), verbose, mine));
             }
-            System.out.print(s);
+            spec.commandLine().getOut().print(s);
             return 0;
         } catch (VerbsException e) {
-            System.err.println(e.getMessage());
+            spec.commandLine().getErr().println(e.getMessage());
             return 1;
         }
     }
