@@ -23,6 +23,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * report, which checks the report exchange byte for byte in both directions.
  *
  * <p>Iterations stay small: under TCG the JVM runs ~20x slower than native.
+ *
+ * <p>Verified on rxe0 in the QEMU TCG guest: all cells pass (44 runs, about 5 minutes).
  */
 class PerftestInteropIT {
     static String device;
@@ -67,7 +69,9 @@ class PerftestInteropIT {
     @MethodSource("matrix")
     void interoperates(Case c, @TempDir Path dir) throws Exception {
         int port = ItSupport.port();
-        List<String> common = ItSupport.concat(c.options(), "-d", device, "-p", Integer.toString(port));
+        // -F: under TCG the C tools' CPU frequency sampling fails ("Correlation coefficient r^2 < 0.9", "Can't
+        // produce a report"); -F makes them use /proc/cpuinfo. panverbs accepts -F and needs no frequency.
+        List<String> common = ItSupport.concat(c.options(), "-d", device, "-p", Integer.toString(port), "-F");
         List<String> cCommand = new ArrayList<>();
         cCommand.add(ItSupport.cTool(c.test().programName()));
         cCommand.addAll(common);
