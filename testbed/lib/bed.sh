@@ -77,7 +77,16 @@ bed_prepare() {
         flock -w 900 9 || bed_die "timed out waiting for the cache lock $BED_CACHE/.lock"
         [[ -s $BED_KERNEL && -s $BED_INITRD ]] && exit 0
         bed_build "$pkg" "$dir" "$key"
-    ) 9>"$BED_CACHE/.lock" || exit $?
+    ) 9>"$BED_CACHE/.lock"
+    local rc=$?
+    if ((rc == 3)) && [[ $(id -u) == 0 && -z ${BED_UPDATED:-} ]]; then
+        # stale apt lists name a kernel the mirror no longer has: refresh them and resolve again
+        BED_UPDATED=1
+        apt-get update -q >&2 || bed_die "apt-get update failed"
+        bed_prepare
+        return
+    fi
+    ((rc == 0)) || exit "$rc"
 }
 
 bed_build() {
@@ -88,9 +97,15 @@ bed_build() {
     if [[ -z $deb ]]; then
         [[ -n $pkg ]] || bed_die "no kernel package cached in $dir and none resolvable"
         bed_info "downloading $pkg (once; cached in $dir)"
-        (cd "$dir" && apt-get download -q "$pkg" 2>&1 | grep -v "couldn't be accessed by user '_apt'" >&2) 
+        local log
+        log=$(cd "$dir" && apt-get download -q "$pkg" 2>&1 | grep -v "couldn't be accessed by user '_apt'")
+        [[ ${BED_QUIET:-0} == 1 ]] || echo "$log" >&2
         deb=$(ls -1 "$dir"/*.deb 2>/dev/null | head -n 1)
-        [[ -n $deb ]] || bed_die "apt-get download $pkg failed"
+        if [[ -z $deb ]]; then
+            rmdir "$dir" 2>/dev/null
+            bed_err "ERROR: apt-get download $pkg failed (stale apt lists? run apt-get update as root): $log"
+            exit 3
+        fi
     fi
     tmp=$(mktemp -d "$dir/build.XXXXXX")
     BED_BUILD_TMP=$tmp
@@ -138,8 +153,9 @@ bed_build() {
     cp "$tmp/x/boot/vmlinuz-$kver" "$dir/vmlinuz.tmp" && mv "$dir/vmlinuz.tmp" "$dir/vmlinuz"
     mv "$tmp/initrd" "$dir/initramfs-$key.cpio.gz"
     echo "$kver" > "$dir/kernel-release"
-    # older initramfs builds of this kernel are stale
+    # older initramfs builds of this kernel, and kernels Debian has replaced, are stale
     find "$dir" -maxdepth 1 -name 'initramfs-*.cpio.gz' ! -name "initramfs-$key.cpio.gz" -delete
+    find "$BED_CACHE" -mindepth 1 -maxdepth 1 -type d -name '*_*' ! -path "$dir" -exec rm -rf {} +
     bed_info "cached kernel $kver and initramfs in $dir"
 }
 

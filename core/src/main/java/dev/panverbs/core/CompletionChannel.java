@@ -155,6 +155,27 @@ public final class CompletionChannel extends VerbsObject {
         return (CompletionQueue) cq;
     }
 
+    /**
+     * Blocks until the next completion event of a CQ created with this channel ({@code ibv_get_cq_event(3)})
+     * and acknowledges it; see {@link #getCqEvent(long)}.
+     *
+     * @throws IllegalStateException when the channel is closed, also while waiting (wakes within 100 ms)
+     */
+    public CompletionQueue getCqEvent() {
+        return getCqEvent(-1L);
+    }
+
+    /** Waits up to {@code timeout} for the next completion event; empty on timeout. See {@link #getCqEvent(long)}. */
+    public java.util.Optional<CompletionQueue> getCqEvent(java.time.Duration timeout) {
+        long ms = Math.max(0, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+        return java.util.Optional.ofNullable(getCqEvent(ms));
+    }
+
+    /** Returns the next completion event if one is pending, without waiting. See {@link #getCqEvent(long)}. */
+    public java.util.Optional<CompletionQueue> tryGetCqEvent() {
+        return java.util.Optional.ofNullable(getCqEvent(0L));
+    }
+
     /** What {@link #awaitCqEvent} returns for an event of a CQ this library did not create. */
     static final Object UNKNOWN_CQ = new Object();
 }

@@ -46,6 +46,7 @@ public final class PostBatch implements AutoCloseable {
     private final long[] wrIds;
     private final boolean[] signaled;
     private final int[] refCounts;
+    private final int[] flags;
     private final Object[] refs;
     private final MemorySegment sgeList;
     private final MemorySegment bufList;
@@ -64,6 +65,7 @@ public final class PostBatch implements AutoCloseable {
         this.wrIds = new long[capacity];
         this.signaled = new boolean[capacity];
         this.refCounts = new int[capacity];
+        this.flags = new int[capacity];
         this.refs = new Object[capacity * maxSge];
         this.sgeList = arena.allocate(ibv_sge.layout(), maxSge);
         this.bufList = arena.allocate(ibv_data_buf.layout(), maxSge);
@@ -189,10 +191,11 @@ public final class PostBatch implements AutoCloseable {
 
     /**
      * {@code ibv_wr_set_inline_data}: the provider copies {@code data} into the WQE now; it needs no memory region
-     * and is reusable on return. At most {@code max_inline_data} bytes.
+     * and is reusable on return. At most {@code max_inline_data} bytes; the operation must have been started with
+     * {@link SendFlag#INLINE_BIT} in its flags.
      */
     public PostBatch setInlineData(MemorySegment data) {
-        current();
+        currentInline();
         int len = rules.checkInline(data, 0);
         ops.ibv_wr_set_inline_data(data, len);
         refCounts[count - 1] = 0;
@@ -201,7 +204,7 @@ public final class PostBatch implements AutoCloseable {
 
     /** {@code ibv_wr_set_inline_data_list}: the first {@code n} segments of the caller's array, copied now. */
     public PostBatch setInlineDataList(MemorySegment[] data, int n) {
-        current();
+        currentInline();
         if (n < 0 || n > maxSge) {
             throw rules.tooManySges(maxSge);
         }
@@ -275,6 +278,7 @@ public final class PostBatch implements AutoCloseable {
         wrIds[i] = wrId;
         signaled[i] = qp.sqSigAll() || (sendFlags & SendFlag.SIGNALED_BIT) != 0;
         refCounts[i] = 0;
+        flags[i] = sendFlags;
         ops.wr_id(wrId);
         ops.wr_flags(sendFlags);
     }
@@ -283,6 +287,15 @@ public final class PostBatch implements AutoCloseable {
         if (!active || count == 0) {
             throw new IllegalStateException("no current work request: call an operation (send, rdmaWrite, ...) "
                     + "before its data (setSge, setInlineData)");
+        }
+    }
+
+    /** Providers build the WQE from the operation's flags (rxe fails a non-INLINE WR with LOC_QP_OP_ERR). */
+    private void currentInline() {
+        current();
+        if ((flags[count - 1] & SendFlag.INLINE_BIT) == 0) {
+            throw new IllegalStateException("inline data needs SendFlag.INLINE_BIT in the operation's flags "
+                    + "(ibv_wr_set_inline_data(3): the WR must be posted with IBV_SEND_INLINE)");
         }
     }
 
