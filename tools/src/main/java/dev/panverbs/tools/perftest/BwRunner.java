@@ -126,6 +126,10 @@ final class BwRunner {
                     }
                 }
                 if (totccnt < totIters || (duration && totccnt < totscnt)) {
+                    if (p.useEvent && !cq.awaitEvent(p.timeoutSeconds * 1000L)) {
+                        throw new RunFailure(" No completion event for " + p.timeoutSeconds + " s (scnt=" + totscnt
+                                + ", ccnt=" + totccnt + "): the peer is gone or its QP is not ready");
+                    }
                     int ne = cq.poll(VerbsEngine.Cq.BATCH);
                     if (ne > 0) {
                         idle = 0;

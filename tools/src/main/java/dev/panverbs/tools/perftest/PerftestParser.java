@@ -305,7 +305,9 @@ final class PerftestParser {
                 if (test.kind() == Kind.LAT) {
                     failParser(" Bidirectional is only available in BW test");
                 }
-                unsupported.note("-b/--bidirectional");
+                if (test.verb() == Verb.SEND) {
+                    unsupported.note("-b/--bidirectional");
+                }
             }
             case 'N' -> {
                 p.noPeak = true;
@@ -386,7 +388,12 @@ final class PerftestParser {
             case "run_infinitely" -> unsupported.note("--run_infinitely");
             case "report_gbits" -> p.reportGbits = true;
             case "use-srq" -> unsupported.note("--use-srq");
-            case "report-both" -> unsupported.note("--report-both");
+            case "report-both" -> {
+                if (test.verb() == Verb.SEND) {
+                    unsupported.note("--report-both");
+                }
+                p.reportBoth = true;
+            }
             case "reversed" -> p.reversed = true;
             case "pkey_index" -> p.pkeyIndex = (int) checkValue(optarg, "Pkey index", "int");
             case "inline_recv" -> {

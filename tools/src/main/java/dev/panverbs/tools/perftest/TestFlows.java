@@ -84,13 +84,16 @@ final class TestFlows {
         s.connectQps();
         printLocalThenExchangeRemote();
         sync("sync after RTR");
+        if (p.useEvent) {
+            s.res.sendCq().requestNotify();
+        }
         s.out.print(PerftestOutput.bwResultsHeader(p));
         s.out.flush();
         long budget = s.runBudgetMillis() * (p.testMethod == TestMethod.ALL ? 23 : 1);
-        if (p.isServer()) {
+        if (p.isServer() && !p.duplex) {
             syncLong("end of test", budget);
             BwReport theirs = s.ex.exchangeReports(new BwReport(0, 0, 0, 0, 0));
-            printFullBwReport(theirs, 0);
+            printFullBwReport(theirs, null, 0);
             close();
             if (p.output == Output.FULL) {
                 s.out.print(RESULT_LINE);
@@ -98,21 +101,44 @@ final class TestFlows {
             return;
         }
         BwReport last = null;
+        BwReport lastRemote = null;
         for (long size : sizes(23)) {
             p.size = size;
             configureSend();
             if (p.performWarmUp) {
                 warmUp();
             }
+            if (p.duplex) {
+                syncLong("bidirectional sync before size " + size, s.runBudgetMillis());
+            }
             BwRunner r = new BwRunner(p, s.res, s.layout);
             r.runSender(localBases(), remoteBases());
-            last = reportBw(r);
+            if (p.duplex && p.testMethod == TestMethod.ALL) {
+                syncLong("bidirectional sync after size " + size, s.runBudgetMillis());
+            }
+            last = measure(r);
+            double cpu = r.timer == null ? 0 : r.timer.cpuUtil();
+            if (p.duplex) {
+                lastRemote = s.ex.exchangeReports(last);
+                printFullBwReport(last, lastRemote, cpu);
+            } else {
+                printFullBwReport(last, null, cpu);
+            }
+        }
+        if (p.reportBoth && p.duplex && p.testMethod == TestMethod.REGULAR) {
+            String columns = PerftestOutput.bwResultsHeader(p).substring(RESULT_LINE.length());
+            s.out.print(RESULT_LINE + "\n Local results: \n" + RESULT_LINE + columns);
+            printFullBwReport(last, null, 0);
+            s.out.print(RESULT_LINE + "\n Remote results: \n" + RESULT_LINE + columns);
+            printFullBwReport(lastRemote, null, 0);
         }
         if (p.output == Output.FULL) {
             s.out.print(RESULT_LINE);
         }
-        syncLong("end of test", s.runBudgetMillis());
-        s.ex.exchangeReports(last);
+        if (!p.duplex) {
+            syncLong("end of test", s.runBudgetMillis());
+            s.ex.exchangeReports(last);
+        }
         close();
         checkLimits();
     }
@@ -122,6 +148,10 @@ final class TestFlows {
         s.connectQps();
         sync("sync after RTR");
         printLocalThenExchangeRemote();
+        if (p.useEvent) {
+            s.res.sendCq().requestNotify();
+            s.res.recvCq().requestNotify();
+        }
         s.out.print(PerftestOutput.bwResultsHeader(p));
         s.out.flush();
         int maxPow = p.connection == Connection.UD ? log2(p.mtuBytes()) : 23;
@@ -351,21 +381,32 @@ final class TestFlows {
 
     // ---------------------------------------------------------------- reports
 
+    /** {@code print_report_bw} without the printing: the numbers of one run. */
+    private BwReport measure(BwRunner r) {
+        return Statistics.bw(p.size, r.measuredIters, p.numQps, p.postList, p.cqMod, p.noPeak,
+                p.testType == TestType.DURATION, p.reportGbits, r.tposted, r.tcompleted);
+    }
+
     private BwReport reportBw(BwRunner r) {
-        boolean duration = p.testType == TestType.DURATION;
-        BwReport rep = Statistics.bw(p.size, r.measuredIters, p.numQps, p.postList, p.cqMod, p.noPeak, duration,
-                p.reportGbits, r.tposted, r.tcompleted);
-        printFullBwReport(rep, r.timer == null ? 0 : r.timer.cpuUtil());
+        BwReport rep = measure(r);
+        printFullBwReport(rep, null, r.timer == null ? 0 : r.timer.cpuUtil());
         return rep;
     }
 
-    /** {@code print_full_bw_report}: limits, JSON file, the row. */
-    private void printFullBwReport(BwReport rep, double cpuUtil) {
-        if (p.isLimitBw && p.limitBw > rep.bwAvg()) {
-            bwLimitPassed = false;
-        }
-        if (p.isLimitMsgRate && p.limitMsgRate > rep.msgRate()) {
-            msgRateLimitPassed = false;
+    /**
+     * {@code print_full_bw_report}: with a remote report (bidirectional) the row shows the sums of both sides;
+     * the -w/-y limits are checked on what is printed; the JSON file is rewritten.
+     */
+    private void printFullBwReport(BwReport mine, BwReport remote, double cpuUtil) {
+        BwReport rep = remote == null ? mine : new BwReport(mine.size(), mine.iters(),
+                mine.bwPeak() + remote.bwPeak(), mine.bwAvg() + remote.bwAvg(), mine.msgRate() + remote.msgRate());
+        if (p.duplex == (remote != null)) {
+            if (p.isLimitBw && p.limitBw > rep.bwAvg()) {
+                bwLimitPassed = false;
+            }
+            if (p.isLimitMsgRate && p.limitMsgRate > rep.msgRate()) {
+                msgRateLimitPassed = false;
+            }
         }
         if (p.outJson) {
             JsonReport.write(p, JsonReport.bw(p, s.pcieRoCompliant, rep, cpuUtil), s.err);

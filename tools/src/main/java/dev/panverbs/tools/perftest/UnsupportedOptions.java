@@ -43,8 +43,9 @@ final class UnsupportedOptions {
             case "-R/--rdma_cm" -> "rdma_cm (-R) is not supported yet";
             case "-z/--comm_rdma_cm" -> "rdma_cm key exchange (-z/--comm_rdma_cm) is not supported yet";
             case "--retry_count" -> "--retry_count applies to rdma_cm (-R), which is not supported yet";
-            case "-b/--bidirectional" -> "bidirectional mode (-b/--bidirectional) is not supported by panverbs yet";
-            case "--report-both" -> "--report-both (bidirectional reports) is not supported by panverbs yet";
+            case "-b/--bidirectional" -> "bidirectional mode (-b/--bidirectional) of " + prog
+                    + " is not supported by panverbs yet (ib_write_bw -b and ib_read_bw -b are)";
+            case "--report-both" -> "--report-both of " + prog + " is not supported by panverbs yet";
             case "-O/--dualport" -> "dual-port mode (-O/--dualport) is not supported by panverbs yet";
             case "-g/--mcg", "-M/--MGID" -> "multicast (" + option + ") is not supported by panverbs yet";
             case "-C/--report-cycles" -> "-C/--report-cycles is not supported: panverbs measures time with "

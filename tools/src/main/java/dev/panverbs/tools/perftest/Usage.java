@@ -22,6 +22,9 @@ final class Usage {
         s.append("\nOptions:\n");
         s.append("  -a, --all  Run sizes from 2 till 2^23\n");
         String conn = verb == Verb.SEND ? "RC/UC/UD" : verb == Verb.READ ? "RC" : "RC/UC";
+        if (bw) {
+            s.append(verb == Verb.SEND ? "" : "  -b, --bidirectional  Measure bidirectional bandwidth (default unidirectional)\n");
+        }
         s.append("  -c, --connection=<").append(conn).append(">  Connection type ").append(conn)
                 .append(" (default RC)\n");
         if (test == PerftestTest.WRITE_LAT || test == PerftestTest.SEND_LAT || test == PerftestTest.READ_LAT) {
@@ -107,6 +110,9 @@ final class Usage {
             s.append("      --report_gbits  Report Max/Average BW of test in Gbit/sec (instead of MiB/sec)\n");
             s.append("        Note: MiB=2^20 byte, while Gb=10^9 bits. Use these formulas for conversion:\n");
             s.append("        Factor=10^9/(2^20*8)=119.2; MiB=Gb_result * factor; Gb=MiB_result / factor\n");
+            if (verb != Verb.SEND) {
+                s.append("      --report-both  Report RX & TX results separately on Bidirectional BW tests\n");
+            }
             s.append("      --reversed  Reverse traffic direction - Server send to client\n");
         } else {
             s.append("      --latency_gap=<delay_time>  delay time between each post send\n");
@@ -122,7 +128,7 @@ final class Usage {
         s.append("      --timeout=<seconds>  Give up when the peer is silent this long (default 60)\n");
         s.append("      --debug  Print stack traces with errors\n");
         s.append("\n Not supported by panverbs (refused by name): -R, -z, -O, -g, -M, -W, -C, ")
-                .append(bw ? "-b, --report-both, --run_infinitely, " : "")
+                .append(bw ? (verb == Verb.SEND ? "-b, --report-both, " : "") + "--run_infinitely, " : "")
                 .append("-c XRC/DC/SRD/RawEth, --use-srq, --odp, --use_hugepages, --mmap, rate limiting, "
                         + "mlx5 AES-XTS and DC streams, raw Ethernet options.\n");
         out.print(s);

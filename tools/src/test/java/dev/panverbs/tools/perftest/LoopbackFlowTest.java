@@ -170,4 +170,51 @@ class LoopbackFlowTest {
         assertThat(r.rc()).isEqualTo(1);
         assertThat(r.err()).contains("Error: BW result is below bw limit");
     }
+
+    @ParameterizedTest
+    @CsvSource({"WRITE_BW", "READ_BW"})
+    void bidirectionalSumsBothSides(PerftestTest test) {
+        Result r = run(test, "-b", "-n", "200", "-s", "4096", "--report-both");
+        assertThat(r.rc()).as(r.err()).isZero();
+        assertThat(r.out()).contains(test.verb().title() + " Bidirectional BW Test\n", " TX depth        : 128\n",
+                "\n Local results: \n", "\n Remote results: \n");
+        List<String[]> rows = rows(5, r.out());
+        assertThat(rows).hasSize(3); // the sum, then local and remote
+        double sum = Double.parseDouble(rows.get(0)[3]);
+        double local = Double.parseDouble(rows.get(1)[3]);
+        double remote = Double.parseDouble(rows.get(2)[3]);
+        assertThat(sum).isCloseTo(local + remote, org.assertj.core.data.Offset.offset(0.011));
+    }
+
+    @Test
+    void bidirectionalAllSizes() {
+        Result r = run(PerftestTest.WRITE_BW, "-b", "-a", "-n", "5");
+        assertThat(r.rc()).as(r.err()).isZero();
+        assertThat(rows(5, r.out())).hasSize(23);
+    }
+
+    @ParameterizedTest
+    @CsvSource({"READ_BW", "SEND_BW", "SEND_LAT", "READ_LAT"})
+    void eventsMode(PerftestTest test) {
+        Result r = run(test, "-e", "-n", "50");
+        assertThat(r.rc()).as(r.err()).isZero();
+        assertThat(r.out()).contains(" Test with events. Using sim0_comp0\n");
+        assertThat(rows(test.isBw() ? 5 : 9, r.out())).hasSize(1);
+    }
+
+    @Test
+    void memoryRegionPerQp() {
+        Result r = run(PerftestTest.WRITE_BW, "-q", "3", "--mr_per_qp", "-n", "20");
+        assertThat(r.rc()).as(r.err()).isZero();
+        assertThat(rows(5, r.out()).get(0)[1]).isEqualTo("60");
+        assertThat(r.out().split("RKey 0x").length - 1).isEqualTo(6); // three local, three remote
+    }
+
+    @ParameterizedTest
+    @CsvSource({"WRITE_BW", "SEND_BW", "WRITE_LAT", "SEND_LAT"})
+    void unreliableConnected(PerftestTest test) {
+        Result r = run(test, "-c", "UC", "-n", "50");
+        assertThat(r.rc()).as(r.err()).isZero();
+        assertThat(r.out()).contains(" Connection type : UC\t\t");
+    }
 }
