@@ -277,7 +277,7 @@ class MisbehavingPeerTest {
                 case 1 -> p.socket.close();
                 default -> { }
             }
-            sleep(2500);
+            sleep(1300); // longer than the tool's --timeout=1
         });
         assertCleanFailure(o);
         assertThat(o.err()).containsAnyOf("exchange", "message", "version", "MTU", "page size", "Completion",
