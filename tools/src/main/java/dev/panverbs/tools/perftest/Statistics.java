@@ -111,8 +111,8 @@ final class Statistics {
         double average = averageSum / measureCnt;
         double stdevSum = 0;
         for (int i = 0; i < measureCnt; i++) {
-            int tempVar = (int) (average - delta[i] / quot);
-            int powVar = (int) Math.pow(tempVar, 2);
+            int tempVar = cvttsd2si(average - delta[i] / quot);
+            int powVar = cvttsd2si(Math.pow(tempVar, 2));
             stdevSum += powVar;
         }
         if (histogram && listing != null) {
@@ -123,9 +123,23 @@ final class Statistics {
         }
         int i99 = (int) Math.ceil(measureCnt * 0.99);
         int i999 = (int) Math.ceil(measureCnt * 0.999);
-        return new LatencyStats(iters, delta[0] / quot, delta[measureCnt] / quot, median / quot, average,
-                Math.sqrt(stdevSum / measureCnt), delta[i99] / quot, delta[i999] / quot);
+        double variance = stdevSum / measureCnt;
+        double stdev = variance < 0 ? X86_DEFAULT_NAN : Math.sqrt(variance);
+        return new LatencyStats(iters, delta[0] / quot, delta[measureCnt] / quot, median / quot, average, stdev,
+                delta[i99] / quot, delta[i999] / quot);
     }
+
+    /**
+     * C's double-to-int conversion as x86-64 executes it ({@code cvttsd2si}): out of range (and NaN) gives
+     * INT_MIN, where Java saturates. perftest squares deviations into an int, so one deviation above ~46 ms
+     * (46341^2 > INT_MAX) turns its variance negative and its t_stdev into "-nan"; the clone prints the same.
+     */
+    static int cvttsd2si(double d) {
+        return d >= -2147483648.0 && d < 2147483648.0 ? (int) d : Integer.MIN_VALUE;
+    }
+
+    /** The NaN x86-64 produces for sqrt of a negative number: sign bit set, printed "-nan" by glibc. */
+    static final double X86_DEFAULT_NAN = Double.longBitsToDouble(0xfff8000000000000L);
 
     /** -D latency: average one-way (or read round-trip) time and transactions per second. */
     static double[] latencyDuration(long sampleTicks, long iters, boolean read) {

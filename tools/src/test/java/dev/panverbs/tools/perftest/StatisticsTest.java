@@ -127,4 +127,16 @@ class StatisticsTest {
         // -U: the 5 intervals as measured; -H: sorted, the two largest dropped; %g in microseconds
         assertThat(b.toString()).isEqualTo("#, usec\n1, 3\n2, 2.5\n3, 2\n4, 1.5\n5, 1\n#, usec\n1, 1\n2, 1.5\n3, 2\n");
     }
+
+    @Test
+    void aDeviationAbove46msMakesTheStandardDeviationMinusNanAsOnX86() {
+        // ping-pongs of ~10 us with one 130 ms stall, as TCG produces; the C tool printed "-nan" for such a run
+        long[] t = latencyStamps(50, i -> i == 20 ? 260_000_000L : i == 30 ? 250_000_000L : i == 40 ? 200_000_000L
+                : 20_000);
+        LatencyStats s = Statistics.latency(t, 50, false, false, false, null);
+        assertThat(Double.isNaN(s.stdev())).isTrue();
+        assertThat(CFormat.fixedLeft(s.stdev(), 7, 2)).isEqualTo("-nan   ");
+        assertThat(Statistics.cvttsd2si(3e9)).isEqualTo(Integer.MIN_VALUE);
+        assertThat(Statistics.cvttsd2si(-7.9)).isEqualTo(-7);
+    }
 }
