@@ -67,6 +67,10 @@ class PerftestInteropIT {
             cases.add(new Case(PerftestTest.READ_BW, List.of("-e", "-s", "4096", "-n", "100"), javaServer));
             cases.add(new Case(PerftestTest.SEND_BW, List.of("-e", "-s", "4096", "-n", "100"), javaServer));
             cases.add(new Case(PerftestTest.WRITE_BW, List.of("-l", "4", "-s", "64", "-n", "200"), javaServer));
+            cases.add(new Case(PerftestTest.WRITE_LAT, List.of("-s", "2", "-D", "2"), javaServer));
+            cases.add(new Case(PerftestTest.READ_LAT, List.of("-s", "64", "-D", "2"), javaServer));
+            cases.add(new Case(PerftestTest.SEND_BW, List.of("-a", "-n", "5"), javaServer));
+            cases.add(new Case(PerftestTest.WRITE_BW, List.of("-s", "4096", "-n", "100", "--out_json"), javaServer));
             cases.add(new Case(PerftestTest.WRITE_BW, List.of("--use_old_post_send", "-s", "4096", "-n", "100",
                     "-q", "2"), javaServer));
         }
@@ -83,16 +87,23 @@ class PerftestInteropIT {
         List<String> cCommand = new ArrayList<>();
         cCommand.add(ItSupport.cTool(c.test().programName()));
         cCommand.addAll(common);
+        boolean json = c.options().contains("--out_json");
+        Path serverJson = dir.resolve("server.json");
+        Path clientJson = dir.resolve("client.json");
+        List<String> javaArgs = json ? ItSupport.concat(common, "--out_json_file=" + (c.javaServer() ? serverJson
+                : clientJson)) : common;
+        List<String> cArgs = json ? ItSupport.concat(cCommand, "--out_json_file=" + (c.javaServer() ? clientJson
+                : serverJson)) : cCommand;
         ItSupport.Side server;
         ItSupport.Side client;
         if (c.javaServer()) {
-            CompletableFuture<ItSupport.Side> s = ItSupport.javaSide(c.test(), common, CoreEngine::new);
-            client = ItSupport.cClient(ItSupport.concat(cCommand, "127.0.0.1"), dir, "client", 240);
+            CompletableFuture<ItSupport.Side> s = ItSupport.javaSide(c.test(), javaArgs, CoreEngine::new);
+            client = ItSupport.cClient(ItSupport.concat(cArgs, "127.0.0.1"), dir, "client", 240);
             server = s.get(240, TimeUnit.SECONDS);
         } else {
-            ItSupport.CProcess s = new ItSupport.CProcess(cCommand, dir, "server");
+            ItSupport.CProcess s = new ItSupport.CProcess(cArgs, dir, "server");
             s.awaitStart();
-            client = ItSupport.javaClient(c.test(), ItSupport.concat(common, "127.0.0.1"), 240);
+            client = ItSupport.javaClient(c.test(), ItSupport.concat(javaArgs, "127.0.0.1"), 240);
             server = s.await(240);
         }
         String both = server.describe("server") + "\n" + client.describe("client");
@@ -128,7 +139,20 @@ class PerftestInteropIT {
             assertThat(sv.rows().get(0)).as("server shows the client's report\n" + both)
                     .isEqualTo(cl.rows().get(cl.rows().size() - 1));
         }
+        if (json) {
+            // both files list the same keys in the same order, and the server's results are the client's
+            List<String> sj = Files.readAllLines(serverJson);
+            List<String> cj = Files.readAllLines(clientJson);
+            assertThat(keys(sj)).as("JSON keys\n" + sj + "\n" + cj).isEqualTo(keys(cj).stream()
+                    .filter(k -> !k.equals("TX_depth ")).toList());
+            assertThat(sj.subList(sj.indexOf("results: {"), sj.size()))
+                    .isEqualTo(cj.subList(cj.indexOf("results: {"), cj.size()));
+        }
         record(c, client);
+    }
+
+    private static List<String> keys(List<String> json) {
+        return json.stream().filter(l -> l.contains(":")).map(l -> l.substring(0, l.indexOf(':'))).toList();
     }
 
     private static boolean knownExtra(String line) {
