@@ -109,6 +109,32 @@ final class LatencyRunner {
             }
         }
         measuredIters = duration ? counted : iters;
+        if (duration) {
+            keepAnswering(buf, pollOffset, postOffset, local, remote, rcnt, scnt);
+        }
+    }
+
+    /**
+     * After -D ends here, keep answering the peer's writes for a moment: its clock ends a little later, and
+     * perftest's write_lat can spin on its receive byte without re-reading its end-of-test state, so a peer
+     * that stops answering first may leave it stuck. Nothing is measured; errors are ignored.
+     */
+    private void keepAnswering(MemorySegment buf, long pollOffset, long postOffset, long[] local, long[] remote,
+                               long rcnt, long scnt) {
+        long end = System.nanoTime() + 1_000_000_000L;
+        long quietSince = System.nanoTime();
+        while (System.nanoTime() < end && System.nanoTime() - quietSince < 300_000_000L) {
+            if ((byte) BYTE.getVolatile(buf, pollOffset) == (byte) (rcnt + 1)) {
+                rcnt++;
+                BYTE.setVolatile(buf, postOffset, (byte) ++scnt);
+                if (qp.post(1, local, remote, 1, 0) != 0) {
+                    return;
+                }
+                quietSince = System.nanoTime();
+            }
+            sendCq.poll(VerbsEngine.Cq.BATCH);
+            Thread.onSpinWait();
+        }
     }
 
     /** ib_read_lat client: read, wait for its completion, repeat. */
