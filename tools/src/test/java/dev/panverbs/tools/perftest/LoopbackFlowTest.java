@@ -217,4 +217,15 @@ class LoopbackFlowTest {
         assertThat(r.rc()).as(r.err()).isZero();
         assertThat(r.out()).contains(" Connection type : UC\t\t");
     }
+
+    @ParameterizedTest
+    @CsvSource({"WRITE_LAT", "READ_LAT", "SEND_LAT"})
+    void latencyDurationMode(PerftestTest test) {
+        Result r = run(test, "-D", "1");
+        assertThat(r.rc()).as(r.err()).isZero();
+        assertThat(r.out()).contains(PerftestOutput.RESULT_FMT_LAT_DUR + "\n");
+        List<String[]> rows = rows(4, r.out());
+        assertThat(rows).hasSize(1);
+        assertThat(Long.parseLong(rows.get(0)[1])).isPositive();
+    }
 }
