@@ -1,6 +1,8 @@
 # panverbs test bed: shared host-side functions (sourced by testbed/run and testbed/test).
 # Requirements checks, package installation, and the cached kernel + initramfs.
 
+: "${HOME:=$(getent passwd "$(id -u)" | cut -d: -f6)}"
+export HOME
 BED_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BED_REPO=$(cd "$BED_DIR/.." && pwd)
 BED_CACHE=${PANVERBS_TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/panverbs-testbed}
@@ -18,11 +20,11 @@ bed_die() { echo "testbed: ERROR: $*" >&2; exit 2; }
 bed_info() { [[ ${BED_QUIET:-0} == 1 ]] || echo "testbed: $*" >&2; }
 
 bed_missing_packages() {
-    local p missing=()
+    local p installed
+    installed=" $(dpkg-query -W -f='${db:Status-Abbrev}${Package} ' "${BED_PACKAGES[@]}" 2>/dev/null) "
     for p in "${BED_PACKAGES[@]}"; do
-        [[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == "install ok installed" ]] || missing+=("$p")
+        [[ $installed == *" ii $p "* ]] || echo -n "$p "
     done
-    echo "${missing[*]}"
 }
 
 # Installs the missing Debian packages when root; otherwise names them and fails.
@@ -45,9 +47,21 @@ bed_ensure_packages() {
     fi
 }
 
-# The kernel package linux-image-amd64 currently depends on (Debian replaces kernel ABIs, so never pin one).
+# "PACKAGE VERSION" of the kernel linux-image-amd64 currently depends on (Debian replaces kernel ABIs, so
+# never pin one). apt-cache takes seconds without a pkgcache.bin: the answer is kept in the cache until the
+# apt lists change.
 bed_kernel_package() {
-    apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ { print $2; exit }'
+    local stamp line
+    stamp=$(stat -c %Y /var/lib/apt/lists 2>/dev/null)
+    if [[ -n $stamp && -f $BED_CACHE/resolved ]]; then
+        read -r line < "$BED_CACHE/resolved"
+        [[ ${line%% *} == "$stamp" ]] && { echo "${line#* }"; return 0; }
+    fi
+    line=$(apt-cache show --no-all-versions linux-image-amd64 2>/dev/null |
+        sed -n 's/^Depends:.*\(linux-image-[0-9][^ ,]*\) (= \([^)]*\)).*/\1 \2/p' | head -n 1)
+    [[ -n $line ]] || return 0
+    [[ -n $stamp ]] && echo "$stamp $line" > "$BED_CACHE/resolved.$$" && mv "$BED_CACHE/resolved.$$" "$BED_CACHE/resolved"
+    echo "$line"
 }
 
 # Sets BED_KERNEL and BED_INITRD, downloading and unpacking the kernel package and building the
@@ -55,13 +69,12 @@ bed_kernel_package() {
 bed_prepare() {
     mkdir -p "$BED_CACHE" || bed_die "cannot create the cache $BED_CACHE"
     local pkg ver key dir
-    pkg=$(bed_kernel_package)
+    read -r pkg ver <<<"$(bed_kernel_package)"
     if [[ -z $pkg && $(id -u) == 0 ]]; then
         apt-get update -q >&2 || bed_die "apt-get update failed"
-        pkg=$(bed_kernel_package)
+        read -r pkg ver <<<"$(bed_kernel_package)"
     fi
     if [[ -n $pkg ]]; then
-        ver=$(apt-cache show --no-all-versions "$pkg" 2>/dev/null | awk '/^Version:/ { print $2; exit }')
         dir="$BED_CACHE/${pkg#linux-image-}_$ver"
     else
         # no apt lists (offline, not root): the newest kernel already in the cache
@@ -153,9 +166,10 @@ bed_build() {
     cp "$tmp/x/boot/vmlinuz-$kver" "$dir/vmlinuz.tmp" && mv "$dir/vmlinuz.tmp" "$dir/vmlinuz"
     mv "$tmp/initrd" "$dir/initramfs-$key.cpio.gz"
     echo "$kver" > "$dir/kernel-release"
-    # older initramfs builds of this kernel, and kernels Debian has replaced, are stale
-    find "$dir" -maxdepth 1 -name 'initramfs-*.cpio.gz' ! -name "initramfs-$key.cpio.gz" -delete
-    find "$BED_CACHE" -mindepth 1 -maxdepth 1 -type d -name '*_*' ! -path "$dir" -exec rm -rf {} +
+    # older initramfs builds of this kernel, and kernels Debian has replaced, are stale; an hour's grace
+    # for runs (other checkouts with another guest/init) that may be booting them right now
+    find "$dir" -maxdepth 1 -name 'initramfs-*.cpio.gz' ! -name "initramfs-$key.cpio.gz" -mmin +60 -delete
+    find "$BED_CACHE" -mindepth 1 -maxdepth 1 -type d -name '*_*' ! -path "$dir" -mmin +60 -exec rm -rf {} +
     bed_info "cached kernel $kver and initramfs in $dir"
 }
 

@@ -370,11 +370,8 @@ public final class QueuePair extends VerbsObject {
             wrs.relink(last);
         }
         int accepted = rc == 0 ? take : accepted(wrs.indexOf(badWr.get(ValueLayout.JAVA_LONG, 0)), from, take);
-        int maxSge = wrs.maxSge();
-        for (int i = from; i < from + accepted; i++) {
-            sendTracker.record(wrs.wrId(i), sqSigAll || (wrs.sendFlags(i) & SendFlag.SIGNALED_BIT) != 0,
-                    wrs.sgeRegions, i * maxSge, wrs.numSge(i));
-        }
+        record(sendTracker, wrs.wrIds, sqSigAll ? null : wrs.signaled, wrs.sgeRegions, wrs.numSges, wrs.maxSge(),
+                from, accepted);
         wrs.posted = from + accepted;
         if (rc != 0 && rc != ENOMEM) {
             throw PostException.of("ibv_post_send", this, rc, from + accepted, WorkRequestOpcode.class,
@@ -416,10 +413,7 @@ public final class QueuePair extends VerbsObject {
             wrs.relink(last);
         }
         int accepted = rc == 0 ? take : accepted(wrs.indexOf(badWr.get(ValueLayout.JAVA_LONG, 0)), from, take);
-        int maxSge = wrs.maxSge();
-        for (int i = from; i < from + accepted; i++) {
-            recvTracker.record(wrs.wrId(i), true, wrs.sgeRegions, i * maxSge, wrs.numSge(i));
-        }
+        record(recvTracker, wrs.wrIds, null, wrs.sgeRegions, wrs.numSges, wrs.maxSge(), from, accepted);
         wrs.posted = from + accepted;
         if (rc != 0 && rc != ENOMEM) {
             throw PostException.of("ibv_post_recv", this, rc, from + accepted, null, 0);
@@ -441,6 +435,20 @@ public final class QueuePair extends VerbsObject {
             return null;
         }
         return actual;
+    }
+
+    /**
+     * Records WRs {@code from .. from+n-1} of a chain as outstanding, published to the poller at once.
+     * {@code signaled == null}: every WR completes (sq_sig_all, receives).
+     */
+    private static void record(WorkQueueTracker tracker, long[] wrIds, boolean[] signaled, long[] regions,
+                               int[] numSges, int maxSge, int from, int n) {
+        long t = tracker.tail();
+        for (int k = 0; k < n; k++) {
+            int i = from + k;
+            tracker.put(t + k, wrIds[i], signaled == null || signaled[i], regions, i * maxSge, numSges[i]);
+        }
+        tracker.publish(t + n);
     }
 
     /** WRs accepted before {@code bad_wr}; a provider that left bad_wr unset (or out of the chain) posted none. */
@@ -473,6 +481,15 @@ public final class QueuePair extends VerbsObject {
 
     // ---- completions ----
 
+    /**
+     * Whether a successful completion of {@code wrId} on a CQ that serves both queues of this QP can be attributed
+     * without its opcode: receive completions arrive in posting order, so one that is not the receive queue's
+     * oldest WR is a send's. Spares the extended CQ's {@code read_opcode} call in the common cases.
+     */
+    boolean needsOpcode(long wrId) {
+        return recvTracker.outstanding() != 0 && sendTracker.outstanding() != 0 && recvTracker.headIs(wrId);
+    }
+
     /** Retires the WRs one completion of {@code cq} covers. Poll path: no allocation. */
     void retire(CompletionQueue cq, long wrId, int status, int opcode) {
         boolean error = status != 0;
@@ -488,7 +505,7 @@ public final class QueuePair extends VerbsObject {
         int n = 0;
         for (QueuePair q : LIVE) {
             if (q.pd == region.protectionDomain()) {
-                n += q.sendTracker.references(region) + q.recvTracker.references(region);
+                n += q.sendTracker.references(region.trackingId) + q.recvTracker.references(region.trackingId);
             }
         }
         return n;
