@@ -449,6 +449,9 @@ final class CoreEngine implements VerbsEngine {
 
         private int postBatch(int count, long[] localAddr, long[] remoteAddr, long mask, long wrId) {
             try (dev.panverbs.core.PostBatch b = qp.startSend()) {
+                if (b.room() < count) {
+                    return 12; // ENOMEM: the send queue is full; closing the batch aborts it
+                }
                 for (int k = 0; k < count; k++) {
                     int flags = ((mask >>> k) & 1) != 0 ? dev.panverbs.core.SendFlag.SIGNALED_BIT : 0;
                     if (inline) {

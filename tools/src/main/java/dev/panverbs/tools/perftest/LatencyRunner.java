@@ -110,7 +110,7 @@ final class LatencyRunner {
         }
         measuredIters = duration ? counted : iters;
         if (duration) {
-            keepAnswering(buf, pollOffset, postOffset, local, remote, rcnt, scnt);
+            keepAnswering(buf, pollOffset, postOffset, local, remote, rcnt, scnt, scnt - ccnt);
         }
     }
 
@@ -120,19 +120,24 @@ final class LatencyRunner {
      * that stops answering first may leave it stuck. Nothing is measured; errors are ignored.
      */
     private void keepAnswering(MemorySegment buf, long pollOffset, long postOffset, long[] local, long[] remote,
-                               long rcnt, long scnt) {
+                               long rcnt, long scnt, long outstanding) {
         long end = System.nanoTime() + 1_000_000_000L;
         long quietSince = System.nanoTime();
         while (System.nanoTime() < end && System.nanoTime() - quietSince < 300_000_000L) {
-            if ((byte) BYTE.getVolatile(buf, pollOffset) == (byte) (rcnt + 1)) {
+            int ne = sendCq.poll(VerbsEngine.Cq.BATCH);
+            if (ne > 0) {
+                outstanding -= ne;
+            }
+            // TX depth is 1: answer only once the previous write has completed
+            if (outstanding <= 0 && (byte) BYTE.getVolatile(buf, pollOffset) == (byte) (rcnt + 1)) {
                 rcnt++;
                 BYTE.setVolatile(buf, postOffset, (byte) ++scnt);
                 if (qp.post(1, local, remote, 1, 0) != 0) {
                     return;
                 }
+                outstanding = 1;
                 quietSince = System.nanoTime();
             }
-            sendCq.poll(VerbsEngine.Cq.BATCH);
             Thread.onSpinWait();
         }
     }

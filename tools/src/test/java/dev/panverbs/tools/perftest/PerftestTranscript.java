@@ -22,7 +22,7 @@ record PerftestTranscript(List<String> headerKeys, Map<String, String> header, L
     static final Pattern LAT_ROW = Pattern.compile(" \\d+ +\\d+ {10}\\d+\\.\\d{2} +\\d+\\.\\d{2} +\\d+\\.\\d{2} +\\t"
             + " {7}\\d+\\.\\d{2} +\\t(\\d+\\.\\d{2}|-?nan) *\\t\\t\\d+\\.\\d{2} +\\t\\t\\d+\\.\\d{2} *");
     /** {@code REPORT_FMT_LAT_DUR}. */
-    static final Pattern LAT_DUR_ROW = Pattern.compile(" \\d+ +\\d+ +\\d+\\.\\d{2} +\\d+\\.\\d{2} *");
+    static final Pattern LAT_DUR_ROW = Pattern.compile(" \\d+ +\\d+ +(\\d+\\.\\d{2}|-?inf|-?nan) +\\d+\\.\\d{2} *");
     static final Pattern ADDRESS = Pattern.compile(" (local|remote) address: LID (0000|0x[0-9a-f]{2,}) QPN "
             + "0x[0-9a-f]{4,} PSN (0x[0-9a-f]{4,}|000000)( OUT 0x[0-9a-f]{2,})?( RKey (0x[0-9a-f]{6,}|00000000) VAddr "
             + "0x[0-9a-f]{14,})?");
