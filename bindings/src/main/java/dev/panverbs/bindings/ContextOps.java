@@ -8,8 +8,8 @@ import java.lang.foreign.MemorySegment;
  * The data-path ops of one {@code struct ibv_context} ({@code ops.post_send}, {@code post_recv},
  * {@code post_srq_recv}, {@code poll_cq}, {@code req_notify_cq}), bound once: {@link #of} reads the five
  * function pointers when the context is opened, and each method calls its slot through a
- * {@code static final} critical virtual downcall handle with {@code invokeExact}. Nothing is looked up or
- * allocated per call.
+ * {@code static final} virtual downcall handle with {@code invokeExact}: critical, except for the doorbells
+ * post_send and req_notify_cq (see {@link ProviderDowncalls}). Nothing is looked up or allocated per call.
  *
  * <p>C reads {@code obj->context->ops.X} on every call; for objects created by libibverbs on this context,
  * {@code obj->context} is this context, so binding once is equivalent. Semantics are those of the
@@ -45,7 +45,7 @@ public final class ContextOps {
 
     /** {@link VerbsInline#ibv_post_send} through {@code ops.post_send} read at bind time. */
     public int ibv_post_send(MemorySegment qp, MemorySegment wr, MemorySegment badWr) {
-        return ProviderDowncalls.i_ppp(postSend, qp, wr, badWr);
+        return ProviderDowncalls.kick_i_ppp(postSend, qp, wr, badWr);
     }
 
     /** {@link VerbsInline#ibv_post_recv} through {@code ops.post_recv} read at bind time. */
@@ -65,6 +65,6 @@ public final class ContextOps {
 
     /** {@link VerbsInline#ibv_req_notify_cq} through {@code ops.req_notify_cq} read at bind time. */
     public int ibv_req_notify_cq(MemorySegment cq, int solicitedOnly) {
-        return ProviderDowncalls.i_pi(reqNotifyCq, cq, solicitedOnly);
+        return ProviderDowncalls.kick_i_pi(reqNotifyCq, cq, solicitedOnly);
     }
 }

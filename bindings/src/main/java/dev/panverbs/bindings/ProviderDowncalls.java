@@ -20,20 +20,24 @@ import java.lang.invoke.MethodHandle;
  * {@code i} 32-bit int, {@code j} 64-bit int ({@code uint64_t}, {@code size_t}), {@code b} {@code uint8_t},
  * {@code s} {@code uint16_t}, {@code v} void. Descriptors are jextract's, taken from a representative slot.
  *
- * <p>Three linkages:
+ * <p>Four linkages:
  * <ul>
- *   <li>data-path slots (post, poll, notify, {@code ibv_wr_*}, CQ-ex polling and readers, DM copies) are
- *       {@code critical(false)}: they never block nor call back into Java. mlx5 runs them entirely in user
- *       space (at most a spinlock that the same thread releases in {@code wr_complete}/{@code end_poll});
- *       the software providers rxe and siw ring the doorbell with a short, non-blocking {@code write(2)} to
- *       the uverbs file descriptor, which only delays a safepoint by that syscall;
+ *   <li>data-path slots that stay in user space in every provider (poll_cq, post_recv, post_srq_recv, the
+ *       {@code ibv_wr_*} builders, wr_start/wr_abort, CQ-ex polling and readers, DM copies) are
+ *       {@code critical(false)}: no syscall, no blocking, no upcall; at most a spinlock that the same thread
+ *       releases in {@code wr_complete}/{@code end_poll}. JMH ({@code perf/}): ~1.5-2.5 ns less per call, which
+ *       shows on the extended APIs (a call per WR, per field read);
+ *   <li>the doorbell slots (post_send, bind_mw, wr_complete, req_notify_cq, prefix {@code kick_}) are plain:
+ *       mlx5 rings the doorbell from user space, but rxe enters the kernel there (a {@code write(2)} on the
+ *       uverbs fd that runs the requester in-line, or {@code ibv_cmd_req_notify_cq}), far from the "as short as
+ *       an empty function" that critical requires; one call per posted chain, so the ~2 ns are not measurable;
  *   <li>pointer-returning control slots capture errno (their C contract is NULL + errno), with the capture
  *       segment second, after {@code fn};
  *   <li>other control slots enter the kernel and are plain.
  * </ul>
  *
- * <p>System property {@value #NO_CRITICAL_PROPERTY}{@code =true} links the data-path handles without
- * {@code critical}: to measure what the option buys (JMH), and for tests that install Java upcall stubs in
+ * <p>System property {@value #NO_CRITICAL_PROPERTY}{@code =true} links the critical handles without
+ * {@code critical} too: to measure what the option buys (JMH), and for tests that install Java upcall stubs in
  * provider slots (an upcall from a critical downcall is not allowed).
  */
 final class ProviderDowncalls {
@@ -59,7 +63,46 @@ final class ProviderDowncalls {
         return Linker.nativeLinker().downcallHandle(descriptor);
     }
 
-    /** Slots post_send, post_recv, post_srq_recv, ibv_wq.post_recv, bind_mw, post_srq_ops (critical). */
+    /** Slots post_send, bind_mw: doorbell, plain (rxe enters the kernel). */
+    private static final MethodHandle KICK_I_PPP = control(ibv_context_ops.post_send.descriptor());
+
+    static int kick_i_ppp(MemorySegment fn, MemorySegment a0, MemorySegment a1, MemorySegment a2) {
+        try {
+            return (int) KICK_I_PPP.invokeExact(fn, a0, a1, a2);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots req_notify_cq: plain (rxe: ibv_cmd_req_notify_cq enters the kernel). */
+    private static final MethodHandle KICK_I_PI = control(ibv_context_ops.req_notify_cq.descriptor());
+
+    static int kick_i_pi(MemorySegment fn, MemorySegment a0, int a1) {
+        try {
+            return (int) KICK_I_PI.invokeExact(fn, a0, a1);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots wr_complete: doorbell, plain (rxe enters the kernel). */
+    private static final MethodHandle KICK_I_P = control(ibv_qp_ex.wr_complete.descriptor());
+
+    static int kick_i_p(MemorySegment fn, MemorySegment a0) {
+        try {
+            return (int) KICK_I_P.invokeExact(fn, a0);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots post_recv, post_srq_recv, ibv_wq.post_recv, post_srq_ops (critical). */
     private static final MethodHandle I_PPP = hot(ibv_context_ops.post_send.descriptor());
 
     static int i_ppp(MemorySegment fn, MemorySegment a0, MemorySegment a1, MemorySegment a2) {
@@ -85,7 +128,7 @@ final class ProviderDowncalls {
         }
     }
 
-    /** Slots req_notify_cq (critical). */
+    /** Two-argument (pointer, int) slots other than req_notify_cq (critical). */
     private static final MethodHandle I_PI = hot(ibv_context_ops.req_notify_cq.descriptor());
 
     static int i_pi(MemorySegment fn, MemorySegment a0, int a1) {
@@ -112,8 +155,8 @@ final class ProviderDowncalls {
     }
 
     /**
-     * Slots wr_complete, next_poll, read_opcode, read_vendor_err, read_byte_len, read_imm_data, read_qp_num,
-     * read_src_qp, read_wc_flags, read_slid, read_flow_tag (critical).
+     * Slots next_poll, read_opcode, read_vendor_err, read_byte_len, read_imm_data, read_qp_num, read_src_qp,
+     * read_wc_flags, read_slid, read_flow_tag (critical).
      */
     private static final MethodHandle I_P = hot(ibv_qp_ex.wr_complete.descriptor());
 

@@ -262,7 +262,7 @@ public final class QpExInline {
      * case the provider discarded the whole batch.
      */
     public static int ibv_wr_complete(MemorySegment qp) {
-        return ProviderDowncalls.i_p(slot(qp, WR_COMPLETE, "ibv_wr_complete", NOT_EXTENDED), qp);
+        return ProviderDowncalls.kick_i_p(slot(qp, WR_COMPLETE, "ibv_wr_complete", NOT_EXTENDED), qp);
     }
 
     /**

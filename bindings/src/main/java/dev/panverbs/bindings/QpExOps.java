@@ -10,7 +10,8 @@ import java.lang.foreign.ValueLayout;
 /**
  * The {@code ibv_wr_*} builders of one {@code struct ibv_qp_ex}, bound once: {@link #of} reads all 21
  * function pointers when the QP is created, and each method calls its slot through a {@code static final}
- * critical virtual downcall handle with {@code invokeExact}. Nothing is looked up or allocated per call; a
+ * virtual downcall handle with {@code invokeExact} (critical except the doorbell {@code wr_complete}, see
+ * {@link ProviderDowncalls}). Nothing is looked up or allocated per call; a
  * NULL slot costs one compare and throws {@link IllegalStateException} naming the verb and the missing
  * {@code send_ops_flags} bit (where C would crash).
  *
@@ -261,7 +262,7 @@ public final class QpExOps {
         if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_complete", QpExInline.NOT_EXTENDED);
         }
-        return ProviderDowncalls.i_p(fn, qp);
+        return ProviderDowncalls.kick_i_p(fn, qp);
     }
 
     /** {@link QpExInline#ibv_wr_abort} through the slot read at bind time. */

@@ -137,7 +137,7 @@ public final class VerbsInline {
      */
     public static int ibv_post_send(MemorySegment qp, MemorySegment wr, MemorySegment badWr) {
         long ctx = contextOf(qp, ibv_qp.context$offset(), "ibv_post_send", "qp");
-        return ProviderDowncalls.i_ppp(opsSlot(ctx, OPS_POST_SEND, "ibv_post_send", "ibv_context.ops.post_send"),
+        return ProviderDowncalls.kick_i_ppp(opsSlot(ctx, OPS_POST_SEND, "ibv_post_send", "ibv_context.ops.post_send"),
                 qp, wr, badWr);
     }
 
@@ -179,7 +179,7 @@ public final class VerbsInline {
      */
     public static int ibv_req_notify_cq(MemorySegment cq, int solicitedOnly) {
         long ctx = contextOf(cq, ibv_cq.context$offset(), "ibv_req_notify_cq", "cq");
-        return ProviderDowncalls.i_pi(
+        return ProviderDowncalls.kick_i_pi(
                 opsSlot(ctx, OPS_REQ_NOTIFY_CQ, "ibv_req_notify_cq", "ibv_context.ops.req_notify_cq"),
                 cq, solicitedOnly);
     }
@@ -233,7 +233,7 @@ public final class VerbsInline {
             return Errno.EPERM;
         }
         long ctx = contextOf(mw, ibv_mw.context$offset(), "ibv_bind_mw", "mw");
-        return ProviderDowncalls.i_ppp(opsSlot(ctx, OPS_BIND_MW, "ibv_bind_mw", "ibv_context.ops.bind_mw"),
+        return ProviderDowncalls.kick_i_ppp(opsSlot(ctx, OPS_BIND_MW, "ibv_bind_mw", "ibv_context.ops.bind_mw"),
                 qp, mw, mwBind);
     }
 

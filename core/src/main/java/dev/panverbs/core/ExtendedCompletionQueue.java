@@ -8,6 +8,7 @@ import dev.panverbs.bindings.VerbsContextInline;
 import dev.panverbs.bindings.verbs.ibv_device_attr_ex;
 import dev.panverbs.bindings.verbs.ibv_cq_init_attr_ex;
 import dev.panverbs.core.internal.Errors;
+import dev.panverbs.core.internal.RdmaCoreVersion;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -44,32 +45,38 @@ import java.nio.ByteOrder;
 public final class ExtendedCompletionQueue extends CompletionQueue {
     private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
     private static final int ENOENT = Errno.ENOENT;
-    /** {@code RXE_VENDOR_ID} (Linux drivers/infiniband/sw/rxe/rxe_param.h): the vendor id rxe devices report. */
-    static final int RXE_VENDOR_ID = 0xFFFFFF;
 
     /** The polling slots of the {@code ibv_cq_ex}, read once. */
     private final CqExOps ops;
     private final MemorySegment pollAttr;
     private final long wcFlags;
     /**
-     * Soft-RoCE ({@code rxe}): {@link #nextPoll()} is done as {@code ibv_end_poll} + {@code ibv_start_poll}.
-     * rxe's {@code ibv_end_poll} after an {@code ibv_next_poll} that answered ENOENT advances the consumer index
-     * once more (rdma-core before 55, upstream b78b414e0 "rxe: fix completion queue consumer index overrun"; Debian
-     * 12 ships 44): the man page's loop then replays stale completions, loses the real ones and finally makes the
-     * kernel see the CQ full ({@code IBV_EVENT_CQ_ERR}). One completion per provider pass is correct on every rxe
-     * version and costs rxe, a software device, one lock round trip per completion.
+     * rxe before rdma-core 55 ends the pass inside {@code ibv_next_poll} when it returns ENOENT (stores the consumer
+     * index past the last completion and releases the CQ lock); the {@code ibv_end_poll} that ibv_create_cq_ex(3)
+     * prescribes next would advance the index once more, past the producer, and the CQ would then deliver stale
+     * entries (rdma-core commits b78b414 "rxe: fix completion queue consumer index overrun", 5e7aa41 "rxe: Fix
+     * double unlock in cq_ex polling"). With this quirk, {@link #endPoll()} skips the provider call after such a pass.
      */
-    private final boolean onePerPass;
-    /** {@link #nextPoll()} already ended the pass ({@link #onePerPass}); the caller's {@link #endPoll()} is a no-op. */
-    private boolean endedByNextPoll;
+    private final boolean nextPollEndsPass;
+    /** {@link #nextPoll()} returned false in the open pass. */
+    private boolean exhausted;
 
-    private ExtendedCompletionQueue(Context context, CompletionChannel channel, MemorySegment cq, long wcFlags) {
+    ExtendedCompletionQueue(Context context, CompletionChannel channel, MemorySegment cq, long wcFlags,
+                            boolean nextPollEndsPass) {
         super(context, channel, cq, "ExtendedCompletionQueue");
         this.ops = CqExOps.of(cq);
         this.wcFlags = wcFlags;
+        this.nextPollEndsPass = nextPollEndsPass;
         this.pollAttr = Arena.ofAuto().allocate(8); // struct ibv_poll_cq_attr { comp_mask = 0 }: mlx5 demands 0
-        this.onePerPass = context.attributes().vendorId() == RXE_VENDOR_ID;
     }
+
+    /** Whether the provider has the next_poll quirk described at {@link #nextPollEndsPass}. */
+    static boolean nextPollEndsPass(int vendorId, int rdmaCoreMajor) {
+        return vendorId == RXE_VENDOR_ID && rdmaCoreMajor >= 0 && rdmaCoreMajor < 55;
+    }
+
+    /** Soft-RoCE's {@code vendor_id} (RXE_VENDOR_ID in the kernel driver). */
+    static final int RXE_VENDOR_ID = 0xFFFFFF;
 
     static ExtendedCompletionQueue create(Context context, CompletionChannel channel, int cqe, int compVector,
                                           long wcFlags, boolean singleThreaded) {
@@ -110,7 +117,8 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
             if (cq.address() == 0) {
                 throw Errors.failure(call, Errno.get(errno));
             }
-            return new ExtendedCompletionQueue(context, channel, cq, wcFlags);
+            return new ExtendedCompletionQueue(context, channel, cq, wcFlags,
+                    nextPollEndsPass(context.attributes().vendorId(), RdmaCoreVersion.major()));
         }
     }
 
@@ -119,68 +127,60 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
      * {@link #nextPoll()}, and finally {@link #endPoll()}), {@code false} when the CQ is empty (then do not call
      * {@code endPoll}).
      *
-     * <p>Errors: any errno other than {@code ENOENT} → {@link VerbsException} (no {@code endPoll} needed).
+     * <p>Errors: any errno other than {@code ENOENT} → {@link VerbsException} (no {@code endPoll} needed; after a
+     * failing {@link #nextPoll()} it is). A pass opened twice, or {@code nextPoll}/{@code endPoll} outside a pass,
+     * → {@link IllegalStateException} (in C: a deadlock or a double unlock).
      */
     public boolean startPoll() {
         CallGuard guard = pollGuard;
         if (!guard.enter(Thread.currentThread())) {
             throw pollRefused(guard, "ibv_start_poll");
         }
-        int rc;
-        endedByNextPoll = false;
+        boolean found;
         try {
             resource.checkOpen("ibv_start_poll");
-            rc = ops.ibv_start_poll(pollAttr);
+            exhausted = false;
+            found = current(ops.ibv_start_poll(pollAttr), "ibv_start_poll");
         } catch (RuntimeException | Error e) {
             guard.exit();
             throw e;
         }
-        if (rc != 0) { // no pass: the provider released the CQ lock
+        if (!found) { // no pass: the provider released the CQ lock
             guard.exit();
         }
-        return current(rc, "ibv_start_poll");
+        return found;
     }
 
     /**
-     * Advances to the next completion ({@code ibv_next_poll(3)}); {@code false} when none is left (then call
-     * {@link #endPoll()}).
+     * Advances to the next completion ({@code ibv_next_poll(3)}); {@code false} when none is left, and from then on
+     * until {@link #endPoll()} without calling the provider again.
      *
      * @throws IllegalStateException without an open pass on this thread (the provider would advance a CQ it does not
      *                               hold, skipping or repeating completions)
      */
     public boolean nextPoll() {
         inPass("ibv_next_poll");
-        if (onePerPass) {
-            return restartPass();
+        if (exhausted) {
+            return false;
         }
-        return current(ops.ibv_next_poll(), "ibv_next_poll");
-    }
-
-    /** {@link #nextPoll()} on rxe: consume the current entry and start a new pass (see {@link #onePerPass}). */
-    private boolean restartPass() {
-        ops.ibv_end_poll();
-        int rc = ops.ibv_start_poll(pollAttr);
-        if (rc != 0) { // empty: no pass is open any more, so the caller's endPoll has nothing to end
-            endedByNextPoll = true;
-            pollGuard.exit();
-        }
-        return current(rc, "ibv_next_poll");
+        boolean found = current(ops.ibv_next_poll(), "ibv_next_poll");
+        exhausted = !found;
+        return found;
     }
 
     /**
-     * Ends the poll pass ({@code ibv_end_poll(3)}): releases the consumed entries and the CQ lock.
+     * Ends the poll pass ({@code ibv_end_poll(3)}): releases the consumed entries and the CQ lock. Required after
+     * every {@link #startPoll()} that returned true, whether or not {@link #nextPoll()} reached the end.
      *
      * @throws IllegalStateException without an open pass on this thread (a second {@code ibv_end_poll} would release
      *                               a lock it does not hold and consume an entry twice)
      */
     public void endPoll() {
-        if (endedByNextPoll) {
-            endedByNextPoll = false;
-            return;
-        }
         inPass("ibv_end_poll");
         try {
-            ops.ibv_end_poll();
+            if (!(exhausted && nextPollEndsPass)) { // else the provider's next_poll already ended the pass
+                ops.ibv_end_poll();
+            }
         } finally {
             pollGuard.exit();
         }
@@ -201,24 +201,32 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
         if (rc == ENOENT) {
             return false;
         }
-        if (!verb.equals("ibv_start_poll")) { // a failed next_poll ends the pass as far as this object knows
-            pollGuard.exit();
-        }
+        // a failed start_poll leaves nothing to end; after a failed next_poll the pass stays open (endPoll)
+        exhausted = true;
         throw Errors.failure(Errors.call(verb, "cq", this), rc);
     }
 
     private void retireCurrent() {
-        QueuePair single = queuePairs.single();
-        int status = ops.status();
-        long wrId = ops.wr_id();
-        if (single != null) {
-            single.retire(this, wrId, status, single.sharesCq() && status == 0 ? ops.ibv_wc_read_opcode() : 0);
-        } else if (queuePairs.size() > 0) {
-            QueuePair qp = queuePairs.get(ops.ibv_wc_read_qp_num());
-            if (qp != null) {
-                qp.retire(this, wrId, status, qp.sharesCq() && status == 0 ? ops.ibv_wc_read_opcode() : 0);
+        QueuePair qp = queuePairs.single();
+        if (qp == null) {
+            if (queuePairs.size() == 0) {
+                return;
+            }
+            qp = queuePairs.get(ops.ibv_wc_read_qp_num());
+            if (qp == null) {
+                return;
             }
         }
+        int status = ops.status();
+        long wrId = ops.wr_id();
+        int opcode = 0;
+        if (status == 0 && qp.sharesCq()) {
+            // which queue: the opcode decides, but reading it is a provider call; QueuePair.retire needs the
+            // RECV bit only when the wr_id alone is ambiguous
+            opcode = qp.needsOpcode(wrId) ? ops.ibv_wc_read_opcode()
+                    : qp.recvTracker.headIs(wrId) && qp.sendTracker.outstanding() == 0 ? IBV_WC_RECV() : 0;
+        }
+        qp.retire(this, wrId, status, opcode);
     }
 
     /** The current completion's {@code wr_id} (a field of {@code ibv_cq_ex}, no call). */

@@ -12,6 +12,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.EnumSet;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -33,6 +34,7 @@ public final class MemoryRegion extends VerbsObject {
 
     /** Alignment of memory allocated by {@link ProtectionDomain#allocate}: the x86-64 and common arm64 page. */
     static final long PAGE_SIZE = 4096;
+    private static final AtomicLong TRACKING_IDS = new AtomicLong();
 
     private volatile ProtectionDomain pd;
     private volatile MemorySegment buffer;
@@ -44,6 +46,11 @@ public final class MemoryRegion extends VerbsObject {
     private volatile int rkey;
     private volatile long length;
     private final Registration registration;
+    /**
+     * Unique among all regions of this JVM: the queue pairs' in-flight tracking records it instead of a reference,
+     * so posting stores no object reference (no GC write barrier per SGE).
+     */
+    final long trackingId = TRACKING_IDS.incrementAndGet();
 
     private MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment buffer, long length, String what,
                          Set<Access> access, Registration registration) {

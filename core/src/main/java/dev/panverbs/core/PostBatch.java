@@ -49,7 +49,7 @@ public final class PostBatch implements AutoCloseable {
     private final boolean[] signaled;
     private final int[] refCounts;
     private final int[] flags;
-    private final Object[] refs;
+    private final long[] refs; // MemoryRegion.trackingId per SGE
     private final MemorySegment sgeList;
     private final MemorySegment bufList;
     /** Open on the thread holding {@code qp.sendGuard}; written by that thread only. */
@@ -71,7 +71,7 @@ public final class PostBatch implements AutoCloseable {
         this.signaled = new boolean[capacity];
         this.refCounts = new int[capacity];
         this.flags = new int[capacity];
-        this.refs = new Object[capacity * maxSge];
+        this.refs = new long[capacity * maxSge];
         this.sgeList = arena.allocate(ibv_sge.layout(), maxSge);
         this.bufList = arena.allocate(ibv_data_buf.layout(), maxSge);
     }
@@ -265,9 +265,12 @@ public final class PostBatch implements AutoCloseable {
         if (rc != 0) {
             throw completeFailed(rc);
         }
+        WorkQueueTracker tracker = qp.sendTracker;
+        long t = tracker.tail();
         for (int i = 0; i < count; i++) {
-            qp.sendTracker.record(wrIds[i], signaled[i], refs, i * maxSge, refCounts[i]);
+            tracker.put(t + i, wrIds[i], signaled[i], refs, i * maxSge, refCounts[i]);
         }
+        tracker.publish(t + count);
         clearStaged();
     }
 
@@ -341,7 +344,7 @@ public final class PostBatch implements AutoCloseable {
     }
 
     private void stage(MemoryRegion region, int k) {
-        refs[(count - 1) * maxSge + k] = region;
+        refs[(count - 1) * maxSge + k] = region.trackingId;
     }
 
     private void aligned(long remoteAddr) {
@@ -351,9 +354,6 @@ public final class PostBatch implements AutoCloseable {
     }
 
     private void clearStaged() {
-        for (int i = 0; i < count * maxSge; i++) {
-            refs[i] = null;
-        }
         count = 0;
     }
 

@@ -82,15 +82,14 @@ public final class QueuePair extends VerbsObject {
     /** Mark the producer inside a post or an open batch (send side) and inside a post (receive side). */
     final CallGuard sendGuard;
     private final CallGuard recvGuard;
-    /**
-     * Whether the state last set through {@link #modify} (or read by {@link #state()}) accepts sends (RTS, SQD, SQE,
-     * ERR) and receives (all but RESET). A plain read on the post path; when it says no, the real state is queried
-     * before refusing, so a change made outside this object (an async move to ERR) never refuses a valid post.
-     */
-    private boolean sendReady;
-    private boolean recvReady;
     /** The port set at INIT (0 until then), for the path-MTU check of later transitions. */
     private int portNum;
+    /**
+     * The state the last successful {@link #modify} set (RESET at creation). The device moves a QP on its own only
+     * to SQE or ERR, never into RESET, INIT or RTR, so this is enough to refuse posts those states forbid without a
+     * query per post; the refusal itself re-queries (see {@link #refusedState}).
+     */
+    volatile QueuePairState trackedState = QueuePairState.RESET;
 
     QueuePair(QueuePairBuilder.Created c) {
         super(ResourceKind.QUEUE_PAIR, c.description(), c.qp(), c.cleanup()::destroy,
@@ -248,17 +247,11 @@ public final class QueuePair extends VerbsObject {
         if (attrs.isSet(QueuePairAttribute.PORT)) {
             portNum = attrs.portNumValue();
         }
+        trackedState = next;
         if (next == QueuePairState.RESET) { // RESET discards both queues without completions
             sendTracker.retireAll();
             recvTracker.retireAll();
         }
-        noteState(next);
-    }
-
-    private void noteState(QueuePairState s) {
-        sendReady = s == QueuePairState.RTS || s == QueuePairState.SQD || s == QueuePairState.SQE
-                || s == QueuePairState.ERR;
-        recvReady = s != QueuePairState.RESET;
     }
 
     /**
@@ -348,9 +341,7 @@ public final class QueuePair extends VerbsObject {
             if (rc != 0) {
                 throw Errors.failure(Errors.call("ibv_query_qp", "qp", this), rc);
             }
-            QueuePairState s = QueuePairState.of(ibv_qp_attr.qp_state(attr));
-            noteState(s);
-            return s;
+            return QueuePairState.of(ibv_qp_attr.qp_state(attr));
         }
     }
 
@@ -392,9 +383,11 @@ public final class QueuePair extends VerbsObject {
      * {@code ENOMEM}, or this QP's own count of outstanding WRs): poll completions, then call again to post the rest.
      * Allocation-free.
      *
-     * <p>Errors: a QP in RESET, INIT or RTR (sends need RTS; refused before the provider) and other errnos
-     * ({@code EINVAL}: malformed WR) → {@link PostException} carrying the index of the refused WR ({@code bad_wr});
-     * a chain of another QP → {@link IllegalArgumentException}; an open {@link PostBatch} of this thread or a
+     * <p>Errors: a QP in RESET, INIT or RTR (IB spec 10.3.1: an immediate error) → {@link PostException} with
+     * {@code EINVAL} naming the state, raised before the provider sees the chain: some providers (rxe) would queue
+     * the WRs and run them once the QP reaches RTS. Other errnos ({@code EINVAL}: malformed WR) →
+     * {@link PostException} carrying the index of the refused WR ({@code bad_wr}).
+     * A chain of another QP → {@link IllegalArgumentException}; an open {@link PostBatch} of this thread or a
      * concurrent producer → {@link IllegalStateException}. In ERR the WRs are accepted and complete with
      * {@code WR_FLUSH_ERR}.
      */
@@ -404,8 +397,8 @@ public final class QueuePair extends VerbsObject {
             throw postRefused(guard, "ibv_post_send");
         }
         try {
-            if (wrs != sendRequests || !sendReady) {
-                checkPostable("ibv_post_send", wrs, sendRequests, wrs.posted);
+            if (wrs != sendRequests) {
+                throw foreignChain("ibv_post_send");
             }
             return postSendChain(wrs);
         } finally {
@@ -419,6 +412,11 @@ public final class QueuePair extends VerbsObject {
         int n = wrs.count() - from;
         if (n <= 0) {
             return 0;
+        }
+        QueuePairState refused;
+        if (!trackedState.acceptsSends() && (refused = refusedState(true)) != null) {
+            throw PostException.notReady("ibv_post_send", this, refused, from, WorkRequestOpcode.class,
+                    wrs.opcodeValue(from));
         }
         if (type == QueuePairType.UD) {
             for (int i = from; i < from + n; i++) {
@@ -442,11 +440,8 @@ public final class QueuePair extends VerbsObject {
             wrs.relink(last);
         }
         int accepted = rc == 0 ? take : accepted(wrs.indexOf(badWr.get(ValueLayout.JAVA_LONG, 0)), from, take);
-        int maxSge = wrs.maxSge();
-        for (int i = from; i < from + accepted; i++) {
-            sendTracker.record(wrs.wrId(i), sqSigAll || (wrs.sendFlags(i) & SendFlag.SIGNALED_BIT) != 0,
-                    wrs.sgeRegions, i * maxSge, wrs.numSge(i));
-        }
+        record(sendTracker, wrs.wrIds, sqSigAll ? null : wrs.signaled, wrs.sgeRegions, wrs.numSges, wrs.maxSge(),
+                from, accepted);
         wrs.posted = from + accepted;
         if (rc != 0 && rc != ENOMEM) {
             throw PostException.of("ibv_post_send", this, rc, from + accepted, WorkRequestOpcode.class,
@@ -460,7 +455,8 @@ public final class QueuePair extends VerbsObject {
 
     /**
      * Posts the pending receive WRs of {@code wrs} ({@code ibv_post_recv(3)}); returns how many were accepted, as
-     * {@link #postSend}. Allocation-free.
+     * {@link #postSend}. Allocation-free. A QP in RESET refuses them ({@link PostException}, {@code EINVAL}); from
+     * INIT on they are queued.
      */
     public int postRecv(ReceiveRequests wrs) {
         CallGuard guard = recvGuard;
@@ -468,8 +464,8 @@ public final class QueuePair extends VerbsObject {
             throw postRefused(guard, "ibv_post_recv");
         }
         try {
-            if (wrs != receiveRequests || !recvReady) {
-                checkPostable("ibv_post_recv", wrs, receiveRequests, wrs.posted);
+            if (wrs != receiveRequests) {
+                throw foreignChain("ibv_post_recv");
             }
             return postRecvChain(wrs);
         } finally {
@@ -483,6 +479,10 @@ public final class QueuePair extends VerbsObject {
         int n = wrs.count() - from;
         if (n <= 0) {
             return 0;
+        }
+        QueuePairState refused;
+        if (!trackedState.acceptsReceives() && (refused = refusedState(false)) != null) {
+            throw PostException.notReady("ibv_post_recv", this, refused, from, null, 0);
         }
         int take = Math.min(n, recvTracker.room());
         if (take <= 0) {
@@ -498,10 +498,7 @@ public final class QueuePair extends VerbsObject {
             wrs.relink(last);
         }
         int accepted = rc == 0 ? take : accepted(wrs.indexOf(badWr.get(ValueLayout.JAVA_LONG, 0)), from, take);
-        int maxSge = wrs.maxSge();
-        for (int i = from; i < from + accepted; i++) {
-            recvTracker.record(wrs.wrId(i), true, wrs.sgeRegions, i * maxSge, wrs.numSge(i));
-        }
+        record(recvTracker, wrs.wrIds, null, wrs.sgeRegions, wrs.numSges, wrs.maxSge(), from, accepted);
         wrs.posted = from + accepted;
         if (rc != 0 && rc != ENOMEM) {
             throw PostException.of("ibv_post_recv", this, rc, from + accepted, null, 0);
@@ -514,27 +511,9 @@ public final class QueuePair extends VerbsObject {
 
     // ---- cold: refusals of the post path ----
 
-    /**
-     * A chain of another QP, or a state that does not take the post. The state is queried before refusing, so a
-     * change made outside {@link #modify} (an async move to ERR) never refuses a valid post.
-     */
-    private void checkPostable(String verb, Object wrs, Object own, int from) {
-        boolean send = verb.equals("ibv_post_send");
-        if (wrs != own) {
-            throw new IllegalArgumentException(verb + ": the chain belongs to another queue pair; post " + this
-                    + "'s own chain (" + (send ? "sendRequests()" : "receiveRequests()") + ")");
-        }
-        resource.checkOpen(verb);
-        QueuePairState s = state();
-        if (send ? sendReady : recvReady) {
-            return;
-        }
-        // the IB spec's "immediate error" for posting in these states; providers differ (rxe queues a send posted
-        // in INIT and runs it later), so it is refused here, before the provider sees the chain
-        throw new PostException(verb + "(" + this + ", wr[" + from + "])", EINVAL, "refused before the provider: "
-                + "the QP is in " + s + "; " + (send ? "sends need RTS (toRtr, then toRts)"
-                : "receives need INIT or later (toInit)") + "; posting in ERR is allowed and completes with "
-                + "WR_FLUSH_ERR", from);
+    private IllegalArgumentException foreignChain(String verb) {
+        return new IllegalArgumentException(verb + ": the chain belongs to another queue pair; post " + this
+                + "'s own chain (" + (verb.equals("ibv_post_send") ? "sendRequests()" : "receiveRequests()") + ")");
     }
 
     private RuntimeException postRefused(CallGuard guard, String verb) {
@@ -553,6 +532,33 @@ public final class QueuePair extends VerbsObject {
                 + "from one thread, or synchronize");
     }
 
+    /**
+     * The state that forbids the post, or {@code null} when the QP has left it after all (the device moved it to ERR
+     * or SQE, where posts complete with flush errors). Cold: runs only when the tracked state refuses.
+     */
+    private QueuePairState refusedState(boolean send) {
+        QueuePairState actual = state();
+        if (send ? actual.acceptsSends() : actual.acceptsReceives()) {
+            trackedState = actual;
+            return null;
+        }
+        return actual;
+    }
+
+    /**
+     * Records WRs {@code from .. from+n-1} of a chain as outstanding, published to the poller at once.
+     * {@code signaled == null}: every WR completes (sq_sig_all, receives).
+     */
+    private static void record(WorkQueueTracker tracker, long[] wrIds, boolean[] signaled, long[] regions,
+                               int[] numSges, int maxSge, int from, int n) {
+        long t = tracker.tail();
+        for (int k = 0; k < n; k++) {
+            int i = from + k;
+            tracker.put(t + k, wrIds[i], signaled == null || signaled[i], regions, i * maxSge, numSges[i]);
+        }
+        tracker.publish(t + n);
+    }
+
     /** WRs accepted before {@code bad_wr}; a provider that left bad_wr unset (or out of the chain) posted none. */
     private static int accepted(int badIndex, int from, int take) {
         return badIndex >= from && badIndex < from + take ? badIndex - from : 0;
@@ -566,6 +572,7 @@ public final class QueuePair extends VerbsObject {
      * ({@code ibv_wr_abort}). Use try-with-resources. The same {@link PostBatch} object is reused: no allocation.
      *
      * @throws IllegalStateException if the QP was built without {@code sendOps} (no {@code ibv_qp_ex})
+     * @throws VerbsException         ({@code EINVAL}) if the QP is in RESET, INIT or RTR, as {@link #postSend}
      */
     public PostBatch startSend() {
         resource.checkOpen("ibv_wr_start");
@@ -573,10 +580,23 @@ public final class QueuePair extends VerbsObject {
             throw new IllegalStateException("ibv_wr_start: " + this + " was created without sendOps; build it with "
                     + "QueuePairBuilder.sendOps(...) to use the ibv_wr_* API");
         }
+        QueuePairState refused;
+        if (!trackedState.acceptsSends() && (refused = refusedState(true)) != null) {
+            throw PostException.notReady("ibv_wr_start", this, refused, 0, null, 0);
+        }
         return batch.start();
     }
 
     // ---- completions ----
+
+    /**
+     * Whether a successful completion of {@code wrId} on a CQ that serves both queues of this QP can be attributed
+     * without its opcode: receive completions arrive in posting order, so one that is not the receive queue's
+     * oldest WR is a send's. Spares the extended CQ's {@code read_opcode} call in the common cases.
+     */
+    boolean needsOpcode(long wrId) {
+        return recvTracker.outstanding() != 0 && sendTracker.outstanding() != 0 && recvTracker.headIs(wrId);
+    }
 
     /** Retires the WRs one completion of {@code cq} covers. Poll path: no allocation. */
     void retire(CompletionQueue cq, long wrId, int status, int opcode) {
@@ -593,7 +613,7 @@ public final class QueuePair extends VerbsObject {
         int n = 0;
         for (QueuePair q : LIVE) {
             if (q.pd == region.protectionDomain()) {
-                n += q.sendTracker.references(region) + q.recvTracker.references(region);
+                n += q.sendTracker.references(region.trackingId) + q.recvTracker.references(region.trackingId);
             }
         }
         return n;

@@ -29,11 +29,11 @@ class ClosedChainTest {
             qp.close();
             assertThatThrownBy(() -> send.send(2, 0)).isInstanceOf(IllegalStateException.class)
                     .hasMessage("QueuePair[RC 0x1000 on fake0] is closed; cannot call ibv_post_send");
-            assertThatThrownBy(() -> send.appendSge(0x2000, 8, 1, null)).isInstanceOf(IllegalStateException.class)
+            assertThatThrownBy(() -> send.appendSge(0x2000, 8, 1, 0L)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("cannot call ibv_post_send");
             assertThatThrownBy(() -> recv.recv(2)).isInstanceOf(IllegalStateException.class)
                     .hasMessage("QueuePair[RC 0x1000 on fake0] is closed; cannot call ibv_post_recv");
-            assertThatThrownBy(() -> recv.appendSge(0x2000, 8, 1, null)).isInstanceOf(IllegalStateException.class)
+            assertThatThrownBy(() -> recv.appendSge(0x2000, 8, 1, 0L)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("cannot call ibv_post_recv");
         }
     }

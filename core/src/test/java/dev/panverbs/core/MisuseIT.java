@@ -430,13 +430,13 @@ class MisuseIT {
         rc.sendRequests().send(1, 0).sge(mr, 0, 8);
         assertThatThrownBy(() -> rc.postSend(rc.sendRequests())).isInstanceOf(PostException.class)
                 .hasMessageContaining("ibv_post_send(" + rc).hasMessageContaining("EINVAL")
-                .hasMessageContaining("the QP is in RESET; sends need RTS");
+                .hasMessageContaining("the QP is in RESET, and its send queue accepts work requests from RTS on");
         rc.receiveRequests().recv(2).sge(mr, 0, 8);
         assertThatThrownBy(() -> rc.postRecv(rc.receiveRequests())).isInstanceOf(PostException.class)
-                .hasMessageContaining("the QP is in RESET; receives need INIT");
+                .hasMessageContaining("the QP is in RESET, and its receive queue accepts work requests from INIT on");
         rc.toInit(PORT, QP_REMOTE);
         assertThatThrownBy(() -> rc.postSend(rc.sendRequests())).isInstanceOf(PostException.class)
-                .hasMessageContaining("the QP is in INIT");
+                .hasMessageContaining("the QP is in INIT,");
         assertThat(rc.postRecv(rc.receiveRequests())).isEqualTo(1);
         assertThatThrownBy(() -> rc.toRts(0)).isInstanceOf(InvalidTransitionException.class)
                 .hasMessageContaining("INIT -> RTS");
