@@ -107,6 +107,7 @@ class MisuseIT {
         ReceiveRequests rchain = qp.receiveRequests();
         SendRequests udChain = ud.sendRequests();
         udChain.send(1, 0);
+        connect(qp, qp.qpNum(), QP_REMOTE); // to itself: batches need RTS
         PostBatch batch = qp.startSend(); // open on this thread: the close below aborts it
         AddressVector av = path();
 
