@@ -48,6 +48,12 @@ final class CallGuard {
 
     @SuppressWarnings("unused") // through CALLER
     private Thread caller;
+    /**
+     * A poll pass is open on the holder thread: the per-completion calls check this plain flag instead of the mark
+     * (no thread lookup per read). Written by the holder; cleared by {@link #awaitIdle()} when the holder closes the
+     * object itself, so its later reads fail instead of reaching freed provider memory.
+     */
+    boolean open;
 
     /** Hot path: marks {@code me} as inside a call; {@code false} (nothing marked) when a call already holds it. */
     boolean enter(Thread me) {
@@ -88,6 +94,7 @@ final class CallGuard {
                 return null;
             }
             if (t == me || !t.isAlive()) {
+                open = false;
                 CALLER.compareAndSet(this, t, (Thread) null);
                 return null;
             }

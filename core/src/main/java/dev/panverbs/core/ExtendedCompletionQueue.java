@@ -36,9 +36,10 @@ import java.nio.ByteOrder;
  * <p>It is also a {@link CompletionQueue}: {@link #poll(WorkCompletions)} works on it too.
  *
  * <p>Thread safety: between {@link #startPoll()} and {@link #endPoll()} the provider may hold the CQ lock; the
- * three calls and the reads between them must happen on one thread, which is enforced: {@code nextPoll},
- * {@code endPoll} and the readers throw {@link IllegalStateException} without an open pass on the calling thread,
- * and {@code startPoll}/{@code poll} throw while one is open (rather than spin forever on the provider's lock). One
+ * three calls and the reads between them must happen on one thread. Enforced: {@code nextPoll} and the readers
+ * throw {@link IllegalStateException} without an open pass, {@code endPoll} without an open pass on the calling
+ * thread, and {@code startPoll}/{@code poll} while one is open (rather than spin forever on the provider's lock); not
+ * checked, to keep reads free of a thread lookup: a reader or {@code nextPoll} on another thread during a pass. One
  * poller at a time. {@link #close()} from another thread waits (up to 5 s) for an open pass to end; closing on the
  * thread that holds the pass abandons it.
  */
@@ -145,7 +146,9 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
             guard.exit();
             throw e;
         }
-        if (!found) { // no pass: the provider released the CQ lock
+        if (found) {
+            guard.open = true;
+        } else { // no pass: the provider released the CQ lock
             guard.exit();
         }
         return found;
@@ -176,7 +179,11 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
      *                               a lock it does not hold and consume an entry twice)
      */
     public void endPoll() {
-        inPass("ibv_end_poll");
+        CallGuard guard = pollGuard;
+        if (!guard.heldBy(Thread.currentThread())) {
+            throw noPass("ibv_end_poll");
+        }
+        guard.open = false;
         try {
             if (!(exhausted && nextPollEndsPass)) { // else the provider's next_poll already ended the pass
                 ops.ibv_end_poll();
@@ -186,9 +193,12 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
         }
     }
 
-    /** Hot path: the calling thread has an open pass (which also keeps the CQ from being destroyed under it). */
+    /**
+     * Hot path: a pass is open (a plain read; {@link #endPoll()}, which runs once per pass, checks the thread). An open
+     * pass also keeps the CQ from being destroyed under these calls.
+     */
     private void inPass(String verb) {
-        if (!pollGuard.heldBy(Thread.currentThread())) {
+        if (!pollGuard.open) {
             throw noPass(verb);
         }
     }
@@ -330,7 +340,7 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
         if ((wcFlags & field.bit()) == 0) {
             throw notRequested(field);
         }
-        if (!pollGuard.heldBy(Thread.currentThread())) {
+        if (!pollGuard.open) {
             throw noPass("ibv_wc_read_" + field.name().toLowerCase(java.util.Locale.ROOT));
         }
     }

@@ -31,8 +31,9 @@ import java.lang.foreign.ValueLayout;
  *
  * <p>One object per QP, reused by every {@code startSend}: nothing is allocated. Not thread-safe: between
  * {@code startSend} and {@code submit}/{@code close} the provider holds the send-queue lock, and all calls must come
- * from that thread (enforced: other threads get {@link IllegalStateException}, as does a second {@code startSend} or
- * a {@code postSend} on the same QP, which would spin forever on that lock). Closing the QP on the batch's thread
+ * from that thread: a second {@code startSend} or a {@code postSend} on the same QP, which would spin forever on that
+ * lock, and a {@code submit} from another thread throw {@link IllegalStateException}; the operations and setters,
+ * per WR, check only that a batch is open. Closing the QP on the batch's thread
  * aborts the batch; closing it on another thread waits (up to 5 s) for the batch to be submitted or closed.
  */
 public final class PostBatch implements AutoCloseable {
@@ -304,7 +305,7 @@ public final class PostBatch implements AutoCloseable {
     }
 
     private void begin(SendOperation op, long wrId, int sendFlags) {
-        if (!active || !qp.sendGuard.heldBy(Thread.currentThread()) || qp.resource.isClosed()) {
+        if (!active) {
             throw notActive();
         }
         if ((sendOps & op.bit()) == 0) {
@@ -325,7 +326,7 @@ public final class PostBatch implements AutoCloseable {
     }
 
     private void current() {
-        if (!active || !qp.sendGuard.heldBy(Thread.currentThread())) {
+        if (!active) {
             throw notActive();
         }
         if (count == 0) {

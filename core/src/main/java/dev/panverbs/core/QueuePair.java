@@ -575,8 +575,8 @@ public final class QueuePair extends VerbsObject {
      * @throws VerbsException         ({@code EINVAL}) if the QP is in RESET, INIT or RTR, as {@link #postSend}
      */
     public PostBatch startSend() {
-        resource.checkOpen("ibv_wr_start");
         if (batch == null) {
+            resource.checkOpen("ibv_wr_start"); // open checked by batch.start, after it marks the send side busy
             throw new IllegalStateException("ibv_wr_start: " + this + " was created without sendOps; build it with "
                     + "QueuePairBuilder.sendOps(...) to use the ibv_wr_* API");
         }

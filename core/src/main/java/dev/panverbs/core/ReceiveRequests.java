@@ -100,13 +100,17 @@ public final class ReceiveRequests {
 
     /** Starts a receive WR with id {@code wrId}; add its buffers with {@link #sge}. */
     public ReceiveRequests recv(long wrId) {
-        rules.checkOpen("ibv_post_recv");
         if (count == capacity) {
             throw rules.chainFull(capacity);
         }
-        int i = count++;
+        int i = count;
         long w = i * WR_SIZE;
-        wrs.set(LONG, w + WR_ID, wrId);
+        try { // the chain lives in the QP's arena: a closed QP fails here (FFM's liveness check, no extra read)
+            wrs.set(LONG, w + WR_ID, wrId);
+        } catch (IllegalStateException e) {
+            throw rules.ifClosed(e, "ibv_post_recv");
+        }
+        count = i + 1;
         wrs.set(INT, w + NUM_SGE, 0);
         wrIds[i] = wrId;
         numSges[i] = 0;
@@ -130,7 +134,6 @@ public final class ReceiveRequests {
     }
 
     void appendSge(long addr, int length, int lkey, long regionId) {
-        rules.checkOpen("ibv_post_recv");
         if (count == posted) {
             throw rules.noCurrentWr();
         }
@@ -141,7 +144,11 @@ public final class ReceiveRequests {
             throw rules.tooManySges(maxSge);
         }
         long s = ((long) wr * maxSge + n) * SGE_SIZE;
-        sges.set(LONG, s + SGE_ADDR, addr);
+        try { // a closed QP's chain fails here, named by ifClosed
+            sges.set(LONG, s + SGE_ADDR, addr);
+        } catch (IllegalStateException e) {
+            throw rules.ifClosed(e, "ibv_post_recv");
+        }
         sges.set(INT, s + SGE_LENGTH, length);
         sges.set(INT, s + SGE_LKEY, lkey);
         sgeRegions[wr * maxSge + n] = regionId;

@@ -93,14 +93,15 @@ public final class SendRequests {
     /** WRs of this chain already accepted by the provider (a partial post left the rest pending). */
     int posted;
     private int inlineBytes;
-    /** The current WR's SGEs are written by the NIC (RDMA READ, atomics): they need LOCAL_WRITE. */
-    private boolean writesLocally;
     /**
-     * The current WR was started with {@link SendFlag#INLINE_BIT}: the provider copies its SGEs into the WQE as
-     * inline data, so they count against {@code max_inline_data} too (rxe sums their lengths in 32 bits: past 4 GiB
-     * the sum wraps, its check passes and the copy runs off the WQE into the mapped send queue).
+     * Extra checks of the current WR's SGEs, 0 for most: {@link #SGE_LOCAL_WRITE} when the NIC writes them (RDMA READ,
+     * atomics: they need LOCAL_WRITE); {@link #SGE_INLINE} when the WR was started with {@link SendFlag#INLINE_BIT}
+     * (the provider copies them into the WQE as inline data, so they count against {@code max_inline_data}; rxe sums
+     * their lengths in 32 bits, and past 4 GiB the sum wraps, passes and the copy runs off the WQE).
      */
-    private boolean inlineWr;
+    private int sgeChecks;
+    private static final int SGE_LOCAL_WRITE = 1;
+    private static final int SGE_INLINE = 2;
     /** SGEs of the current (last) WR, mirrored from its native {@code num_sge}. */
     private int currentSges;
 
@@ -225,11 +226,8 @@ public final class SendRequests {
      */
     public SendRequests sge(MemoryRegion region, long offset, int length) {
         rules.checkSge(region, offset, length);
-        if (writesLocally) {
-            rules.checkLocalWrite(region, length, "an RDMA READ or atomic");
-        }
-        if (inlineWr) {
-            inlineBytes = rules.checkInlineSge(length, inlineBytes);
+        if (sgeChecks != 0) {
+            checkSpecialSge(region, length);
         }
         appendSge(DataPathAccess.address(region) + offset, length, DataPathAccess.lkey(region), region.trackingId);
         return this;
@@ -241,23 +239,31 @@ public final class SendRequests {
      * no memory region. The WR's inline bytes may not exceed the QP's {@code max_inline_data}.
      */
     public SendRequests inline(MemorySegment data) {
-        long w = current();
-        int len = rules.checkInline(data, inlineBytes);
-        inlineBytes += len;
-        wrs.set(INT, w + SEND_FLAGS, wrs.get(INT, w + SEND_FLAGS) | SendFlag.INLINE_BIT);
-        appendSge(data.address(), len, 0, 0L);
-        return this;
+        try {
+            long w = current();
+            int len = rules.checkInline(data, inlineBytes);
+            inlineBytes += len;
+            wrs.set(INT, w + SEND_FLAGS, wrs.get(INT, w + SEND_FLAGS) | SendFlag.INLINE_BIT);
+            appendSge(data.address(), len, 0, 0L);
+            return this;
+        } catch (IllegalStateException e) {
+            throw rules.ifClosed(e, "ibv_post_send");
+        }
     }
 
     /** Addresses the current WR of a UD QP ({@code wr.ud}): to {@code remoteQpn} with queue key {@code remoteQkey}. */
     public SendRequests ud(AddressHandle ah, int remoteQpn, int remoteQkey) {
-        long w = current();
-        rules.checkUd(ah);
-        wrs.set(ValueLayout.ADDRESS_UNALIGNED, w + UD_AH, ah.resource.handle("ibv_post_send"));
-        wrs.set(INT, w + UD_QPN, remoteQpn);
-        wrs.set(INT, w + UD_QKEY, remoteQkey);
-        udAddressed[count - 1] = true;
-        return this;
+        try {
+            long w = current();
+            rules.checkUd(ah);
+            wrs.set(ValueLayout.ADDRESS_UNALIGNED, w + UD_AH, ah.resource.handle("ibv_post_send"));
+            wrs.set(INT, w + UD_QPN, remoteQpn);
+            wrs.set(INT, w + UD_QKEY, remoteQkey);
+            udAddressed[count - 1] = true;
+            return this;
+        } catch (IllegalStateException e) {
+            throw rules.ifClosed(e, "ibv_post_send");
+        }
     }
 
     /** Appends an SGE without checks (package-private: layout tests and already-checked callers). */
@@ -269,7 +275,11 @@ public final class SendRequests {
         }
         int wr = count - 1;
         long s = ((long) wr * maxSge + n) * SGE_SIZE;
-        sges.set(LONG, s + SGE_ADDR, addr);
+        try { // the chain lives in the QP's arena: a closed QP fails here, named by ifClosed
+            sges.set(LONG, s + SGE_ADDR, addr);
+        } catch (IllegalStateException e) {
+            throw rules.ifClosed(e, "ibv_post_send");
+        }
         sges.set(INT, s + SGE_LENGTH, length);
         sges.set(INT, s + SGE_LKEY, lkey);
         sgeRegions[wr * maxSge + n] = regionId;
@@ -279,14 +289,18 @@ public final class SendRequests {
     }
 
     private long start(WorkRequestOpcode opcode, long wrId, int sendFlags) {
-        rules.checkOpen("ibv_post_send");
         rules.checkOpcode(opcode);
         if (count == capacity) {
             throw rules.chainFull(capacity);
         }
-        int i = count++;
+        int i = count;
         long w = i * WR_SIZE;
-        wrs.set(LONG, w + WR_ID, wrId);
+        try { // the chain lives in the QP's arena: a closed QP fails here (FFM's liveness check, no extra read)
+            wrs.set(LONG, w + WR_ID, wrId);
+        } catch (IllegalStateException e) {
+            throw rules.ifClosed(e, "ibv_post_send");
+        }
+        count = i + 1;
         wrs.set(INT, w + NUM_SGE, 0);
         wrs.set(INT, w + OPCODE, opcode.value());
         wrs.set(INT, w + SEND_FLAGS, sendFlags);
@@ -296,14 +310,22 @@ public final class SendRequests {
         signaled[i] = (sendFlags & SendFlag.SIGNALED_BIT) != 0;
         numSges[i] = 0;
         inlineBytes = 0;
-        writesLocally = opcode == WorkRequestOpcode.RDMA_READ || opcode.isAtomic();
-        inlineWr = (sendFlags & SendFlag.INLINE_BIT) != 0;
+        sgeChecks = (opcode.writesLocalSges() ? SGE_LOCAL_WRITE : 0)
+                | ((sendFlags & SendFlag.INLINE_BIT) != 0 ? SGE_INLINE : 0);
         currentSges = 0;
         return w;
     }
 
+    private void checkSpecialSge(MemoryRegion region, int length) {
+        if ((sgeChecks & SGE_LOCAL_WRITE) != 0) {
+            rules.checkLocalWrite(region, length, "an RDMA READ or atomic");
+        }
+        if ((sgeChecks & SGE_INLINE) != 0) {
+            inlineBytes = rules.checkInlineSge(length, inlineBytes);
+        }
+    }
+
     private long current() {
-        rules.checkOpen("ibv_post_send");
         if (count == posted) {
             throw rules.noCurrentWr();
         }

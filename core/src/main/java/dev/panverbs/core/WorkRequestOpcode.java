@@ -52,4 +52,9 @@ public enum WorkRequestOpcode {
     public boolean isAtomic() {
         return this == ATOMIC_CMP_AND_SWP || this == ATOMIC_FETCH_AND_ADD;
     }
+
+    /** Whether the NIC writes into the WR's local SGEs (RDMA READ, atomics), which then need LOCAL_WRITE. */
+    boolean writesLocalSges() {
+        return this == RDMA_READ || this == ATOMIC_CMP_AND_SWP || this == ATOMIC_FETCH_AND_ADD;
+    }
 }

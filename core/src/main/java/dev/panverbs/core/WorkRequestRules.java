@@ -63,12 +63,19 @@ final class WorkRequestRules {
         return maxInlineData;
     }
 
-    /** The QP is open (one volatile read): a chain of a closed QP is refused naming it, not by a closed arena. */
-    void checkOpen(String verb) {
+    /**
+     * {@code e}, from writing a chain, renamed when the QP is closed: the chain lives in the QP's arena, which the QP's
+     * destroy closes, so FFM's own liveness check (no extra read on the hot path) catches the use after close; this
+     * turns its bare "Already closed" into the QP's name and the verb. Cold.
+     */
+    RuntimeException ifClosed(IllegalStateException e, String verb) {
         Resource r = qp;
-        if (r != null) {
-            r.checkOpen(verb);
+        if (r == null || !r.isClosed()) {
+            return e;
         }
+        IllegalStateException named = r.closedException(verb);
+        named.initCause(e);
+        return named;
     }
 
     void checkOpcode(WorkRequestOpcode op) {

@@ -17,25 +17,33 @@ class ClosedChainTest {
 
     @Test
     void chainsOfAClosedQpFailNamingItNotTheirFreedMemory() {
+        Arena arena = Arena.ofShared(); // as a QP's chains: freed by the QP's destroy
         Resource qp = Resource.adopt(ResourceKind.QUEUE_PAIR, new Object(), "QueuePair[RC 0x1000 on fake0]",
-                MemorySegment.ofAddress(0x1000), h -> { }, new Resource[0]);
+                MemorySegment.ofAddress(0x1000), h -> arena.close(), new Resource[0]);
         WorkRequestRules rules = new WorkRequestRules("QueuePair[RC 0x1000 on fake0]", QueuePairType.RC, true, 64,
                 new Object(), qp);
-        try (Arena arena = Arena.ofShared()) {
-            SendRequests send = new SendRequests(rules, 4, 2, arena);
-            ReceiveRequests recv = new ReceiveRequests(rules, 4, 2, arena);
-            send.rdmaWrite(1, 0, 0x1000, 7);
-            recv.recv(1);
-            qp.close();
-            assertThatThrownBy(() -> send.send(2, 0)).isInstanceOf(IllegalStateException.class)
-                    .hasMessage("QueuePair[RC 0x1000 on fake0] is closed; cannot call ibv_post_send");
-            assertThatThrownBy(() -> send.appendSge(0x2000, 8, 1, 0L)).isInstanceOf(IllegalStateException.class)
-                    .hasMessageContaining("cannot call ibv_post_send");
-            assertThatThrownBy(() -> recv.recv(2)).isInstanceOf(IllegalStateException.class)
-                    .hasMessage("QueuePair[RC 0x1000 on fake0] is closed; cannot call ibv_post_recv");
-            assertThatThrownBy(() -> recv.appendSge(0x2000, 8, 1, 0L)).isInstanceOf(IllegalStateException.class)
-                    .hasMessageContaining("cannot call ibv_post_recv");
-        }
+        SendRequests send = new SendRequests(rules, 4, 2, arena);
+        ReceiveRequests recv = new ReceiveRequests(rules, 4, 2, arena);
+        send.rdmaWrite(1, 0, 0x1000, 7);
+        recv.recv(1);
+        qp.close();
+        assertThatThrownBy(() -> send.send(2, 0)).isInstanceOf(IllegalStateException.class)
+                .hasMessage("QueuePair[RC 0x1000 on fake0] is closed; cannot call ibv_post_send")
+                .hasCauseInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> send.appendSge(0x2000, 8, 1, 0L)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("cannot call ibv_post_send");
+        assertThatThrownBy(() -> recv.recv(2)).isInstanceOf(IllegalStateException.class)
+                .hasMessage("QueuePair[RC 0x1000 on fake0] is closed; cannot call ibv_post_recv");
+        assertThatThrownBy(() -> recv.appendSge(0x2000, 8, 1, 0L)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("cannot call ibv_post_recv");
+        // other refusals of an open QP keep their own message
+        Arena open = Arena.ofShared();
+        SendRequests full = new SendRequests(new WorkRequestRules("QP#open", QueuePairType.RC, true, 64,
+                new Object(), Resource.adopt(ResourceKind.QUEUE_PAIR, new Object(), "QP#open",
+                MemorySegment.ofAddress(0x2000), h -> { }, new Resource[0])), 1, 1, open);
+        full.send(1, 0);
+        assertThatThrownBy(() -> full.send(2, 0)).isInstanceOf(IllegalStateException.class).hasMessageContaining("is full");
+        open.close();
     }
 
     @Test
