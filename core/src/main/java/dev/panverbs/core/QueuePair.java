@@ -34,7 +34,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * Two APIs, both allocation-free after warm-up: the classic {@link #postSend(SendRequests)}/{@link #postRecv}
  * over the QP's preallocated native WR chains ({@link #sendRequests()}, {@link #receiveRequests()}), and the
  * extended {@link #startSend()} ({@code ibv_wr_start} ... {@code ibv_wr_complete}). Operations the QP type or the
- * device cannot do are refused up front with {@link UnsupportedVerbException} naming the capability.
+ * device cannot do are refused up front with {@link UnsupportedVerbException} naming the capability. Sends posted in
+ * RESET, INIT or RTR, and receives posted in RESET, are refused before the provider sees them
+ * ({@link PostException}, {@code EINVAL}, naming the state; IB spec 10.3.1), since some providers (rxe) would queue
+ * them and run them later.
  *
  * <h2>DMA safety</h2>
  * Every SGE is checked against its {@link MemoryRegion}: inside its bounds, registered in this QP's protection
