@@ -64,7 +64,8 @@ public final class NativeLibraries {
                 MLX5_SONAME + " has no symbol " + name + ": rdma-core is older than 44; upgrade ibverbs-providers"));
     }
 
-    private record Loaded(SymbolLookup lookup, String soname, String failure) {
+    /** A library load attempt; package-private so that a test can load a missing soname. */
+    record Loaded(SymbolLookup lookup, String soname, String failure) {
         static Loaded load(String soname, String hint) {
             try {
                 // global arena: the libraries stay mapped for the life of the JVM, as for a C program

@@ -1,0 +1,67 @@
+package dev.panverbs.bindings;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * Reads and writes at absolute native addresses, for the inline twins that follow C pointers
+ * ({@code qp->context->ops.post_send}) whose segments arrive with no usable size (a zero-length segment read
+ * from a struct field, or jextract's unbounded one). One segment spans the address space, so a read
+ * allocates nothing. Callers check pointers for NULL first: a read at a small address crashes the JVM.
+ */
+final class NativeMemory {
+
+    private static final MemorySegment ALL = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+
+    private NativeMemory() {}
+
+    /** The pointer stored at {@code address}, as a zero-length segment. */
+    static MemorySegment pointer(long address) {
+        return ALL.get(ValueLayout.ADDRESS, address);
+    }
+
+    static void pointer(long address, MemorySegment value) {
+        ALL.set(ValueLayout.ADDRESS, address, value);
+    }
+
+    static long int64(long address) {
+        return ALL.get(ValueLayout.JAVA_LONG, address);
+    }
+
+    static int int32(long address) {
+        return ALL.get(ValueLayout.JAVA_INT, address);
+    }
+
+    static void int32(long address, int value) {
+        ALL.set(ValueLayout.JAVA_INT, address, value);
+    }
+
+    /** {@code memset(address, 0, length)}. */
+    static void zero(long address, long length) {
+        ALL.asSlice(address, length).fill((byte) 0);
+    }
+
+    /**
+     * {@code pointer.address()}, or an {@link IllegalArgumentException} naming the verb and argument where C
+     * would dereference NULL.
+     */
+    static long nonNull(MemorySegment pointer, String verb, String argument) {
+        long address = pointer.address();
+        if (address == 0L) {
+            throw nullArgument(verb, argument);
+        }
+        return address;
+    }
+
+    /**
+     * The exception for a NULL function pointer that C would call (and crash on): names the verb, the slot and
+     * why it is NULL.
+     */
+    static IllegalStateException nullSlot(String verb, String slot, String reason) {
+        return new IllegalStateException(verb + ": " + slot + " is NULL: " + reason);
+    }
+
+    private static IllegalArgumentException nullArgument(String verb, String argument) {
+        return new IllegalArgumentException(verb + ": " + argument + " is NULL");
+    }
+}

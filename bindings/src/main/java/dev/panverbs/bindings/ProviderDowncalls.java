@@ -1,0 +1,515 @@
+package dev.panverbs.bindings;
+
+import dev.panverbs.bindings.verbs.ibv_context_ops;
+import dev.panverbs.bindings.verbs.ibv_cq_ex;
+import dev.panverbs.bindings.verbs.ibv_dm;
+import dev.panverbs.bindings.verbs.ibv_qp_ex;
+import dev.panverbs.bindings.verbs.verbs_context;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * Virtual ("address-first") downcall handles for the function pointers that providers install in
+ * {@code ibv_context.ops}, {@code verbs_context}, {@code ibv_qp_ex}, {@code ibv_cq_ex}, {@code ibv_dm} and
+ * {@code ibv_wq}: one {@code static final} handle per C signature, each taking the function address
+ * {@code fn} first, as in the JDK's {@code CallOverheadVirtual} benchmark. Nothing is looked up per call.
+ *
+ * <p>Method names spell the C signature: return type, underscore, parameter types, with {@code p} pointer,
+ * {@code i} 32-bit int, {@code j} 64-bit int ({@code uint64_t}, {@code size_t}), {@code b} {@code uint8_t},
+ * {@code s} {@code uint16_t}, {@code v} void. Descriptors are jextract's, taken from a representative slot.
+ *
+ * <p>Three linkages:
+ * <ul>
+ *   <li>data-path slots (post, poll, notify, {@code ibv_wr_*}, CQ-ex polling and readers, DM copies) are
+ *       {@code critical(false)}: the providers implement them without syscalls, blocking or upcalls (they
+ *       take at most a spinlock that the same thread releases in {@code wr_complete}/{@code end_poll});
+ *   <li>pointer-returning control slots capture errno (their C contract is NULL + errno), with the capture
+ *       segment second, after {@code fn};
+ *   <li>other control slots enter the kernel and are plain.
+ * </ul>
+ *
+ * <p>System property {@value #NO_CRITICAL_PROPERTY}{@code =true} links the data-path handles without
+ * {@code critical}: to measure what the option buys (JMH), and for tests that install Java upcall stubs in
+ * provider slots (an upcall from a critical downcall is not allowed).
+ */
+final class ProviderDowncalls {
+
+    /** Set to {@code true} to link the data-path handles as ordinary (non-critical) downcalls. */
+    static final String NO_CRITICAL_PROPERTY = "dev.panverbs.bindings.noCritical";
+    /** Whether the data-path handles were linked with {@code Linker.Option.critical(false)}. */
+    static final boolean CRITICAL = !Boolean.getBoolean(NO_CRITICAL_PROPERTY);
+
+    private ProviderDowncalls() {}
+
+    private static MethodHandle hot(FunctionDescriptor descriptor) {
+        return CRITICAL
+                ? Linker.nativeLinker().downcallHandle(descriptor, Linker.Option.critical(false))
+                : Linker.nativeLinker().downcallHandle(descriptor);
+    }
+
+    private static MethodHandle capturing(FunctionDescriptor descriptor) {
+        return Linker.nativeLinker().downcallHandle(descriptor, Errno.CAPTURE);
+    }
+
+    private static MethodHandle control(FunctionDescriptor descriptor) {
+        return Linker.nativeLinker().downcallHandle(descriptor);
+    }
+
+    /** Slots post_send, post_recv, post_srq_recv, ibv_wq.post_recv, bind_mw, post_srq_ops (critical). */
+    private static final MethodHandle I_PPP = hot(ibv_context_ops.post_send.descriptor());
+
+    static int i_ppp(MemorySegment fn, MemorySegment a0, MemorySegment a1, MemorySegment a2) {
+        try {
+            return (int) I_PPP.invokeExact(fn, a0, a1, a2);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots poll_cq (critical). */
+    private static final MethodHandle I_PIP = hot(ibv_context_ops.poll_cq.descriptor());
+
+    static int i_pip(MemorySegment fn, MemorySegment a0, int a1, MemorySegment a2) {
+        try {
+            return (int) I_PIP.invokeExact(fn, a0, a1, a2);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots req_notify_cq (critical). */
+    private static final MethodHandle I_PI = hot(ibv_context_ops.req_notify_cq.descriptor());
+
+    static int i_pi(MemorySegment fn, MemorySegment a0, int a1) {
+        try {
+            return (int) I_PI.invokeExact(fn, a0, a1);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots start_poll (critical). */
+    private static final MethodHandle I_PP = hot(ibv_cq_ex.start_poll.descriptor());
+
+    static int i_pp(MemorySegment fn, MemorySegment a0, MemorySegment a1) {
+        try {
+            return (int) I_PP.invokeExact(fn, a0, a1);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /**
+     * Slots wr_complete, next_poll, read_opcode, read_vendor_err, read_byte_len, read_imm_data, read_qp_num,
+     * read_src_qp, read_wc_flags, read_slid, read_flow_tag (critical).
+     */
+    private static final MethodHandle I_P = hot(ibv_qp_ex.wr_complete.descriptor());
+
+    static int i_p(MemorySegment fn, MemorySegment a0) {
+        try {
+            return (int) I_P.invokeExact(fn, a0);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots read_sl, read_dlid_path_bits (critical). */
+    private static final MethodHandle B_P = hot(ibv_cq_ex.read_sl.descriptor());
+
+    static byte b_p(MemorySegment fn, MemorySegment a0) {
+        try {
+            return (byte) B_P.invokeExact(fn, a0);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots read_cvlan (critical). */
+    private static final MethodHandle S_P = hot(ibv_cq_ex.read_cvlan.descriptor());
+
+    static short s_p(MemorySegment fn, MemorySegment a0) {
+        try {
+            return (short) S_P.invokeExact(fn, a0);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots read_completion_ts, read_completion_wallclock_ns (critical). */
+    private static final MethodHandle J_P = hot(ibv_cq_ex.read_completion_ts.descriptor());
+
+    static long j_p(MemorySegment fn, MemorySegment a0) {
+        try {
+            return (long) J_P.invokeExact(fn, a0);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots wr_send, wr_start, wr_abort, end_poll (critical). */
+    private static final MethodHandle V_P = hot(ibv_qp_ex.wr_send.descriptor());
+
+    static void v_p(MemorySegment fn, MemorySegment a0) {
+        try {
+            V_P.invokeExact(fn, a0);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots read_tm_info (critical). */
+    private static final MethodHandle V_PP = hot(ibv_cq_ex.read_tm_info.descriptor());
+
+    static void v_pp(MemorySegment fn, MemorySegment a0, MemorySegment a1) {
+        try {
+            V_PP.invokeExact(fn, a0, a1);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots wr_local_inv, wr_send_imm, wr_send_inv, wr_set_xrc_srqn (critical). */
+    private static final MethodHandle V_PI = hot(ibv_qp_ex.wr_local_inv.descriptor());
+
+    static void v_pi(MemorySegment fn, MemorySegment a0, int a1) {
+        try {
+            V_PI.invokeExact(fn, a0, a1);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots wr_rdma_read, wr_rdma_write (critical). */
+    private static final MethodHandle V_PIJ = hot(ibv_qp_ex.wr_rdma_write.descriptor());
+
+    static void v_pij(MemorySegment fn, MemorySegment a0, int a1, long a2) {
+        try {
+            V_PIJ.invokeExact(fn, a0, a1, a2);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots wr_rdma_write_imm, wr_set_sge (critical). */
+    private static final MethodHandle V_PIJI = hot(ibv_qp_ex.wr_rdma_write_imm.descriptor());
+
+    static void v_piji(MemorySegment fn, MemorySegment a0, int a1, long a2, int a3) {
+        try {
+            V_PIJI.invokeExact(fn, a0, a1, a2, a3);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots wr_atomic_fetch_add (critical). */
+    private static final MethodHandle V_PIJJ = hot(ibv_qp_ex.wr_atomic_fetch_add.descriptor());
+
+    static void v_pijj(MemorySegment fn, MemorySegment a0, int a1, long a2, long a3) {
+        try {
+            V_PIJJ.invokeExact(fn, a0, a1, a2, a3);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots wr_atomic_cmp_swp (critical). */
+    private static final MethodHandle V_PIJJJ = hot(ibv_qp_ex.wr_atomic_cmp_swp.descriptor());
+
+    static void v_pijjj(MemorySegment fn, MemorySegment a0, int a1, long a2, long a3, long a4) {
+        try {
+            V_PIJJJ.invokeExact(fn, a0, a1, a2, a3, a4);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots wr_atomic_write (critical). */
+    private static final MethodHandle V_PIJP = hot(ibv_qp_ex.wr_atomic_write.descriptor());
+
+    static void v_pijp(MemorySegment fn, MemorySegment a0, int a1, long a2, MemorySegment a3) {
+        try {
+            V_PIJP.invokeExact(fn, a0, a1, a2, a3);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots wr_bind_mw (critical). */
+    private static final MethodHandle V_PPIP = hot(ibv_qp_ex.wr_bind_mw.descriptor());
+
+    static void v_ppip(MemorySegment fn, MemorySegment a0, MemorySegment a1, int a2, MemorySegment a3) {
+        try {
+            V_PPIP.invokeExact(fn, a0, a1, a2, a3);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots wr_send_tso (critical). */
+    private static final MethodHandle V_PPSS = hot(ibv_qp_ex.wr_send_tso.descriptor());
+
+    static void v_ppss(MemorySegment fn, MemorySegment a0, MemorySegment a1, short a2, short a3) {
+        try {
+            V_PPSS.invokeExact(fn, a0, a1, a2, a3);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots wr_set_ud_addr (critical). */
+    private static final MethodHandle V_PPII = hot(ibv_qp_ex.wr_set_ud_addr.descriptor());
+
+    static void v_ppii(MemorySegment fn, MemorySegment a0, MemorySegment a1, int a2, int a3) {
+        try {
+            V_PPII.invokeExact(fn, a0, a1, a2, a3);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots wr_set_inline_data (critical). */
+    private static final MethodHandle V_PPJ = hot(ibv_qp_ex.wr_set_inline_data.descriptor());
+
+    static void v_ppj(MemorySegment fn, MemorySegment a0, MemorySegment a1, long a2) {
+        try {
+            V_PPJ.invokeExact(fn, a0, a1, a2);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots wr_set_sge_list, wr_set_inline_data_list (critical). */
+    private static final MethodHandle V_PJP = hot(ibv_qp_ex.wr_set_sge_list.descriptor());
+
+    static void v_pjp(MemorySegment fn, MemorySegment a0, long a1, MemorySegment a2) {
+        try {
+            V_PJP.invokeExact(fn, a0, a1, a2);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots memcpy_to_dm (critical). */
+    private static final MethodHandle I_PJPJ = hot(ibv_dm.memcpy_to_dm.descriptor());
+
+    static int i_pjpj(MemorySegment fn, MemorySegment a0, long a1, MemorySegment a2, long a3) {
+        try {
+            return (int) I_PJPJ.invokeExact(fn, a0, a1, a2, a3);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots memcpy_from_dm (critical). */
+    private static final MethodHandle I_PPJJ = hot(ibv_dm.memcpy_from_dm.descriptor());
+
+    static int i_ppjj(MemorySegment fn, MemorySegment a0, MemorySegment a1, long a2, long a3) {
+        try {
+            return (int) I_PPJJ.invokeExact(fn, a0, a1, a2, a3);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots alloc_mw (captures errno). */
+    private static final MethodHandle P_PI = capturing(ibv_context_ops.alloc_mw.descriptor());
+
+    static MemorySegment p_pi(MemorySegment fn, MemorySegment errno, MemorySegment a0, int a1) {
+        try {
+            return (MemorySegment) P_PI.invokeExact(fn, errno, a0, a1);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots alloc_null_mr (captures errno). */
+    private static final MethodHandle P_P = capturing(verbs_context.alloc_null_mr.descriptor());
+
+    static MemorySegment p_p(MemorySegment fn, MemorySegment errno, MemorySegment a0) {
+        try {
+            return (MemorySegment) P_P.invokeExact(fn, errno, a0);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /**
+     * Slots create_qp_ex, create_cq_ex, create_srq_ex, open_qp, open_xrcd, alloc_td, alloc_parent_domain,
+     * alloc_dm, create_wq, create_rwq_ind_table, create_counters, create_flow_action_esp, ibv_create_flow
+     * (captures errno).
+     */
+    private static final MethodHandle P_PP = capturing(verbs_context.create_qp_ex.descriptor());
+
+    static MemorySegment p_pp(MemorySegment fn, MemorySegment errno, MemorySegment a0, MemorySegment a1) {
+        try {
+            return (MemorySegment) P_PP.invokeExact(fn, errno, a0, a1);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots reg_dm_mr (captures errno). */
+    private static final MethodHandle P_PPJJI = capturing(verbs_context.reg_dm_mr.descriptor());
+
+    static MemorySegment p_ppjji(
+            MemorySegment fn, MemorySegment errno, MemorySegment a0, MemorySegment a1, long a2, long a3, int a4) {
+        try {
+            return (MemorySegment) P_PPJJI.invokeExact(fn, errno, a0, a1, a2, a3, a4);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /**
+     * Slots dealloc_mw, close_xrcd, dealloc_td, free_dm, destroy_wq, destroy_rwq_ind_table, destroy_counters,
+     * destroy_flow_action, ibv_destroy_flow (not critical).
+     */
+    private static final MethodHandle CTL_I_P = control(verbs_context.close_xrcd.descriptor());
+
+    static int ctl_i_p(MemorySegment fn, MemorySegment a0) {
+        try {
+            return (int) CTL_I_P.invokeExact(fn, a0);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /**
+     * Slots modify_cq, get_srq_num, query_rt_values, modify_qp_rate_limit, modify_wq, modify_flow_action_esp (not
+     * critical).
+     */
+    private static final MethodHandle CTL_I_PP = control(verbs_context.modify_cq.descriptor());
+
+    static int ctl_i_pp(MemorySegment fn, MemorySegment a0, MemorySegment a1) {
+        try {
+            return (int) CTL_I_PP.invokeExact(fn, a0, a1);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots attach_counters_point_flow (not critical). */
+    private static final MethodHandle CTL_I_PPP = control(verbs_context.attach_counters_point_flow.descriptor());
+
+    static int ctl_i_ppp(MemorySegment fn, MemorySegment a0, MemorySegment a1, MemorySegment a2) {
+        try {
+            return (int) CTL_I_PPP.invokeExact(fn, a0, a1, a2);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots query_port (not critical). */
+    private static final MethodHandle CTL_I_PBPJ = control(verbs_context.query_port.descriptor());
+
+    static int ctl_i_pbpj(MemorySegment fn, MemorySegment a0, byte a1, MemorySegment a2, long a3) {
+        try {
+            return (int) CTL_I_PBPJ.invokeExact(fn, a0, a1, a2, a3);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots query_device_ex (not critical). */
+    private static final MethodHandle CTL_I_PPPJ = control(verbs_context.query_device_ex.descriptor());
+
+    static int ctl_i_pppj(MemorySegment fn, MemorySegment a0, MemorySegment a1, MemorySegment a2, long a3) {
+        try {
+            return (int) CTL_I_PPPJ.invokeExact(fn, a0, a1, a2, a3);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots advise_mr (not critical). */
+    private static final MethodHandle CTL_I_PIIPI = control(verbs_context.advise_mr.descriptor());
+
+    static int ctl_i_piipi(MemorySegment fn, MemorySegment a0, int a1, int a2, MemorySegment a3, int a4) {
+        try {
+            return (int) CTL_I_PIIPI.invokeExact(fn, a0, a1, a2, a3, a4);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /** Slots read_counters (not critical). */
+    private static final MethodHandle CTL_I_PPII = control(verbs_context.read_counters.descriptor());
+
+    static int ctl_i_ppii(MemorySegment fn, MemorySegment a0, MemorySegment a1, int a2, int a3) {
+        try {
+            return (int) CTL_I_PPII.invokeExact(fn, a0, a1, a2, a3);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+}

@@ -1,0 +1,234 @@
+package dev.panverbs.core;
+
+import dev.panverbs.bindings.ContextOps;
+import dev.panverbs.bindings.Errno;
+import dev.panverbs.bindings.LibIbverbsQueues;
+import dev.panverbs.bindings.verbs.ibv_cq;
+import dev.panverbs.bindings.verbs.ibv_wc;
+import dev.panverbs.core.internal.Errors;
+import dev.panverbs.core.internal.ResourceKind;
+import dev.panverbs.core.internal.Units;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * A completion queue ({@code struct ibv_cq}, {@code ibv_create_cq(3)}): where work requests report their
+ * completion. Made by {@link Context#createCq(int)}; {@link Builder#buildEx()} makes the extended kind
+ * ({@link ExtendedCompletionQueue}).
+ *
+ * <p>{@link #poll(WorkCompletions)} ({@code ibv_poll_cq(3)}) fills a reusable native {@code ibv_wc} array and
+ * returns the count; nothing is allocated per poll or per completion. The function pointer
+ * {@code ibv_context.ops.poll_cq} is read once, at creation.
+ *
+ * <p>Polling also retires the work requests the completions cover from their QP's outstanding set (see
+ * {@link QueuePair} on DMA safety): poll every completion of a QP through its {@code CompletionQueue}.
+ *
+ * <p><b>Events</b>: with a {@link CompletionChannel}, {@link #reqNotify(boolean)} arms the CQ
+ * ({@code ibv_req_notify_cq(3)}); {@link CompletionChannel#getCqEvent(long)} waits for the event and acknowledges
+ * it at once ({@code ibv_ack_cq_events(3)}), so destroying the CQ never waits for unacknowledged events.
+ *
+ * <p><b>Overrun</b>: when more completions arrive than the CQ holds, the provider raises the asynchronous event
+ * {@code IBV_EVENT_CQ_ERR} and moves the affected QPs to the error state; a failing {@code ibv_poll_cq} is thrown
+ * as {@link VerbsException}. Size the CQ for every outstanding WR of every QP that uses it.
+ *
+ * <p>Thread safety: one poller at a time per CQ (polling retires WRs from single-consumer rings); arming may happen
+ * on another thread.
+ */
+public class CompletionQueue extends VerbsObject {
+    private static final long WC_SIZE = ibv_wc.layout().byteSize();
+    private static final long WC_WR_ID = ibv_wc.wr_id$offset();
+    private static final long WC_STATUS = ibv_wc.status$offset();
+    private static final long WC_OPCODE = ibv_wc.opcode$offset();
+    private static final long WC_QP_NUM = ibv_wc.qp_num$offset();
+
+    final Context context;
+    final CompletionChannel channel;
+    final MemorySegment cq;
+    /** {@code ibv_context.ops.poll_cq}/{@code req_notify_cq}, read once. */
+    private final ContextOps ops;
+    private final int cqe;
+    final QueuePairDirectory queuePairs = new QueuePairDirectory();
+
+    CompletionQueue(Context context, CompletionChannel channel, MemorySegment cq, String kind) {
+        super(ResourceKind.COMPLETION_QUEUE, kind + "[" + Units.hex(cq.address()) + " on "
+                        + context.device().name() + "]", cq, CompletionQueue::destroy,
+                channel == null ? new dev.panverbs.core.internal.Resource[] {context.resource}
+                        : new dev.panverbs.core.internal.Resource[] {context.resource, channel.resource});
+        this.context = context;
+        this.channel = channel;
+        this.cq = cq.reinterpret(ibv_cq.sizeof());
+        this.ops = ContextOps.of(ibv_cq.context(this.cq));
+        this.cqe = ibv_cq.cqe(this.cq);
+    }
+
+    private static void destroy(MemorySegment cq) {
+        int rc = LibIbverbsQueues.ibv_destroy_cq(cq);
+        if (rc != 0) {
+            throw Errors.failure(Errors.call("ibv_destroy_cq", "cq", Units.hex(cq.address())), rc,
+                    "EBUSY: a QP still uses this CQ, or completion events are unacknowledged");
+        }
+    }
+
+    /** The context the CQ belongs to. */
+    public Context context() {
+        return context;
+    }
+
+    /** The completion channel it reports events to, or {@code null}. */
+    public CompletionChannel channel() {
+        return channel;
+    }
+
+    /** The number of entries the provider granted ({@code ibv_cq.cqe}), at least the number asked for. */
+    public int cqe() {
+        return cqe;
+    }
+
+    /**
+     * Polls up to {@code completions.capacity()} completions into {@code completions} ({@code ibv_poll_cq(3)}) and
+     * returns how many were stored (0 when the CQ is empty). Read them with {@link WorkCompletions#get(int)}.
+     * Allocation-free.
+     *
+     * <p>Errors: a negative return of the provider (CQ in error, e.g. after an overrun) → {@link VerbsException}.
+     */
+    public int poll(WorkCompletions completions) {
+        resource.checkOpen("ibv_poll_cq");
+        MemorySegment array = completions.array();
+        int n = ops.ibv_poll_cq(cq, completions.capacity(), array);
+        if (n < 0) {
+            completions.count(0);
+            throw pollFailed(n);
+        }
+        completions.count(n);
+        for (int i = 0; i < n; i++) {
+            long wc = i * WC_SIZE;
+            retire(array.get(ValueLayout.JAVA_INT, wc + WC_QP_NUM), array.get(ValueLayout.JAVA_LONG, wc + WC_WR_ID),
+                    array.get(ValueLayout.JAVA_INT, wc + WC_STATUS), array.get(ValueLayout.JAVA_INT, wc + WC_OPCODE));
+        }
+        return n;
+    }
+
+    /** Retires what one completion covers from its QP's outstanding work requests. */
+    final void retire(int qpNum, long wrId, int status, int opcode) {
+        QueuePair qp = queuePairs.get(qpNum);
+        if (qp != null) {
+            qp.retire(this, wrId, status, opcode);
+        }
+    }
+
+    /**
+     * Arms the CQ ({@code ibv_req_notify_cq(3)}): the next completion (with {@code solicitedOnly}, the next
+     * solicited or error completion) produces one event on the {@link #channel()}. Re-arm after each event, then
+     * poll again: completions that arrived before arming produce no event.
+     */
+    public void reqNotify(boolean solicitedOnly) {
+        resource.checkOpen("ibv_req_notify_cq");
+        if (channel == null) {
+            throw new IllegalStateException("ibv_req_notify_cq: " + this + " was created without a "
+                    + "CompletionChannel; pass one to Context.createCq(..).channel(ch)");
+        }
+        int rc = ops.ibv_req_notify_cq(cq, solicitedOnly ? 1 : 0);
+        if (rc != 0) {
+            throw Errors.failure(Errors.call("ibv_req_notify_cq", "cq", this, "solicitedOnly", solicitedOnly), rc);
+        }
+    }
+
+    // ---- cold ----
+
+    private VerbsException pollFailed(int rc) {
+        return Errors.failure(Errors.call("ibv_poll_cq", "cq", this), -rc,
+                "the CQ is in error; if it overran (more outstanding completions than cqe=" + cqe
+                        + "), the context's async events report IBV_EVENT_CQ_ERR; create a larger CQ");
+    }
+
+    /**
+     * Options of a new completion queue, from {@link Context#createCq(int)}: {@link #build()} calls
+     * {@code ibv_create_cq(3)}, {@link #buildEx()} {@code ibv_create_cq_ex(3)}. Not thread-safe; use once.
+     */
+    public static final class Builder {
+        private final Context context;
+        private final int cqe;
+        private CompletionChannel channel;
+        private int compVector;
+        private long wcFlags;
+        private boolean singleThreaded;
+
+        Builder(Context context, int cqe) {
+            if (cqe < 1) {
+                throw new IllegalArgumentException("a CQ needs at least 1 entry, got " + cqe);
+            }
+            this.context = context;
+            this.cqe = cqe;
+        }
+
+        /** Report completion events to {@code channel} ({@code channel} argument). */
+        public Builder channel(CompletionChannel channel) {
+            this.channel = channel;
+            return this;
+        }
+
+        /** The completion vector (interrupt) for events, {@code 0 .. context.numCompVectors()-1}. */
+        public Builder compVector(int compVector) {
+            if (compVector < 0 || compVector >= context.numCompVectors()) {
+                throw new IllegalArgumentException("compVector must be 0.." + (context.numCompVectors() - 1)
+                        + " (ibv_context.num_comp_vectors), got " + compVector);
+            }
+            this.compVector = compVector;
+            return this;
+        }
+
+        /**
+         * The fields an extended CQ reports ({@code wc_flags}); {@link #buildEx()} only. Timestamps are refused up
+         * front when the device has no completion clock.
+         */
+        public Builder wcFlags(java.util.Set<CompletionField> fields) {
+            this.wcFlags = CompletionField.bits(fields);
+            return this;
+        }
+
+        /**
+         * Promise that one thread polls the CQ ({@code IBV_CREATE_CQ_ATTR_SINGLE_THREADED}): the provider may skip
+         * its lock. {@link #buildEx()} only.
+         */
+        public Builder singleThreaded() {
+            this.singleThreaded = true;
+            return this;
+        }
+
+        /**
+         * Creates a classic CQ ({@code ibv_create_cq(3)}).
+         *
+         * <p>Errors: {@code EINVAL} ({@code cqe} above the device's {@code max_cqe}), {@code ENOMEM} (pinned
+         * memory limit) → {@link VerbsException}.
+         */
+        public CompletionQueue build() {
+            if (wcFlags != 0 || singleThreaded) {
+                throw new IllegalStateException("wcFlags and singleThreaded apply to extended CQs: call buildEx()");
+            }
+            MemorySegment ctx = context.resource.handle("ibv_create_cq");
+            MemorySegment ch = channel == null ? MemorySegment.NULL : channel.resource.handle("ibv_create_cq");
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment errno = Errno.allocateCapture(arena);
+                MemorySegment cq = LibIbverbsQueues.ibv_create_cq(errno, ctx, cqe, MemorySegment.NULL, ch, compVector);
+                if (cq.equals(MemorySegment.NULL)) {
+                    throw Errors.failure(Errors.call("ibv_create_cq", "cqe", cqe, "compVector", compVector),
+                            Errno.get(errno));
+                }
+                return new CompletionQueue(context, channel, cq, "CompletionQueue");
+            }
+        }
+
+        /**
+         * Creates an extended CQ ({@code ibv_create_cq_ex(3)}) reporting the {@link #wcFlags} fields, polled with
+         * {@link ExtendedCompletionQueue#startPoll()}.
+         *
+         * <p>Errors: {@link UnsupportedVerbException} when the device lacks extended CQs or a requested
+         * timestamp clock; otherwise those of {@link #build()}.
+         */
+        public ExtendedCompletionQueue buildEx() {
+            return ExtendedCompletionQueue.create(context, channel, cqe, compVector, wcFlags, singleThreaded);
+        }
+    }
+}

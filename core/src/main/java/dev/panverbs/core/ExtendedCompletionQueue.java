@@ -1,0 +1,248 @@
+package dev.panverbs.core;
+
+import static dev.panverbs.bindings.verbs.verbs_h.*;
+
+import dev.panverbs.bindings.CqExOps;
+import dev.panverbs.bindings.Errno;
+import dev.panverbs.bindings.VerbsContextInline;
+import dev.panverbs.bindings.verbs.ibv_device_attr_ex;
+import dev.panverbs.bindings.verbs.ibv_cq_init_attr_ex;
+import dev.panverbs.core.internal.Errors;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
+
+/**
+ * An extended completion queue ({@code struct ibv_cq_ex}, {@code ibv_create_cq_ex(3)}), polled in place with
+ * lazy field reads ({@code ibv_start_poll}/{@code ibv_next_poll}/{@code ibv_end_poll}, {@code ibv_wc_read_*}):
+ *
+ * <pre>{@code
+ * if (cq.startPoll()) {
+ *     do {
+ *         if (cq.status() != WorkCompletionStatus.SUCCESS) ...;
+ *         handle(cq.wrId(), cq.readByteLen(), cq.readCompletionTs());
+ *     } while (cq.nextPoll());
+ *     cq.endPoll();
+ * }
+ * }</pre>
+ *
+ * <p>Only the fields requested with {@link CompletionQueue.Builder#wcFlags} can be read (the provider leaves the
+ * other readers NULL; reading one throws {@link IllegalStateException} naming the field). Completion timestamps are
+ * refused at creation, naming the capability, when the device reports no completion clock. Every function pointer
+ * is read once at creation; polling and reading allocate nothing.
+ *
+ * <p>It is also a {@link CompletionQueue}: {@link #poll(WorkCompletions)} works on it too.
+ *
+ * <p>Thread safety: between {@link #startPoll()} and {@link #endPoll()} the provider may hold the CQ lock; the
+ * three calls and the reads between them must happen on one thread. One poller at a time.
+ */
+public final class ExtendedCompletionQueue extends CompletionQueue {
+    private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
+    private static final int ENOENT = Errno.ENOENT;
+
+    /** The polling slots of the {@code ibv_cq_ex}, read once. */
+    private final CqExOps ops;
+    private final MemorySegment pollAttr;
+    private final long wcFlags;
+
+    private ExtendedCompletionQueue(Context context, CompletionChannel channel, MemorySegment cq, long wcFlags) {
+        super(context, channel, cq, "ExtendedCompletionQueue");
+        this.ops = CqExOps.of(cq);
+        this.wcFlags = wcFlags;
+        this.pollAttr = Arena.ofAuto().allocate(8); // struct ibv_poll_cq_attr { comp_mask = 0 }: mlx5 demands 0
+    }
+
+    static ExtendedCompletionQueue create(Context context, CompletionChannel channel, int cqe, int compVector,
+                                          long wcFlags, boolean singleThreaded) {
+        String call = Errors.call("ibv_create_cq_ex", "cqe", cqe, "wcFlags", "0x" + Long.toHexString(wcFlags));
+        MemorySegment ctx = context.resource.handle("ibv_create_cq_ex");
+        long timestamps = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP() | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK();
+        try (Arena arena = Arena.ofConfined()) {
+            if ((wcFlags & timestamps) != 0) {
+                MemorySegment dev = arena.allocate(ibv_device_attr_ex.layout());
+                int rc = VerbsContextInline.ibv_query_device_ex(ctx, MemorySegment.NULL, dev);
+                if (rc != 0) {
+                    throw Errors.failure(Errors.call("ibv_query_device_ex", "context", context.device().name()), rc);
+                }
+                if ((wcFlags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP()) != 0
+                        && ibv_device_attr_ex.completion_timestamp_mask(dev) == 0) {
+                    throw new UnsupportedVerbException(call, context.device().name()
+                            + " reports completion_timestamp_mask = 0", "completion timestamps (COMPLETION_TIMESTAMP)");
+                }
+                if ((wcFlags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK()) != 0
+                        && ibv_device_attr_ex.hca_core_clock(dev) == 0) {
+                    throw new UnsupportedVerbException(call, context.device().name() + " reports hca_core_clock = 0",
+                            "wall-clock completion timestamps (COMPLETION_TIMESTAMP_WALLCLOCK)");
+                }
+            }
+            MemorySegment attr = arena.allocate(ibv_cq_init_attr_ex.layout());
+            ibv_cq_init_attr_ex.cqe(attr, cqe);
+            ibv_cq_init_attr_ex.channel(attr, channel == null ? MemorySegment.NULL
+                    : channel.resource.handle("ibv_create_cq_ex"));
+            ibv_cq_init_attr_ex.comp_vector(attr, compVector);
+            // the QP number lets polling find which QP's outstanding work requests a completion retires
+            ibv_cq_init_attr_ex.wc_flags(attr, wcFlags | IBV_WC_EX_WITH_QP_NUM());
+            if (singleThreaded) {
+                ibv_cq_init_attr_ex.comp_mask(attr, IBV_CQ_INIT_ATTR_MASK_FLAGS());
+                ibv_cq_init_attr_ex.flags(attr, IBV_CREATE_CQ_ATTR_SINGLE_THREADED());
+            }
+            MemorySegment errno = Errno.allocateCapture(arena);
+            MemorySegment cq = VerbsContextInline.ibv_create_cq_ex(errno, ctx, attr);
+            if (cq.address() == 0) {
+                throw Errors.failure(call, Errno.get(errno));
+            }
+            return new ExtendedCompletionQueue(context, channel, cq, wcFlags);
+        }
+    }
+
+    /**
+     * Starts a poll pass ({@code ibv_start_poll(3)}): {@code true} when a completion is current (read it, then
+     * {@link #nextPoll()}, and finally {@link #endPoll()}), {@code false} when the CQ is empty (then do not call
+     * {@code endPoll}).
+     *
+     * <p>Errors: any errno other than {@code ENOENT} → {@link VerbsException} (no {@code endPoll} needed).
+     */
+    public boolean startPoll() {
+        resource.checkOpen("ibv_start_poll");
+        return current(ops.ibv_start_poll(pollAttr), "ibv_start_poll");
+    }
+
+    /** Advances to the next completion ({@code ibv_next_poll(3)}); {@code false} when none is left. */
+    public boolean nextPoll() {
+        return current(ops.ibv_next_poll(), "ibv_next_poll");
+    }
+
+    /** Ends the poll pass ({@code ibv_end_poll(3)}): releases the consumed entries and the CQ lock. */
+    public void endPoll() {
+        ops.ibv_end_poll();
+    }
+
+    private boolean current(int rc, String verb) {
+        if (rc == 0) {
+            retireCurrent();
+            return true;
+        }
+        if (rc == ENOENT) {
+            return false;
+        }
+        throw Errors.failure(Errors.call(verb, "cq", this), rc);
+    }
+
+    private void retireCurrent() {
+        QueuePair single = queuePairs.single();
+        int status = ops.status();
+        long wrId = ops.wr_id();
+        if (single != null) {
+            single.retire(this, wrId, status, single.sharesCq() && status == 0 ? ops.ibv_wc_read_opcode() : 0);
+        } else if (queuePairs.size() > 0) {
+            QueuePair qp = queuePairs.get(ops.ibv_wc_read_qp_num());
+            if (qp != null) {
+                qp.retire(this, wrId, status, qp.sharesCq() && status == 0 ? ops.ibv_wc_read_opcode() : 0);
+            }
+        }
+    }
+
+    /** The current completion's {@code wr_id} (a field of {@code ibv_cq_ex}, no call). */
+    public long wrId() {
+        return ops.wr_id();
+    }
+
+    /** The current completion's status (a field of {@code ibv_cq_ex}, no call). */
+    public WorkCompletionStatus status() {
+        return WorkCompletionStatus.of(ops.status());
+    }
+
+    /** The current completion's raw C status. */
+    public int statusValue() {
+        return ops.status();
+    }
+
+    /** {@code ibv_wc_read_opcode}: valid on success. */
+    public WorkCompletionOpcode readOpcode() {
+        return WorkCompletionOpcode.of(ops.ibv_wc_read_opcode());
+    }
+
+    /** {@code ibv_wc_read_vendor_err}. */
+    public int readVendorErr() {
+        return ops.ibv_wc_read_vendor_err();
+    }
+
+    /** {@code ibv_wc_read_byte_len}; needs {@link CompletionField#BYTE_LEN}. */
+    public int readByteLen() {
+        require(CompletionField.BYTE_LEN);
+        return ops.ibv_wc_read_byte_len();
+    }
+
+    /** {@code ibv_wc_read_imm_data} in host order (C returns {@code __be32}); needs {@link CompletionField#IMM}. */
+    public int readImmData() {
+        require(CompletionField.IMM);
+        int networkOrder = ops.ibv_wc_read_imm_data();
+        return LITTLE_ENDIAN ? Integer.reverseBytes(networkOrder) : networkOrder;
+    }
+
+    /** {@code ibv_wc_read_invalidated_rkey}; needs {@link CompletionField#IMM}. */
+    public int readInvalidatedRkey() {
+        require(CompletionField.IMM);
+        return ops.ibv_wc_read_invalidated_rkey();
+    }
+
+    /** {@code ibv_wc_read_qp_num} (always available: panverbs requests it). */
+    public int readQpNum() {
+        return ops.ibv_wc_read_qp_num();
+    }
+
+    /** {@code ibv_wc_read_src_qp}; needs {@link CompletionField#SRC_QP}. */
+    public int readSrcQp() {
+        require(CompletionField.SRC_QP);
+        return ops.ibv_wc_read_src_qp();
+    }
+
+    /** {@code ibv_wc_read_wc_flags}. */
+    public int readWcFlags() {
+        return ops.ibv_wc_read_wc_flags();
+    }
+
+    /** {@code ibv_wc_read_slid}; needs {@link CompletionField#SLID}. */
+    public int readSlid() {
+        require(CompletionField.SLID);
+        return ops.ibv_wc_read_slid();
+    }
+
+    /** {@code ibv_wc_read_sl}; needs {@link CompletionField#SL}. */
+    public int readSl() {
+        require(CompletionField.SL);
+        return ops.ibv_wc_read_sl();
+    }
+
+    /** {@code ibv_wc_read_dlid_path_bits}; needs {@link CompletionField#DLID_PATH_BITS}. */
+    public int readDlidPathBits() {
+        require(CompletionField.DLID_PATH_BITS);
+        return ops.ibv_wc_read_dlid_path_bits();
+    }
+
+    /** {@code ibv_wc_read_completion_ts}: raw HCA clock ticks; needs {@link CompletionField#COMPLETION_TIMESTAMP}. */
+    public long readCompletionTs() {
+        require(CompletionField.COMPLETION_TIMESTAMP);
+        return ops.ibv_wc_read_completion_ts();
+    }
+
+    /** {@code ibv_wc_read_completion_wallclock_ns}; needs {@link CompletionField#COMPLETION_TIMESTAMP_WALLCLOCK}. */
+    public long readCompletionWallclockNs() {
+        require(CompletionField.COMPLETION_TIMESTAMP_WALLCLOCK);
+        return ops.ibv_wc_read_completion_wallclock_ns();
+    }
+
+    private void require(CompletionField field) {
+        if ((wcFlags & field.bit()) == 0) {
+            throw notRequested(field);
+        }
+    }
+
+    private IllegalStateException notRequested(CompletionField field) {
+        return new IllegalStateException("ibv_wc_read_" + field.name().toLowerCase() + ": " + this
+                + " was not created with " + field + " in wcFlags (requested: "
+                + java.util.Arrays.stream(CompletionField.values()).filter(f -> (wcFlags & f.bit()) != 0).toList()
+                + ")");
+    }
+}

@@ -1,0 +1,417 @@
+package dev.panverbs.core;
+
+import dev.panverbs.bindings.Errno;
+import dev.panverbs.bindings.LibIbverbs;
+import dev.panverbs.bindings.verbs.ibv_mr;
+import dev.panverbs.bindings.verbs.verbs_h;
+import dev.panverbs.core.internal.Errors;
+import dev.panverbs.core.internal.ResourceKind;
+import dev.panverbs.core.internal.Units;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.EnumSet;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * A registered memory region ({@code struct ibv_mr}, {@code ibv_reg_mr(3)}): memory the NIC may read and
+ * write, named locally by {@link #lkey()} and remotely by {@link #rkey()} plus an address in
+ * {@code [iova, iova + length)}. Made by {@link ProtectionDomain#regMr}, {@link ProtectionDomain#regMrBuilder}
+ * or {@link ProtectionDomain#allocate}; {@link #close()} deregisters it ({@code ibv_dereg_mr(3)}) and, when
+ * the MR owns its memory, frees it.
+ *
+ * <h2>DMA contract</h2>
+ * The registered memory must stay alive, unmoved and unfreed until this MR is closed and every work request
+ * that uses it has completed (rust-ibverbs' {@code register_from_raw}). The MR holds its segment strongly;
+ * an arena tied with {@link Builder#deregisterWith(Arena)} deregisters this MR before freeing its memory.
+ *
+ * <p>Thread safety: the accessors may be read from any thread; {@link #rereg()} changes the keys and must
+ * not race with work requests that use this MR (as in C).
+ */
+public final class MemoryRegion extends VerbsObject {
+
+    /** Alignment of memory allocated by {@link ProtectionDomain#allocate}: the x86-64 and common arm64 page. */
+    static final long PAGE_SIZE = 4096;
+
+    private volatile ProtectionDomain pd;
+    private volatile MemorySegment buffer;
+    private volatile Set<Access> access;
+    private volatile long iova;
+    private volatile int lkey;
+    private volatile int rkey;
+    private volatile long length;
+    private final Registration registration;
+
+    private MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment buffer, long length, String what,
+                         Set<Access> access, Registration registration) {
+        super(ResourceKind.MEMORY_REGION, "MemoryRegion[" + Units.bytes(length) + " at " + what + ", mr "
+                + Units.hex(mr.address()) + " on " + pd.context().device().name() + "]",
+                mr, registration::deregister, pd.resource);
+        this.pd = pd;
+        this.buffer = buffer;
+        this.length = length;
+        this.access = Set.copyOf(access);
+        this.registration = registration;
+        readKeys(mr);
+    }
+
+    /** Wraps an MR registered over a DMA-BUF ({@code ibv_reg_dmabuf_mr}): no CPU-visible buffer. */
+    static MemoryRegion ofDmabuf(ProtectionDomain pd, MemorySegment mr, long length, long iova, int fd,
+                                 Set<Access> access) {
+        MemoryRegion region = new MemoryRegion(pd, mr, null, length, "dmabuf fd " + fd, access, new Registration(null));
+        region.iova = iova;
+        return region;
+    }
+
+    /**
+     * What deregistration must undo besides the verb: the owned arena (freed only after a successful
+     * {@code ibv_dereg_mr}: if deregistration fails the NIC may still write, so the memory is leaked rather
+     * than freed) and the caller-arena tie. Runs from {@link #close()} and from a parent's cascade alike.
+     */
+    private static final class Registration {
+        volatile Arena owned;
+        final AtomicReference<MemoryRegion> tie = new AtomicReference<>();
+
+        Registration(Arena owned) {
+            this.owned = owned;
+        }
+
+        void deregister(MemorySegment mr) {
+            tie.set(null); // the caller's arena no longer needs to reach this MR
+            int rc = LibIbverbs.ibv_dereg_mr(mr);
+            if (rc != 0) {
+                throw Errors.failure(Errors.call("ibv_dereg_mr", "mr", Units.hex(mr.address())), rc,
+                        "the registered memory is not freed (the NIC may still use it)");
+            }
+            Arena a = owned;
+            owned = null;
+            if (a != null) {
+                a.close();
+            }
+        }
+    }
+
+    private void readKeys(MemorySegment mr) {
+        MemorySegment s = mr.reinterpret(ibv_mr.sizeof());
+        this.lkey = ibv_mr.lkey(s);
+        this.rkey = ibv_mr.rkey(s);
+    }
+
+    /**
+     * Deregisters the memory region ({@code ibv_dereg_mr(3)}), then frees its memory if the MR owns it. See
+     * the cascade, idempotence and thread-safety rules of every verbs object's close. After close
+     * {@link #buffer()} of an owning MR throws; a caller's segment stays usable.
+     *
+     * <p>Refused with {@link IllegalStateException} while work requests posted on a {@link QueuePair} still
+     * reference this region (until their completions are polled); see {@link QueuePair} on DMA safety. A parent's
+     * cascade closes the QPs first, so it is never refused.
+     *
+     * <p>Errors: {@code EBUSY}: memory windows are still bound (close them first) → {@link VerbsException}.
+     */
+    @Override
+    public void close() {
+        if (!isClosed()) { // DMA safety: refused while posted work requests still reference this region
+            int inFlight = QueuePair.inFlight(this);
+            if (inFlight > 0) {
+                throw new IllegalStateException("ibv_dereg_mr: " + this + " is still referenced by " + inFlight
+                        + " outstanding work request(s); poll their completions (or move the QP to ERR and poll the"
+                        + " flushes, or close the QP) before deregistering it");
+            }
+        }
+        super.close();
+    }
+
+    /** The local key, for scatter/gather entries ({@code ibv_mr.lkey}). */
+    public int lkey() {
+        return lkey;
+    }
+
+    /** The remote key that peers put in RDMA and atomic work requests ({@code ibv_mr.rkey}). */
+    public int rkey() {
+        return rkey;
+    }
+
+    /**
+     * The address peers use for the first byte: the segment's address, the iova given at registration, or
+     * 0 for a zero-based MR. Remote work requests target {@code address() + offset}.
+     */
+    public long address() {
+        return iova;
+    }
+
+    /** The length of the region in bytes. */
+    public long length() {
+        return length;
+    }
+
+    /**
+     * The registered memory. For an MR made by {@link ProtectionDomain#allocate} its scope is the MR's own
+     * arena: using it after {@link #close()} throws instead of touching freed memory.
+     */
+    public MemorySegment buffer() {
+        MemorySegment b = buffer;
+        if (b == null) {
+            throw new UnsupportedOperationException(resource.description()
+                    + " was registered from a DMA-BUF: its memory has no CPU mapping here");
+        }
+        return b;
+    }
+
+    /** The access rights it was registered with. */
+    public Set<Access> access() {
+        return access;
+    }
+
+    /** The protection domain the MR belongs to (changes with {@link Rereg#pd}). */
+    public ProtectionDomain protectionDomain() {
+        return pd;
+    }
+
+    /**
+     * Starts a re-registration ({@code ibv_rereg_mr(3)}): change the PD, the translation (the memory) or the
+     * access rights of this MR in place, keeping it registered. Each setter sets its
+     * {@code IBV_REREG_MR_CHANGE_*} flag; {@link Rereg#apply()} calls the verb.
+     */
+    public Rereg rereg() {
+        resource.checkOpen("ibv_rereg_mr");
+        return new Rereg(this);
+    }
+
+    /**
+     * Options for registering memory ({@code ibv_reg_mr(3)}, {@code ibv_reg_mr_iova2(3)}): from
+     * {@link ProtectionDomain#regMrBuilder}. Not thread-safe; use once.
+     */
+    public static final class Builder {
+        private final ProtectionDomain pd;
+        private final MemorySegment segment;
+        private final Set<Access> access;
+        private Long iova;
+        private Arena tie;
+        private Arena owned;
+
+        Builder(ProtectionDomain pd, MemorySegment segment, Set<Access> access) {
+            this.pd = pd;
+            this.segment = Objects.requireNonNull(segment, "segment");
+            this.access = access == null ? null : EnumSet.copyOf(access.isEmpty() ? EnumSet.noneOf(Access.class) : access);
+        }
+
+        /**
+         * Registers with an explicit I/O virtual address ({@code ibv_reg_mr_iova2(3)}): peers address byte
+         * {@code i} of the segment as {@code iova + i}. The page offset of {@code iova} must equal the
+         * segment's page offset on most devices.
+         */
+        public Builder iova(long iova) {
+            this.iova = iova;
+            return this;
+        }
+
+        /** A zero-based MR: {@code iova(0)}, so peers address the region by offsets from 0. */
+        public Builder zeroBased() {
+            return iova(0);
+        }
+
+        /**
+         * Ties deregistration to {@code arena}: when the arena closes, this MR is deregistered before the
+         * arena frees the memory (the {@code MemorySegment.reinterpret(arena, cleanup)} pattern: cleanup
+         * actions run in reverse order of registration, after the allocation's own). The segment must belong
+         * to {@code arena} ({@code segment.scope().equals(arena.scope())}). With a confined arena, call
+         * {@link #register()} from the arena's owner thread.
+         */
+        public Builder deregisterWith(Arena arena) {
+            Objects.requireNonNull(arena, "arena");
+            if (!arena.scope().equals(segment.scope())) {
+                throw new IllegalArgumentException("deregisterWith(arena): the segment was not allocated by this arena "
+                        + "(its scope differs), so closing the arena would not free it; pass the arena it came from");
+            }
+            this.tie = arena;
+            return this;
+        }
+
+        Builder owning(Arena arena) {
+            this.owned = arena;
+            return this;
+        }
+
+        /**
+         * Registers the memory ({@code ibv_reg_mr(3)}, or {@code ibv_reg_mr_iova2(3)} with an iova). Errors and
+         * DMA contract: see {@link ProtectionDomain#regMr}.
+         */
+        public MemoryRegion register() {
+            String verb = iova == null ? "ibv_reg_mr" : "ibv_reg_mr_iova2";
+            try {
+                int mask = checkRegistrable(verb, segment, access);
+                MemorySegment pdHandle = pd.resource.handle(verb);
+                long va = iova == null ? segment.address() : iova;
+                MemorySegment mr;
+                int errnoValue;
+                try (Arena arena = Arena.ofConfined()) {
+                    MemorySegment errno = Errno.allocateCapture(arena);
+                    mr = LibIbverbs.ibv_reg_mr_iova2(errno, pdHandle, segment, segment.byteSize(), va, mask);
+                    errnoValue = Errno.get(errno);
+                }
+                if (mr.equals(MemorySegment.NULL)) {
+                    throw Errors.failure(Errors.call(verb, "length", Units.bytes(segment.byteSize()), "addr",
+                            Units.hex(segment.address()), "iova", Units.hex(va), "access", access), errnoValue);
+                }
+                MemoryRegion region = new MemoryRegion(pd, mr, segment, segment.byteSize(),
+                        Units.hex(segment.address()), access, new Registration(owned));
+                region.iova = va;
+                if (tie != null) {
+                    AtomicReference<MemoryRegion> ref = region.registration.tie;
+                    ref.set(region);
+                    MemorySegment.ofAddress(segment.address()).reinterpret(tie, ignored -> {
+                        MemoryRegion r = ref.getAndSet(null);
+                        if (r != null) {
+                            r.close();
+                        }
+                    });
+                }
+                return region;
+            } catch (RuntimeException | Error e) {
+                if (owned != null && owned.scope().isAlive()) {
+                    owned.close();
+                }
+                throw e;
+            }
+        }
+    }
+
+    /** Checks everything that would otherwise reach the kernel as a bare errno (or corrupt the heap). */
+    static int checkRegistrable(String verb, MemorySegment segment, Set<Access> access) {
+        int mask = Access.validate(verb, access);
+        if (!segment.isNative()) {
+            throw new IllegalArgumentException(Errors.call(verb, "segment", segment) + ": a heap segment cannot be "
+                    + "registered (the garbage collector moves it while the NIC uses it); allocate native memory "
+                    + "with an Arena, map a file, or wrap ByteBuffer.allocateDirect with MemorySegment.ofBuffer");
+        }
+        if (!segment.scope().isAlive()) {
+            throw new IllegalStateException(Errors.call(verb, "segment", segment) + ": the segment's arena is "
+                    + "already closed; its memory is freed");
+        }
+        if (segment.byteSize() == 0) {
+            throw new IllegalArgumentException(Errors.call(verb, "length", 0) + ": cannot register an empty segment "
+                    + "(the kernel would fail with EINVAL)");
+        }
+        boolean writes = access.contains(Access.LOCAL_WRITE) || access.contains(Access.REMOTE_WRITE)
+                || access.contains(Access.REMOTE_ATOMIC);
+        if (segment.isReadOnly() && writes) {
+            throw new IllegalArgumentException(Errors.call(verb, "access", access) + ": the segment is read-only; "
+                    + "registering it with write access would let the NIC write it; register without "
+                    + "LOCAL_WRITE/REMOTE_WRITE/REMOTE_ATOMIC or pass a writable segment");
+        }
+        return mask;
+    }
+
+    /**
+     * A pending re-registration ({@code ibv_rereg_mr(3)}). Each setter adds its {@code IBV_REREG_MR_CHANGE_*}
+     * flag, so no flag mask is assembled by hand. Not thread-safe; use once.
+     */
+    public static final class Rereg {
+        private final MemoryRegion mr;
+        private ProtectionDomain newPd;
+        private MemorySegment newBuffer;
+        private Set<Access> newAccess;
+
+        Rereg(MemoryRegion mr) {
+            this.mr = mr;
+        }
+
+        /** {@code IBV_REREG_MR_CHANGE_PD}: move the MR to another PD of the same context. */
+        public Rereg pd(ProtectionDomain pd) {
+            if (pd.context() != mr.pd.context()) {
+                throw new IllegalArgumentException("ibv_rereg_mr: the new PD belongs to another Context");
+            }
+            this.newPd = pd;
+            return this;
+        }
+
+        /**
+         * {@code IBV_REREG_MR_CHANGE_TRANSLATION}: register {@code segment} instead (the MR keeps its
+         * identity, the keys may change). The DMA contract moves to the new segment; an owned buffer of the
+         * old registration is freed after the change succeeds.
+         */
+        public Rereg translation(MemorySegment segment) {
+            this.newBuffer = Objects.requireNonNull(segment, "segment");
+            return this;
+        }
+
+        /** {@code IBV_REREG_MR_CHANGE_ACCESS}: new access rights (same rules as at registration). */
+        public Rereg access(Set<Access> access) {
+            this.newAccess = EnumSet.copyOf(access.isEmpty() ? EnumSet.noneOf(Access.class) : access);
+            return this;
+        }
+
+        /**
+         * Calls {@code ibv_rereg_mr(3)} with the flags of the setters used; on success updates the keys,
+         * buffer, PD and access of the MR.
+         *
+         * <p>Errors: {@code EINVAL}, {@code ENOMEM}, {@code EOPNOTSUPP} (the provider cannot re-register →
+         * {@link UnsupportedVerbException}), each naming the failed stage (input check, command). On failure
+         * the MR keeps its previous state, except after {@code IBV_REREG_MR_ERR_CMD} and
+         * {@code IBV_REREG_MR_ERR_CMD_AND_DO_FORK_NEW}, which rdma-core documents as "MR shouldn't be used":
+         * it is then closed.
+         */
+        public void apply() {
+            int flags = 0;
+            Set<Access> acc = newAccess != null ? newAccess : mr.access;
+            MemorySegment buf = newBuffer;
+            if (newPd != null) {
+                flags |= verbs_h.IBV_REREG_MR_CHANGE_PD();
+            }
+            if (newBuffer != null) {
+                flags |= verbs_h.IBV_REREG_MR_CHANGE_TRANSLATION();
+                checkRegistrable("ibv_rereg_mr", buf, acc);
+            }
+            if (newAccess != null) {
+                flags |= verbs_h.IBV_REREG_MR_CHANGE_ACCESS();
+                Access.validate("ibv_rereg_mr", acc);
+            }
+            if (flags == 0) {
+                throw new IllegalStateException("ibv_rereg_mr: nothing to change; call pd(), translation() or access() first");
+            }
+            MemorySegment handle = mr.resource.handle("ibv_rereg_mr");
+            MemorySegment pdHandle = newPd != null ? newPd.resource.handle("ibv_rereg_mr") : MemorySegment.NULL;
+            MemorySegment addr = newBuffer != null ? newBuffer : MemorySegment.NULL;
+            long length = newBuffer != null ? newBuffer.byteSize() : 0;
+            int accessMask = newAccess != null ? Access.mask(acc) : 0;
+            int rc;
+            int errnoValue;
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment errno = Errno.allocateCapture(arena);
+                rc = LibIbverbs.ibv_rereg_mr(errno, handle, flags, pdHandle, addr, length, accessMask);
+                errnoValue = Errno.get(errno);
+            }
+            String call = Errors.call("ibv_rereg_mr", "flags", ReregFailure.flagNames(flags), "access", acc);
+            // DO_FORK_OLD: the new registration is valid, only fork protection of the old range failed
+            if (rc != 0 && rc != verbs_h.IBV_REREG_MR_ERR_DO_FORK_OLD()) {
+                VerbsException failure = Errors.failure(call, errnoValue == 0 ? verbs_h.EINVAL() : errnoValue,
+                        ReregFailure.describe(rc));
+                if (rc == verbs_h.IBV_REREG_MR_ERR_CMD() || rc == verbs_h.IBV_REREG_MR_ERR_CMD_AND_DO_FORK_NEW()) {
+                    try {
+                        mr.close();
+                    } catch (RuntimeException e) {
+                        failure.addSuppressed(e);
+                    }
+                }
+                throw failure;
+            }
+            if (newPd != null) {
+                mr.resource.replaceParent(mr.pd.resource, newPd.resource);
+                mr.pd = newPd;
+            }
+            if (newBuffer != null) {
+                Arena oldOwned = mr.registration.owned;
+                mr.buffer = newBuffer;
+                mr.length = newBuffer.byteSize();
+                mr.iova = newBuffer.address();
+                mr.registration.owned = null;
+                if (oldOwned != null) {
+                    oldOwned.close();
+                }
+            }
+            mr.access = Set.copyOf(acc);
+            mr.readKeys(handle);
+        }
+    }
+}

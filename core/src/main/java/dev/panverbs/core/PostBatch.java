@@ -1,0 +1,329 @@
+package dev.panverbs.core;
+
+import dev.panverbs.bindings.Errno;
+import dev.panverbs.bindings.QpExOps;
+import dev.panverbs.bindings.verbs.ibv_data_buf;
+import dev.panverbs.bindings.verbs.ibv_sge;
+import dev.panverbs.core.internal.Errors;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * A batch of send work requests built with the extended {@code ibv_wr_*} API ({@code ibv_wr_post(3)}), from
+ * {@link QueuePair#startSend()} ({@code ibv_wr_start}). Each operation method ({@link #send}, {@link #rdmaWrite},
+ * ...) builds one WR with its {@code wr_id} and flags; {@link #setSge}, {@link #setInlineData} and their list
+ * forms give its data. {@link #submit()} posts the batch ({@code ibv_wr_complete}); {@link #close()} without
+ * submit aborts it ({@code ibv_wr_abort}), so try-with-resources is the safe shape:
+ *
+ * <pre>{@code
+ * try (PostBatch b = qp.startSend()) {
+ *     b.rdmaWrite(1, 0, rkey, remoteAddr).setSge(mr, 0, 4096);
+ *     b.sendWithImm(2, SendFlag.SIGNALED_BIT, 42).setInlineData(header);
+ *     b.submit();
+ * }
+ * }</pre>
+ *
+ * <p>Operations not requested in {@link QueuePairBuilder#sendOps} (or that the type or device lacks) are refused
+ * naming them, before the provider's function pointer (NULL for those) is reached. SGEs are checked against their
+ * regions as in {@link SendRequests}. Method names mirror {@code ibv_wr_*} one to one, as pyverbs does.
+ *
+ * <p>One object per QP, reused by every {@code startSend}: nothing is allocated. Not thread-safe: between
+ * {@code startSend} and {@code submit}/{@code close} the provider holds the send-queue lock, and all calls must come
+ * from that thread.
+ */
+public final class PostBatch implements AutoCloseable {
+    private static final long SGE_SIZE = ibv_sge.layout().byteSize();
+    private static final long BUF_SIZE = ibv_data_buf.layout().byteSize();
+
+    private final QueuePair qp;
+    private final QpExOps ops;
+    private final long sendOps;
+    private final WorkRequestRules rules;
+    private final int capacity;
+    private final int maxSge;
+    private final long[] wrIds;
+    private final boolean[] signaled;
+    private final int[] refCounts;
+    private final Object[] refs;
+    private final MemorySegment sgeList;
+    private final MemorySegment bufList;
+    private boolean active;
+    private int count;
+    private int room;
+    private int inlineBytes;
+
+    PostBatch(QueuePair qp, QpExOps ops, long sendOps, Arena arena) {
+        this.qp = qp;
+        this.ops = ops;
+        this.sendOps = sendOps;
+        this.rules = qp.rules;
+        this.capacity = Math.max(qp.capabilities().maxSendWr(), 1);
+        this.maxSge = Math.max(qp.capabilities().maxSendSge(), 1);
+        this.wrIds = new long[capacity];
+        this.signaled = new boolean[capacity];
+        this.refCounts = new int[capacity];
+        this.refs = new Object[capacity * maxSge];
+        this.sgeList = arena.allocate(ibv_sge.layout(), maxSge);
+        this.bufList = arena.allocate(ibv_data_buf.layout(), maxSge);
+    }
+
+    PostBatch start() {
+        if (active) {
+            throw new IllegalStateException("ibv_wr_start: a batch is already open on " + qp
+                    + " (submit or close it first)");
+        }
+        ops.ibv_wr_start();
+        active = true;
+        count = 0;
+        room = qp.sendTracker.room();
+        return this;
+    }
+
+    /** How many more WRs fit in this batch (the send queue's free slots when the batch started, minus those built). */
+    public int room() {
+        return room - count;
+    }
+
+    /** {@code ibv_wr_send}. */
+    public PostBatch send(long wrId, int sendFlags) {
+        begin(SendOperation.SEND, wrId, sendFlags);
+        ops.ibv_wr_send();
+        return this;
+    }
+
+    /** {@code ibv_wr_send_imm}; {@code immData} in host order (the receiver's {@link WorkCompletion#immData()}). */
+    public PostBatch sendWithImm(long wrId, int sendFlags, int immData) {
+        begin(SendOperation.SEND_WITH_IMM, wrId, sendFlags);
+        ops.ibv_wr_send_imm(Integer.reverseBytes(immData)); // __be32 on a little-endian host
+        return this;
+    }
+
+    /** {@code ibv_wr_send_inv}: send and invalidate {@code invalidateRkey} at the receiver. */
+    public PostBatch sendWithInv(long wrId, int sendFlags, int invalidateRkey) {
+        begin(SendOperation.SEND_WITH_INV, wrId, sendFlags);
+        ops.ibv_wr_send_inv(invalidateRkey);
+        return this;
+    }
+
+    /** {@code ibv_wr_rdma_write} to {@code remoteAddr} in the peer's region {@code rkey}. */
+    public PostBatch rdmaWrite(long wrId, int sendFlags, int rkey, long remoteAddr) {
+        begin(SendOperation.RDMA_WRITE, wrId, sendFlags);
+        ops.ibv_wr_rdma_write(rkey, remoteAddr);
+        return this;
+    }
+
+    /** {@code ibv_wr_rdma_write_imm}: consumes a receive WR at the peer, which sees {@code immData}. */
+    public PostBatch rdmaWriteWithImm(long wrId, int sendFlags, int rkey, long remoteAddr, int immData) {
+        begin(SendOperation.RDMA_WRITE_WITH_IMM, wrId, sendFlags);
+        ops.ibv_wr_rdma_write_imm(rkey, remoteAddr, Integer.reverseBytes(immData));
+        return this;
+    }
+
+    /** {@code ibv_wr_rdma_read} from {@code remoteAddr} into this WR's SGEs. */
+    public PostBatch rdmaRead(long wrId, int sendFlags, int rkey, long remoteAddr) {
+        begin(SendOperation.RDMA_READ, wrId, sendFlags);
+        ops.ibv_wr_rdma_read(rkey, remoteAddr);
+        return this;
+    }
+
+    /** {@code ibv_wr_atomic_cmp_swp} on the 8-byte aligned {@code remoteAddr}; the old value lands in the SGE. */
+    public PostBatch atomicCmpSwp(long wrId, int sendFlags, int rkey, long remoteAddr, long compare, long swap) {
+        begin(SendOperation.ATOMIC_CMP_AND_SWP, wrId, sendFlags);
+        aligned(remoteAddr);
+        ops.ibv_wr_atomic_cmp_swp(rkey, remoteAddr, compare, swap);
+        return this;
+    }
+
+    /** {@code ibv_wr_atomic_fetch_add}; the old value lands in the SGE. */
+    public PostBatch atomicFetchAdd(long wrId, int sendFlags, int rkey, long remoteAddr, long add) {
+        begin(SendOperation.ATOMIC_FETCH_AND_ADD, wrId, sendFlags);
+        aligned(remoteAddr);
+        ops.ibv_wr_atomic_fetch_add(rkey, remoteAddr, add);
+        return this;
+    }
+
+    /** {@code ibv_wr_local_inv}: invalidate local {@code invalidateRkey}. */
+    public PostBatch localInv(long wrId, int sendFlags, int invalidateRkey) {
+        begin(SendOperation.LOCAL_INV, wrId, sendFlags);
+        ops.ibv_wr_local_inv(invalidateRkey);
+        return this;
+    }
+
+    /**
+     * {@code ibv_wr_set_sge}: the current WR's data is {@code length} bytes at {@code offset} in {@code region};
+     * checked like {@link SendRequests#sge}.
+     */
+    public PostBatch setSge(MemoryRegion region, long offset, int length) {
+        current();
+        rules.checkSge(region, offset, length);
+        ops.ibv_wr_set_sge(DataPathAccess.lkey(region), DataPathAccess.address(region) + offset, length);
+        stage(region, 0);
+        refCounts[count - 1] = 1;
+        return this;
+    }
+
+    /**
+     * {@code ibv_wr_set_sge_list}: the current WR's data is the first {@code n} triples of the caller's
+     * (reusable) arrays; at most {@code max_send_sge}.
+     */
+    public PostBatch setSgeList(MemoryRegion[] regions, long[] offsets, int[] lengths, int n) {
+        current();
+        if (n < 0 || n > maxSge) {
+            throw rules.tooManySges(maxSge);
+        }
+        for (int i = 0; i < n; i++) {
+            MemoryRegion r = regions[i];
+            rules.checkSge(r, offsets[i], lengths[i]);
+            long s = i * SGE_SIZE;
+            sgeList.set(ValueLayout.JAVA_LONG, s, DataPathAccess.address(r) + offsets[i]);
+            sgeList.set(ValueLayout.JAVA_INT, s + 8, lengths[i]);
+            sgeList.set(ValueLayout.JAVA_INT, s + 12, DataPathAccess.lkey(r));
+            stage(r, i);
+        }
+        refCounts[count - 1] = n;
+        ops.ibv_wr_set_sge_list(n, sgeList);
+        return this;
+    }
+
+    /**
+     * {@code ibv_wr_set_inline_data}: the provider copies {@code data} into the WQE now; it needs no memory region
+     * and is reusable on return. At most {@code max_inline_data} bytes.
+     */
+    public PostBatch setInlineData(MemorySegment data) {
+        current();
+        int len = rules.checkInline(data, 0);
+        ops.ibv_wr_set_inline_data(data, len);
+        refCounts[count - 1] = 0;
+        return this;
+    }
+
+    /** {@code ibv_wr_set_inline_data_list}: the first {@code n} segments of the caller's array, copied now. */
+    public PostBatch setInlineDataList(MemorySegment[] data, int n) {
+        current();
+        if (n < 0 || n > maxSge) {
+            throw rules.tooManySges(maxSge);
+        }
+        inlineBytes = 0;
+        for (int i = 0; i < n; i++) {
+            int len = rules.checkInline(data[i], inlineBytes);
+            inlineBytes += len;
+            bufList.set(ValueLayout.JAVA_LONG, i * BUF_SIZE, data[i].address());
+            bufList.set(ValueLayout.JAVA_LONG, i * BUF_SIZE + 8, len);
+        }
+        ops.ibv_wr_set_inline_data_list(n, bufList);
+        refCounts[count - 1] = 0;
+        return this;
+    }
+
+    /** {@code ibv_wr_set_ud_addr}: addresses the current WR of a UD QP to {@code remoteQpn}/{@code remoteQkey}. */
+    public PostBatch setUdAddr(AddressHandle ah, int remoteQpn, int remoteQkey) {
+        current();
+        rules.checkUd(ah);
+        ops.ibv_wr_set_ud_addr(ah.resource.handle("ibv_wr_set_ud_addr"), remoteQpn, remoteQkey);
+        return this;
+    }
+
+    /**
+     * Posts the batch ({@code ibv_wr_complete(3)}): rings the doorbell and releases the send-queue lock.
+     *
+     * <p>Errors: a non-zero return (the provider rolled back every WR of the batch) → {@link VerbsException};
+     * {@code ENOMEM}: the send queue overflowed.
+     */
+    public void submit() {
+        if (!active) {
+            throw new IllegalStateException("ibv_wr_complete: no open batch on " + qp + " (call startSend)");
+        }
+        active = false;
+        int rc = ops.ibv_wr_complete();
+        if (rc != 0) {
+            throw completeFailed(rc);
+        }
+        for (int i = 0; i < count; i++) {
+            qp.sendTracker.record(wrIds[i], signaled[i], refs, i * maxSge, refCounts[i]);
+        }
+        clearStaged();
+    }
+
+    /** Aborts the batch if it was not submitted ({@code ibv_wr_abort(3)}): none of its WRs is posted. */
+    @Override
+    public void close() {
+        if (active) {
+            active = false;
+            ops.ibv_wr_abort();
+            clearStaged();
+        }
+    }
+
+    /** Whether the batch is open (started, neither submitted nor closed). */
+    public boolean isOpen() {
+        return active;
+    }
+
+    private void begin(SendOperation op, long wrId, int sendFlags) {
+        if (!active) {
+            throw notActive();
+        }
+        if ((sendOps & op.bit()) == 0) {
+            throw notEnabled(op);
+        }
+        if (count == room) {
+            throw full();
+        }
+        int i = count++;
+        wrIds[i] = wrId;
+        signaled[i] = qp.sqSigAll() || (sendFlags & SendFlag.SIGNALED_BIT) != 0;
+        refCounts[i] = 0;
+        ops.wr_id(wrId);
+        ops.wr_flags(sendFlags);
+    }
+
+    private void current() {
+        if (!active || count == 0) {
+            throw new IllegalStateException("no current work request: call an operation (send, rdmaWrite, ...) "
+                    + "before its data (setSge, setInlineData)");
+        }
+    }
+
+    private void stage(MemoryRegion region, int k) {
+        refs[(count - 1) * maxSge + k] = region;
+    }
+
+    private void aligned(long remoteAddr) {
+        if ((remoteAddr & 7) != 0) {
+            throw rules.unalignedAtomic(remoteAddr);
+        }
+    }
+
+    private void clearStaged() {
+        for (int i = 0; i < count * maxSge; i++) {
+            refs[i] = null;
+        }
+        count = 0;
+    }
+
+    // ---- cold ----
+
+    private IllegalStateException notActive() {
+        return new IllegalStateException("the batch of " + qp + " is not open: startSend() first");
+    }
+
+    private UnsupportedVerbException notEnabled(SendOperation op) {
+        return new UnsupportedVerbException("ibv_wr_" + op.name().toLowerCase() + "(" + qp + ")",
+                "the QP was created without " + op + " in sendOps (send_ops_flags); add it to "
+                        + "QueuePairBuilder.sendOps", op + " through the ibv_wr_* API");
+    }
+
+    private IllegalStateException full() {
+        return new IllegalStateException("the send queue of " + qp + " has room for " + room
+                + " more WRs: submit this batch and poll completions before adding more");
+    }
+
+    private VerbsException completeFailed(int rc) {
+        VerbsException e = Errors.failure(Errors.call("ibv_wr_complete", "qp", qp, "wrs", count), rc,
+                rc == Errno.EINVAL ? "the batch was rolled back; the QP may not be in RTS" : "the batch was rolled back");
+        clearStaged();
+        return e;
+    }
+}

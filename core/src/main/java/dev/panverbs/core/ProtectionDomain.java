@@ -1,0 +1,183 @@
+package dev.panverbs.core;
+
+import dev.panverbs.bindings.Errno;
+import dev.panverbs.bindings.LibIbverbs;
+import dev.panverbs.core.internal.Errors;
+import dev.panverbs.core.internal.ResourceKind;
+import dev.panverbs.core.internal.Units;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Set;
+
+/**
+ * A protection domain ({@code struct ibv_pd}, {@code ibv_alloc_pd(3)}): groups the memory regions, address
+ * handles, queue pairs and SRQs that may be used together. Created by {@link Context#allocPd()}; closing it
+ * ({@code ibv_dealloc_pd}) first closes its queue pairs, address handles, memory windows, memory regions and
+ * SRQs, newest first.
+ *
+ * <p>Thread safety: all methods may be called concurrently (libibverbs serialises registration in the
+ * kernel); see {@link #close()} for closing.
+ */
+public final class ProtectionDomain extends VerbsObject {
+
+    private final Context context;
+
+    ProtectionDomain(Context context, MemorySegment handle) {
+        super(ResourceKind.PROTECTION_DOMAIN,
+                "ProtectionDomain[" + Units.hex(handle.address()) + " on " + context.device().name() + "]",
+                handle, ProtectionDomain::dealloc, context.resource);
+        this.context = context;
+    }
+
+    private static void dealloc(MemorySegment pd) {
+        int rc = LibIbverbs.ibv_dealloc_pd(pd);
+        if (rc != 0) {
+            throw Errors.failure(Errors.call("ibv_dealloc_pd", "pd", Units.hex(pd.address())), rc);
+        }
+    }
+
+    /** The context this PD was allocated on. */
+    public Context context() {
+        return context;
+    }
+
+    /**
+     * Registers {@code segment} as a memory region ({@code ibv_reg_mr(3)}), with the segment's address as the
+     * iova (the address peers use). Shorthand for {@code regMrBuilder(segment, access).register()}.
+     *
+     * <h4>DMA contract</h4>
+     * The NIC reads and writes this memory behind the JVM's back. The caller guarantees that the segment
+     * stays alive, unmoved and unfreed until the MR is closed <em>and</em> every work request that uses it
+     * has completed. Heap segments are rejected (the GC moves them); use native memory from an
+     * {@link Arena}, a mapped file, or a direct {@code ByteBuffer} via {@link MemorySegment#ofBuffer}. The MR
+     * holds the segment strongly, which keeps automatic arenas and direct buffers alive; an explicitly closed
+     * arena is not held back: use {@link MemoryRegion.Builder#deregisterWith(Arena)} (or
+     * {@link #allocate}) so that closing the arena deregisters first.
+     *
+     * <p>Errors: {@code ENOMEM}/{@code EPERM}/{@code EAGAIN}: pinned-memory limit ({@code RLIMIT_MEMLOCK},
+     * the message shows its value) or device MR resources exhausted; {@code EINVAL}: flags or length the
+     * device rejects; {@code EFAULT}: range not mapped; {@code EACCES}: write access to a read-only mapping;
+     * each as {@link VerbsException}. Access combinations the man page forbids and heap, read-only (with
+     * write access), empty or closed segments are rejected with {@link IllegalArgumentException} /
+     * {@link IllegalStateException} before the kernel is called.
+     *
+     * @param segment native memory to register
+     * @param access  the rights; {@code EnumSet.noneOf(Access.class)} for local read only
+     */
+    public MemoryRegion regMr(MemorySegment segment, Set<Access> access) {
+        return regMrBuilder(segment, access).register();
+    }
+
+    /**
+     * A builder for registering {@code segment} with options: an explicit or zero iova
+     * ({@code ibv_reg_mr_iova2(3)}) and deregistration tied to the caller's arena. The DMA contract and
+     * errors of {@link #regMr} apply.
+     */
+    public MemoryRegion.Builder regMrBuilder(MemorySegment segment, Set<Access> access) {
+        resource.checkOpen("ibv_reg_mr");
+        return new MemoryRegion.Builder(this, segment, access);
+    }
+
+    /**
+     * Allocates {@code size} bytes of page-aligned native memory and registers them: the returned MR owns
+     * that memory ({@code ibv_reg_mr(3)} over a private shared arena), as rust-ibverbs' {@code MemoryRegion}
+     * owns its buffer. Closing the MR deregisters it, then frees the memory; afterwards
+     * {@link MemoryRegion#buffer()} throws {@link IllegalStateException} instead of touching freed memory.
+     *
+     * <p>Errors: those of {@link #regMr}.
+     *
+     * @param size   bytes, at least 1
+     * @param access the rights
+     */
+    public MemoryRegion allocate(long size, Set<Access> access) {
+        resource.checkOpen("ibv_reg_mr");
+        if (size <= 0) {
+            throw new IllegalArgumentException(Errors.call("pd.allocate", "size", size) + ": size must be positive");
+        }
+        Access.validate("ibv_reg_mr", access);
+        Arena arena = Arena.ofShared();
+        MemorySegment memory;
+        try {
+            memory = arena.allocate(size, MemoryRegion.PAGE_SIZE);
+        } catch (OutOfMemoryError | RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+        return new MemoryRegion.Builder(this, memory, access).owning(arena).register();
+    }
+
+    /**
+     * Creates an address handle for UD sends ({@code ibv_create_ah(3)}) from an address vector.
+     *
+     * <p>Errors: {@code EINVAL} (bad port, GID index, or no GRH on a RoCE port), {@code ENOMEM},
+     * {@code ETIMEDOUT}/{@code EHOSTUNREACH} (RoCE: the peer's MAC could not be resolved) →
+     * {@link VerbsException} with a hint. Thread-safe.
+     */
+    public AddressHandle createAh(AddressVector addressVector) {
+        return AddressHandle.create(this, java.util.Objects.requireNonNull(addressVector, "addressVector"));
+    }
+
+    /**
+     * Registers memory exported by another device driver as a DMA-BUF ({@code ibv_reg_dmabuf_mr(3)}), e.g.
+     * GPU memory, so the NIC reads and writes it directly (peer-to-peer). The MR has no CPU-visible
+     * {@link MemoryRegion#buffer()}.
+     *
+     * <p>Device-gated: the first call on a context probes whether the provider and kernel implement DMA-BUF
+     * registration (Linux 5.12+, providers such as mlx5 and efa; not rxe); without it the call is refused up
+     * front with an {@link UnsupportedVerbException} naming the capability, never a raw EOPNOTSUPP.
+     *
+     * <h4>DMA contract</h4>
+     * The exporter keeps the DMA-BUF's memory alive until this MR is closed and every work request using it
+     * has completed; the file descriptor may be closed after registration.
+     *
+     * <p>Errors: {@code EBADF} (not a DMA-BUF fd), {@code EINVAL} (offset/length outside the buffer, bad
+     * access), {@code ENOMEM} → {@link VerbsException}.
+     *
+     * @param offset the start within the DMA-BUF
+     * @param length bytes to register
+     * @param iova   the address peers use for the first byte
+     * @param fd     the DMA-BUF file descriptor
+     * @param access the rights
+     */
+    public MemoryRegion regDmabufMr(long offset, long length, long iova, int fd, Set<Access> access) {
+        String call = Errors.call("ibv_reg_dmabuf_mr", "offset", offset, "length", Units.bytes(length), "iova",
+                Units.hex(iova), "fd", fd, "access", access);
+        int mask = Access.validate("ibv_reg_dmabuf_mr", access);
+        if (length <= 0) {
+            throw new IllegalArgumentException(call + ": length must be positive");
+        }
+        MemorySegment pdHandle = resource.handle("ibv_reg_dmabuf_mr");
+        context.requireDmabuf(this, call);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Errno.allocateCapture(arena);
+            MemorySegment mr = LibIbverbs.ibv_reg_dmabuf_mr(errno, pdHandle, offset, length, iova, fd, mask);
+            if (mr.equals(MemorySegment.NULL)) {
+                throw Errors.failure(call, Errno.get(errno));
+            }
+            return MemoryRegion.ofDmabuf(this, mr, length, iova, fd, access);
+        }
+    }
+
+    /** Allocates a PD on {@code context}; package-private, called by {@link Context#allocPd()}. */
+    static ProtectionDomain alloc(Context context) {
+        MemorySegment ctx = context.resource.handle("ibv_alloc_pd");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Errno.allocateCapture(arena);
+            MemorySegment pd = LibIbverbs.ibv_alloc_pd(errno, ctx);
+            if (pd.equals(MemorySegment.NULL)) {
+                throw Errors.failure(Errors.call("ibv_alloc_pd", "context", context.device().name()), Errno.get(errno));
+            }
+            return new ProtectionDomain(context, pd);
+        }
+    }
+
+    /**
+     * Starts a queue pair of {@code type} (RC, UC or UD) whose send and receive queues complete to
+     * {@code sendCq} and {@code recvCq} (may be the same CQ): set sizes on the builder, then {@code build()}
+     * ({@code ibv_create_qp(3)}, or {@code ibv_create_qp_ex(3)} with send operations for the {@code ibv_wr_*} API).
+     */
+    public QueuePairBuilder createQp(QueuePairType type, CompletionQueue sendCq, CompletionQueue recvCq) {
+        resource.checkOpen("ibv_create_qp");
+        return new QueuePairBuilder(this, type, sendCq, recvCq);
+    }
+}

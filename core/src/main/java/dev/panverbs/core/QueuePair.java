@@ -1,0 +1,460 @@
+package dev.panverbs.core;
+
+import static dev.panverbs.bindings.verbs.verbs_h.*;
+
+import dev.panverbs.bindings.ContextOps;
+import dev.panverbs.bindings.LibIbverbsQueues;
+import dev.panverbs.bindings.QpExOps;
+import dev.panverbs.bindings.verbs.ibv_qp;
+import dev.panverbs.bindings.verbs.ibv_qp_attr;
+import dev.panverbs.bindings.verbs.ibv_qp_init_attr;
+import dev.panverbs.core.internal.Errors;
+import dev.panverbs.core.internal.ResourceKind;
+import dev.panverbs.core.internal.Units;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A queue pair ({@code struct ibv_qp}, {@code ibv_create_qp(3)}): a send queue and a receive queue of one RC, UC or
+ * UD endpoint. Made by {@link ProtectionDomain#createQp}; the builder chooses {@code ibv_create_qp} or, when send
+ * operations are requested for the {@code ibv_wr_*} API, {@code ibv_create_qp_ex}.
+ *
+ * <h2>State machine</h2>
+ * A QP starts in RESET. {@link #toInit}, {@link #toRtr} and {@link #toRts} move it along with the attributes the
+ * IB spec requires for its type; {@link #modify} takes any {@link QueuePairAttributes}. Every modification is checked
+ * against the spec's table ({@link QueuePairTransitions}) first, so a wrong transition or a missing/extra attribute
+ * throws {@link InvalidTransitionException} naming them instead of the kernel's bare {@code EINVAL}. Recovery:
+ * {@link #toErr()} flushes outstanding work requests, {@link #toReset()} forgets them, then {@code toInit} again.
+ *
+ * <h2>Posting</h2>
+ * Two APIs, both allocation-free after warm-up: the classic {@link #postSend(SendRequests)}/{@link #postRecv}
+ * over the QP's preallocated native WR chains ({@link #sendRequests()}, {@link #receiveRequests()}), and the
+ * extended {@link #startSend()} ({@code ibv_wr_start} ... {@code ibv_wr_complete}). Operations the QP type or the
+ * device cannot do are refused up front with {@link UnsupportedVerbException} naming the capability.
+ *
+ * <h2>DMA safety</h2>
+ * Every SGE is checked against its {@link MemoryRegion}: inside its bounds, registered in this QP's protection
+ * domain, not closed. The QP keeps each region referenced from posting until the completion that covers the work
+ * request has been polled (a per-queue ring indexed by queue slot; unsignaled sends retire with the next signaled
+ * completion). While a region is referenced, {@link MemoryRegion#close()} is <b>refused</b> with
+ * {@link IllegalStateException}; poll the completions (or move the QP to ERR and poll the flushes, or close the QP)
+ * first. Closing the arena of a region registered with {@code deregisterWith(arena)} cannot be refused: the region
+ * is deregistered before the memory is freed, so the NIC fails the outstanding work requests with a protection error
+ * instead of touching freed memory.
+ *
+ * <h2>Thread safety</h2>
+ * The send side (sendRequests/postSend/startSend) is single-producer, the receive side (receiveRequests/postRecv)
+ * too; the two sides may run on different threads, and the CQs may be polled on others. Control verbs (modify,
+ * query, close) must not race with posting.
+ */
+public final class QueuePair extends VerbsObject {
+    /** Live QPs, for {@link MemoryRegion#close()}'s in-flight check (control path). */
+    private static final Set<QueuePair> LIVE = ConcurrentHashMap.newKeySet();
+    private static final int ENOMEM = ENOMEM();
+
+    final int qpNum;
+    final QueuePairType type;
+    private final ProtectionDomain pd;
+    private final CompletionQueue sendCq;
+    private final CompletionQueue recvCq;
+    private final QueuePairCapabilities capabilities;
+    private final MemorySegment qp;
+    private final ContextOps ops;
+    private final boolean sqSigAll;
+    private final int maxRdAtomic;
+    final WorkRequestRules rules;
+    final WorkQueueTracker sendTracker;
+    final WorkQueueTracker recvTracker;
+    private final SendRequests sendRequests;
+    private final ReceiveRequests receiveRequests;
+    private final MemorySegment badWr;
+    private final PostBatch batch;
+    volatile boolean detached;
+
+    QueuePair(QueuePairBuilder.Created c) {
+        super(ResourceKind.QUEUE_PAIR, c.description(), c.qp(), c.cleanup()::destroy,
+                c.pd().resource, c.sendCq().resource, c.recvCq().resource);
+        c.cleanup().owner = this;
+        this.pd = c.pd();
+        this.sendCq = c.sendCq();
+        this.recvCq = c.recvCq();
+        this.type = c.type();
+        this.capabilities = c.caps();
+        this.sqSigAll = c.sqSigAll();
+        this.maxRdAtomic = c.maxRdAtomic();
+        this.qp = c.qp().reinterpret(ibv_qp.sizeof());
+        this.qpNum = ibv_qp.qp_num(qp);
+        this.ops = ContextOps.of(ibv_qp.context(qp));
+        Arena arena = c.cleanup().arena;
+        this.rules = new WorkRequestRules(toString(), type, c.atomics(), capabilities.maxInlineData(), pd);
+        this.sendTracker = new WorkQueueTracker(Math.max(capabilities.maxSendWr(), 1), capabilities.maxSendSge());
+        this.recvTracker = new WorkQueueTracker(Math.max(capabilities.maxRecvWr(), 1), capabilities.maxRecvSge());
+        this.sendRequests = new SendRequests(rules, Math.max(capabilities.maxSendWr(), 1),
+                capabilities.maxSendSge(), arena);
+        this.receiveRequests = new ReceiveRequests(rules, Math.max(capabilities.maxRecvWr(), 1),
+                capabilities.maxRecvSge(), arena);
+        this.badWr = arena.allocate(ValueLayout.ADDRESS);
+        this.batch = c.qpEx().address() == 0 ? null
+                : new PostBatch(this, QpExOps.of(c.qpEx()), c.sendOps(), arena);
+        sendCq.queuePairs.attach(this);
+        if (recvCq != sendCq) {
+            recvCq.queuePairs.attach(this);
+        }
+        LIVE.add(this);
+    }
+
+    /** Runs when the resource is destroyed (by close or by a parent's cascade). */
+    static final class Cleanup {
+        final Arena arena = Arena.ofShared();
+        QueuePair owner;
+
+        void destroy(MemorySegment handle) {
+            QueuePair q = owner;
+            if (q != null) {
+                q.detached = true;
+                LIVE.remove(q);
+                q.sendCq.queuePairs.detach(q);
+                q.recvCq.queuePairs.detach(q);
+            }
+            int rc = LibIbverbsQueues.ibv_destroy_qp(handle);
+            if (rc != 0) {
+                throw Errors.failure(Errors.call("ibv_destroy_qp", "qp", Units.hex(handle.address())), rc);
+            }
+            if (q != null) { // nothing can complete any more: the NIC forgot the QP
+                q.sendTracker.retireAll();
+                q.recvTracker.retireAll();
+            }
+            arena.close();
+        }
+    }
+
+    /** The QP number ({@code ibv_qp.qp_num}) that peers put in {@code destQpNum}. */
+    public int qpNum() {
+        return qpNum;
+    }
+
+    /** The transport type. */
+    public QueuePairType type() {
+        return type;
+    }
+
+    /** The queue sizes the provider granted (at least those requested). */
+    public QueuePairCapabilities capabilities() {
+        return capabilities;
+    }
+
+    /** The protection domain the QP was created in. */
+    public ProtectionDomain protectionDomain() {
+        return pd;
+    }
+
+    /** The CQ of the send queue. */
+    public CompletionQueue sendCq() {
+        return sendCq;
+    }
+
+    /** The CQ of the receive queue. */
+    public CompletionQueue recvCq() {
+        return recvCq;
+    }
+
+    /** Whether send WRs complete without {@link SendFlag#SIGNALED} ({@code sq_sig_all}). */
+    public boolean sqSigAll() {
+        return sqSigAll;
+    }
+
+    boolean sharesCq() {
+        return sendCq == recvCq;
+    }
+
+    // ---- state machine ----
+
+    /**
+     * Modifies the QP ({@code ibv_modify_qp(3)}) after checking the attributes against the spec's transition table
+     * for the QP's current state (queried) and type.
+     *
+     * <p>Errors: {@link InvalidTransitionException} before the call; {@code EINVAL} (a value out of the device's
+     * range, e.g. {@code maxRdAtomic} above {@code max_qp_rd_atom}), {@code ENOMEM} → {@link VerbsException}.
+     */
+    public void modify(QueuePairAttributes attrs) {
+        QueuePairState current = state();
+        QueuePairState next = attrs.qpState() != null ? attrs.qpState() : current;
+        QueuePairTransitions.check(type, current, next, attrs.mask());
+        int rc = LibIbverbsQueues.ibv_modify_qp(resource.handle("ibv_modify_qp"), attrs.segment(), attrs.mask());
+        if (rc != 0) {
+            throw Errors.failure(Errors.call("ibv_modify_qp", "qp", this, "transition", current + "->" + next,
+                    "attributes", attrs.attributes()), rc);
+        }
+        if (next == QueuePairState.RESET) { // RESET discards both queues without completions
+            sendTracker.retireAll();
+            recvTracker.retireAll();
+        }
+    }
+
+    /**
+     * RESET → INIT for an RC or UC QP: port {@code portNum}, partition index 0, and the remote operations the QP
+     * accepts as responder ({@link Access#REMOTE_WRITE}, {@link Access#REMOTE_READ}, {@link Access#REMOTE_ATOMIC}).
+     */
+    public void toInit(int portNum, Set<Access> remoteAccess) {
+        if (type == QueuePairType.UD) {
+            throw new IllegalArgumentException("a UD QP takes a Q_Key, not access flags: toInit(portNum, qkey)");
+        }
+        modify(new QueuePairAttributes().qpState(QueuePairState.INIT).pkeyIndex(0).portNum(portNum)
+                .qpAccessFlags(remoteAccess));
+    }
+
+    /** RESET → INIT for a UD QP: port {@code portNum}, partition index 0, queue key {@code qkey}. */
+    public void toInit(int portNum, int qkey) {
+        if (type != QueuePairType.UD) {
+            throw new IllegalArgumentException("only UD QPs take a Q_Key at INIT: toInit(portNum, remoteAccess)");
+        }
+        modify(new QueuePairAttributes().qpState(QueuePairState.INIT).pkeyIndex(0).portNum(portNum).qkey(qkey));
+    }
+
+    /** Moves to INIT with the caller's attributes (the state is set here). */
+    public void toInit(QueuePairAttributes attrs) {
+        modify(attrs.qpState(QueuePairState.INIT));
+    }
+
+    /**
+     * INIT → RTR for an RC or UC QP, connecting it to remote QP {@code destQpNum} reached through {@code path}, its
+     * first expected PSN being {@code rqPsn} (the peer's {@code sqPsn}). RC also gets {@code max_dest_rd_atomic} =
+     * the device's {@code max_qp_rd_atom} (at most 16) and {@code min_rnr_timer} = 12 (0.64 ms); use
+     * {@link #toRtr(QueuePairAttributes)} for other values. For UD use {@link #toRtr()}.
+     */
+    public void toRtr(AddressVector path, Mtu pathMtu, int destQpNum, int rqPsn) {
+        QueuePairAttributes a = new QueuePairAttributes().qpState(QueuePairState.RTR).ahAttr(path).pathMtu(pathMtu)
+                .destQpNum(destQpNum).rqPsn(rqPsn);
+        if (type == QueuePairType.RC) {
+            a.maxDestRdAtomic(maxRdAtomic).minRnrTimer(12);
+        }
+        modify(a);
+    }
+
+    /** INIT → RTR for a UD QP (nothing is required). */
+    public void toRtr() {
+        modify(new QueuePairAttributes().qpState(QueuePairState.RTR));
+    }
+
+    /** Moves to RTR with the caller's attributes (the state is set here). */
+    public void toRtr(QueuePairAttributes attrs) {
+        modify(attrs.qpState(QueuePairState.RTR));
+    }
+
+    /**
+     * RTR → RTS with first send PSN {@code sqPsn}. RC also gets {@code timeout} 14 (~67 ms), {@code retry_cnt} 7,
+     * {@code rnr_retry} 7 (infinite) and {@code max_rd_atomic} = the device's {@code max_qp_init_rd_atom} (at most
+     * 16); use {@link #toRts(QueuePairAttributes)} for other values.
+     */
+    public void toRts(int sqPsn) {
+        QueuePairAttributes a = new QueuePairAttributes().qpState(QueuePairState.RTS).sqPsn(sqPsn);
+        if (type == QueuePairType.RC) {
+            a.timeout(14).retryCnt(7).rnrRetry(7).maxRdAtomic(maxRdAtomic);
+        }
+        modify(a);
+    }
+
+    /** Moves to RTS with the caller's attributes (the state is set here). */
+    public void toRts(QueuePairAttributes attrs) {
+        modify(attrs.qpState(QueuePairState.RTS));
+    }
+
+    /** Moves to ERR: outstanding WRs complete with {@code WR_FLUSH_ERR} (poll them to release their regions). */
+    public void toErr() {
+        modify(new QueuePairAttributes().qpState(QueuePairState.ERR));
+    }
+
+    /** Moves to RESET: both queues are emptied without completions; then {@code toInit} again. */
+    public void toReset() {
+        modify(new QueuePairAttributes().qpState(QueuePairState.RESET));
+    }
+
+    /** The current state, as the provider reports it ({@code ibv_query_qp(3)} with {@code IBV_QP_STATE}). */
+    public QueuePairState state() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_qp_attr.layout());
+            MemorySegment init = arena.allocate(ibv_qp_init_attr.layout());
+            int rc = LibIbverbsQueues.ibv_query_qp(resource.handle("ibv_query_qp"), attr, IBV_QP_STATE(), init);
+            if (rc != 0) {
+                throw Errors.failure(Errors.call("ibv_query_qp", "qp", this), rc);
+            }
+            return QueuePairState.of(ibv_qp_attr.qp_state(attr));
+        }
+    }
+
+    /** Queries the QP's attributes ({@code ibv_query_qp(3)}) into an immutable record. */
+    public QueuePairInfo query() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_qp_attr.layout());
+            MemorySegment init = arena.allocate(ibv_qp_init_attr.layout());
+            int all = 0;
+            for (QueuePairAttribute a : QueuePairAttribute.values()) {
+                all |= a.bit();
+            }
+            int rc = LibIbverbsQueues.ibv_query_qp(resource.handle("ibv_query_qp"), attr, all, init);
+            if (rc != 0) {
+                throw Errors.failure(Errors.call("ibv_query_qp", "qp", this), rc);
+            }
+            return QueuePairInfo.readFrom(qpNum, type, attr, init);
+        }
+    }
+
+    // ---- classic posting ----
+
+    /** This QP's reusable send chain for {@link #postSend}: single-producer, see {@link SendRequests}. */
+    public SendRequests sendRequests() {
+        resource.checkOpen("ibv_post_send");
+        return sendRequests;
+    }
+
+    /** This QP's reusable receive chain for {@link #postRecv}: single-producer, see {@link ReceiveRequests}. */
+    public ReceiveRequests receiveRequests() {
+        resource.checkOpen("ibv_post_recv");
+        return receiveRequests;
+    }
+
+    /**
+     * Posts the pending WRs of {@code wrs} as one chain ({@code ibv_post_send(3)}) and returns how many the provider
+     * accepted. When all were, the chain is cleared for reuse. Fewer means the send queue is full (back-pressure,
+     * {@code ENOMEM}, or this QP's own count of outstanding WRs): poll completions, then call again to post the rest.
+     * Allocation-free.
+     *
+     * <p>Errors: other errnos ({@code EINVAL}: malformed WR, QP in RESET/INIT/ERR on some providers) →
+     * {@link PostException} carrying the index of the refused WR ({@code bad_wr}).
+     */
+    public int postSend(SendRequests wrs) {
+        MemorySegment h = resource.handle("ibv_post_send");
+        int from = wrs.posted;
+        int n = wrs.count() - from;
+        if (n <= 0) {
+            return 0;
+        }
+        if (type == QueuePairType.UD) {
+            for (int i = from; i < from + n; i++) {
+                if (!wrs.udAddressed[i]) {
+                    throw rules.udUnaddressed(i);
+                }
+            }
+        }
+        int room = sendTracker.room();
+        if (room <= 0) {
+            return 0;
+        }
+        int take = Math.min(n, room);
+        int last = from + take - 1;
+        wrs.terminate(last);
+        int rc;
+        try {
+            rc = ops.ibv_post_send(h, wrs.chainFrom(from), badWr);
+        } finally {
+            wrs.relink(last);
+        }
+        int accepted = rc == 0 ? take : wrs.indexOf(badWr.get(ValueLayout.JAVA_LONG, 0)) - from;
+        int maxSge = wrs.maxSge();
+        for (int i = from; i < from + accepted; i++) {
+            sendTracker.record(wrs.wrId(i), sqSigAll || (wrs.sendFlags(i) & SendFlag.SIGNALED_BIT) != 0,
+                    wrs.sgeRegions, i * maxSge, wrs.numSge(i));
+        }
+        wrs.posted = from + accepted;
+        if (rc != 0 && rc != ENOMEM) {
+            throw PostException.of("ibv_post_send", this, rc, from + accepted, WorkRequestOpcode.class,
+                    wrs.opcodeValue(from + accepted));
+        }
+        if (wrs.posted == wrs.count()) {
+            wrs.clear();
+        }
+        return accepted;
+    }
+
+    /**
+     * Posts the pending receive WRs of {@code wrs} ({@code ibv_post_recv(3)}); returns how many were accepted, as
+     * {@link #postSend}. Allocation-free.
+     */
+    public int postRecv(ReceiveRequests wrs) {
+        MemorySegment h = resource.handle("ibv_post_recv");
+        int from = wrs.posted;
+        int n = wrs.count() - from;
+        if (n <= 0) {
+            return 0;
+        }
+        int take = Math.min(n, recvTracker.room());
+        if (take <= 0) {
+            return 0;
+        }
+        int last = from + take - 1;
+        wrs.terminate(last);
+        int rc;
+        try {
+            rc = ops.ibv_post_recv(h, wrs.chainFrom(from), badWr);
+        } finally {
+            wrs.relink(last);
+        }
+        int accepted = rc == 0 ? take : wrs.indexOf(badWr.get(ValueLayout.JAVA_LONG, 0)) - from;
+        int maxSge = wrs.maxSge();
+        for (int i = from; i < from + accepted; i++) {
+            recvTracker.record(wrs.wrId(i), true, wrs.sgeRegions, i * maxSge, wrs.numSge(i));
+        }
+        wrs.posted = from + accepted;
+        if (rc != 0 && rc != ENOMEM) {
+            throw PostException.of("ibv_post_recv", this, rc, from + accepted, null, 0);
+        }
+        if (wrs.posted == wrs.count()) {
+            wrs.clear();
+        }
+        return accepted;
+    }
+
+    // ---- extended posting ----
+
+    /**
+     * Starts a batch of work requests with the {@code ibv_wr_*} API ({@code ibv_wr_start(3)}); the batch must be
+     * {@link PostBatch#submit() submitted} ({@code ibv_wr_complete}) or closed, which aborts it
+     * ({@code ibv_wr_abort}). Use try-with-resources. The same {@link PostBatch} object is reused: no allocation.
+     *
+     * @throws IllegalStateException if the QP was built without {@code sendOps} (no {@code ibv_qp_ex})
+     */
+    public PostBatch startSend() {
+        resource.checkOpen("ibv_wr_start");
+        if (batch == null) {
+            throw new IllegalStateException("ibv_wr_start: " + this + " was created without sendOps; build it with "
+                    + "QueuePairBuilder.sendOps(...) to use the ibv_wr_* API");
+        }
+        return batch.start();
+    }
+
+    // ---- completions ----
+
+    /** Retires the WRs one completion of {@code cq} covers. Poll path: no allocation. */
+    void retire(CompletionQueue cq, long wrId, int status, int opcode) {
+        boolean error = status != 0;
+        if (cq == recvCq && (cq != sendCq || (error ? recvTracker.headIs(wrId) : (opcode & IBV_WC_RECV()) != 0))) {
+            recvTracker.retire(wrId, true);
+        } else {
+            sendTracker.retire(wrId, error);
+        }
+    }
+
+    /** How many outstanding WRs of all live QPs reference {@code region} (for {@link MemoryRegion#close()}). */
+    static int inFlight(MemoryRegion region) {
+        int n = 0;
+        for (QueuePair q : LIVE) {
+            if (q.pd == region.protectionDomain()) {
+                n += q.sendTracker.references(region) + q.recvTracker.references(region);
+            }
+        }
+        return n;
+    }
+
+    /**
+     * Destroys the QP ({@code ibv_destroy_qp(3)}); its outstanding WRs are forgotten (and their regions released).
+     * Idempotent.
+     */
+    @Override
+    public void close() {
+        super.close();
+    }
+}

@@ -1,0 +1,180 @@
+package dev.panverbs.core;
+
+import static dev.panverbs.bindings.verbs.verbs_h.*;
+
+import dev.panverbs.bindings.Errno;
+import dev.panverbs.bindings.LibIbverbsQueues;
+import dev.panverbs.bindings.VerbsContextInline;
+import dev.panverbs.bindings.verbs.ibv_device_attr;
+import dev.panverbs.bindings.verbs.ibv_device_attr_ex;
+import dev.panverbs.bindings.verbs.ibv_qp_init_attr_ex;
+import dev.panverbs.core.internal.Errors;
+import dev.panverbs.core.internal.Units;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.EnumSet;
+import java.util.Set;
+
+/**
+ * Options of a new queue pair, from {@link ProtectionDomain#createQp}: queue sizes, signaling, and the send
+ * operations of the {@code ibv_wr_*} API. {@link #build()} calls {@code ibv_create_qp(3)}, or
+ * {@code ibv_create_qp_ex(3)} when {@link #sendOps} were requested (as sideway's {@code build}/{@code build_ex}).
+ * Not thread-safe; use once.
+ */
+public final class QueuePairBuilder {
+    private final ProtectionDomain pd;
+    private final QueuePairType type;
+    private final CompletionQueue sendCq;
+    private final CompletionQueue recvCq;
+    private int maxSendWr = 128;
+    private int maxRecvWr = 128;
+    private int maxSendSge = 1;
+    private int maxRecvSge = 1;
+    private int maxInlineData;
+    private boolean sqSigAll;
+    private Set<SendOperation> sendOps = EnumSet.noneOf(SendOperation.class);
+
+    QueuePairBuilder(ProtectionDomain pd, QueuePairType type, CompletionQueue sendCq, CompletionQueue recvCq) {
+        if (type != QueuePairType.RC && type != QueuePairType.UC && type != QueuePairType.UD) {
+            throw new IllegalArgumentException("panverbs creates RC, UC and UD queue pairs, not " + type);
+        }
+        for (CompletionQueue cq : new CompletionQueue[] {sendCq, recvCq}) {
+            if (cq.context != pd.context()) {
+                throw new IllegalArgumentException(cq + " belongs to another context than " + pd);
+            }
+        }
+        this.pd = pd;
+        this.type = type;
+        this.sendCq = sendCq;
+        this.recvCq = recvCq;
+    }
+
+    /** Outstanding send WRs ({@code cap.max_send_wr}, default 128). */
+    public QueuePairBuilder maxSendWr(int n) {
+        this.maxSendWr = positive("maxSendWr", n);
+        return this;
+    }
+
+    /** Outstanding receive WRs ({@code cap.max_recv_wr}, default 128). */
+    public QueuePairBuilder maxRecvWr(int n) {
+        this.maxRecvWr = positive("maxRecvWr", n);
+        return this;
+    }
+
+    /** SGEs per send WR ({@code cap.max_send_sge}, default 1). */
+    public QueuePairBuilder maxSendSge(int n) {
+        this.maxSendSge = positive("maxSendSge", n);
+        return this;
+    }
+
+    /** SGEs per receive WR ({@code cap.max_recv_sge}, default 1). */
+    public QueuePairBuilder maxRecvSge(int n) {
+        this.maxRecvSge = positive("maxRecvSge", n);
+        return this;
+    }
+
+    /** Inline payload bytes per send WR ({@code cap.max_inline_data}, default 0). */
+    public QueuePairBuilder maxInlineData(int n) {
+        if (n < 0) {
+            throw new IllegalArgumentException("maxInlineData must not be negative, got " + n);
+        }
+        this.maxInlineData = n;
+        return this;
+    }
+
+    /** Generate a completion for every send WR, signaled or not ({@code sq_sig_all}). */
+    public QueuePairBuilder sqSigAll(boolean all) {
+        this.sqSigAll = all;
+        return this;
+    }
+
+    /**
+     * Enables the {@code ibv_wr_*} API ({@link QueuePair#startSend()}) for these operations
+     * ({@code send_ops_flags}); the QP is then created with {@code ibv_create_qp_ex}. Operations the QP type or
+     * the device cannot do are refused by {@link #build()}, naming the capability.
+     */
+    public QueuePairBuilder sendOps(Set<SendOperation> ops) {
+        this.sendOps = ops.isEmpty() ? EnumSet.noneOf(SendOperation.class) : EnumSet.copyOf(ops);
+        return this;
+    }
+
+    /**
+     * Creates the QP in RESET.
+     *
+     * <p>Errors: {@link UnsupportedVerbException} for a send operation the type or device lacks (e.g. atomics
+     * when {@code atomic_cap} is {@code IBV_ATOMIC_NONE}, RDMA READ on UC); {@code EINVAL} (a size above the
+     * device's limits), {@code ENOMEM} (pinned memory) → {@link VerbsException}.
+     */
+    public QueuePair build() {
+        Context context = pd.context();
+        MemorySegment ctx = context.resource.handle("ibv_create_qp");
+        long opsBits = SendOperation.bits(sendOps);
+        String verb = sendOps.isEmpty() ? "ibv_create_qp" : "ibv_create_qp_ex";
+        String call = Errors.call(verb, "type", type, "maxSendWr", maxSendWr, "maxRecvWr", maxRecvWr,
+                "maxSendSge", maxSendSge, "maxRecvSge", maxRecvSge, "maxInlineData", maxInlineData,
+                "sendOps", sendOps);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment dev = arena.allocate(ibv_device_attr_ex.layout());
+            int rc = VerbsContextInline.ibv_query_device_ex(ctx, MemorySegment.NULL, dev);
+            if (rc != 0) {
+                throw Errors.failure(Errors.call("ibv_query_device_ex", "context", context.device().name()), rc);
+            }
+            MemorySegment orig = ibv_device_attr_ex.orig_attr(dev);
+            boolean atomics = ibv_device_attr.atomic_cap(orig) != IBV_ATOMIC_NONE();
+            int maxRdAtomic = Math.min(16, Math.min(ibv_device_attr.max_qp_rd_atom(orig),
+                    ibv_device_attr.max_qp_init_rd_atom(orig)));
+            for (SendOperation op : sendOps) {
+                WorkRequestOpcode opcode = WorkRequestOpcode.valueOf(op.name());
+                if (!WorkRequestRules.typeAllows(type, opcode)) {
+                    throw new UnsupportedVerbException(call, "a " + type + " QP cannot post " + op,
+                            op + " on " + type + " queue pairs");
+                }
+                if (opcode.isAtomic() && !atomics) {
+                    throw new UnsupportedVerbException(call, context.device().name()
+                            + " reports atomic_cap = IBV_ATOMIC_NONE", "atomic operations (" + op + ")");
+                }
+            }
+            MemorySegment attr = arena.allocate(ibv_qp_init_attr_ex.layout());
+            ibv_qp_init_attr_ex.send_cq(attr, sendCq.resource.handle(verb));
+            ibv_qp_init_attr_ex.recv_cq(attr, recvCq.resource.handle(verb));
+            new QueuePairCapabilities(maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData)
+                    .writeTo(ibv_qp_init_attr_ex.cap(attr));
+            ibv_qp_init_attr_ex.qp_type(attr, type.value());
+            ibv_qp_init_attr_ex.sq_sig_all(attr, sqSigAll ? 1 : 0);
+            MemorySegment pdHandle = pd.resource.handle(verb);
+            MemorySegment errno = Errno.allocateCapture(arena);
+            MemorySegment qp;
+            if (sendOps.isEmpty()) {
+                // struct ibv_qp_init_attr is the first 64 bytes of ibv_qp_init_attr_ex
+                qp = LibIbverbsQueues.ibv_create_qp(errno, pdHandle, attr);
+            } else {
+                ibv_qp_init_attr_ex.pd(attr, pdHandle);
+                ibv_qp_init_attr_ex.comp_mask(attr, IBV_QP_INIT_ATTR_PD() | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS());
+                ibv_qp_init_attr_ex.send_ops_flags(attr, opsBits);
+                qp = VerbsContextInline.ibv_create_qp_ex(errno, ctx, attr);
+            }
+            if (qp.address() == 0) {
+                throw Errors.failure(call, Errno.get(errno));
+            }
+            MemorySegment qpEx = sendOps.isEmpty() ? MemorySegment.NULL : LibIbverbsQueues.ibv_qp_to_qp_ex(qp);
+            QueuePairCapabilities granted = QueuePairCapabilities.readFrom(ibv_qp_init_attr_ex.cap(attr));
+            String description = "QueuePair[" + type + " " + Units.hex(qp.address()) + " on "
+                    + context.device().name() + "]";
+            return new QueuePair(new Created(pd, sendCq, recvCq, type, granted, sqSigAll, atomics,
+                    Math.max(maxRdAtomic, 1), qp, qpEx, opsBits, new QueuePair.Cleanup(), description));
+        }
+    }
+
+    private static int positive(String what, int n) {
+        if (n < 1) {
+            throw new IllegalArgumentException(what + " must be at least 1, got " + n);
+        }
+        return n;
+    }
+
+    record Created(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq, QueuePairType type,
+                   QueuePairCapabilities caps, boolean sqSigAll, boolean atomics, int maxRdAtomic,
+                   MemorySegment qp, MemorySegment qpEx, long sendOps, QueuePair.Cleanup cleanup,
+                   String description) {}
+}

@@ -1,0 +1,44 @@
+package dev.panverbs.core;
+
+import dev.panverbs.bindings.verbs.verbs_h;
+
+/**
+ * The transport service of a queue pair ({@code enum ibv_qp_type}, see {@code ibv_create_qp(3)}).
+ * panverbs creates {@link #RC}, {@link #UC} and {@link #UD} QPs; the other constants exist so that
+ * {@link QueuePair#query()} can report any QP the provider describes.
+ */
+public enum QueuePairType {
+    /** {@code IBV_QPT_RC}: reliable connected; SEND, RDMA WRITE/READ, atomics. */
+    RC(verbs_h.IBV_QPT_RC()),
+    /** {@code IBV_QPT_UC}: unreliable connected; SEND and RDMA WRITE, no READ nor atomics. */
+    UC(verbs_h.IBV_QPT_UC()),
+    /** {@code IBV_QPT_UD}: unreliable datagram; SEND only, each WR names an address handle, MTU-sized messages. */
+    UD(verbs_h.IBV_QPT_UD()),
+    /** {@code IBV_QPT_RAW_PACKET}: raw Ethernet frames (not created by panverbs). */
+    RAW_PACKET(verbs_h.IBV_QPT_RAW_PACKET()),
+    /** {@code IBV_QPT_XRC_SEND}: XRC initiator (not created by panverbs). */
+    XRC_SEND(verbs_h.IBV_QPT_XRC_SEND()),
+    /** {@code IBV_QPT_XRC_RECV}: XRC target (not created by panverbs). */
+    XRC_RECV(verbs_h.IBV_QPT_XRC_RECV());
+
+    private final int value;
+
+    QueuePairType(int value) {
+        this.value = value;
+    }
+
+    /** The C value ({@code IBV_QPT_*}). */
+    public int value() {
+        return value;
+    }
+
+    /** The constant for a C {@code enum ibv_qp_type} value. */
+    public static QueuePairType of(int value) {
+        for (QueuePairType t : values()) {
+            if (t.value == value) {
+                return t;
+            }
+        }
+        throw new IllegalArgumentException("unknown ibv_qp_type " + value);
+    }
+}

@@ -1,0 +1,163 @@
+package dev.panverbs.core;
+
+import dev.panverbs.bindings.verbs.ibv_recv_wr;
+import dev.panverbs.bindings.verbs.ibv_sge;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * A queue pair's reusable chain of receive work requests for {@code ibv_post_recv(3)}: a native array of
+ * {@code struct ibv_recv_wr} and their SGE lists, allocated once per QP ({@link QueuePair#receiveRequests()}),
+ * filled in place and posted in one call by {@link QueuePair#postRecv}.
+ *
+ * <pre>{@code
+ * ReceiveRequests rwrs = qp.receiveRequests();
+ * for (int i = 0; i < 64; i++) rwrs.recv(i).sge(mr, i * 4096L, 4096);
+ * qp.postRecv(rwrs);
+ * }</pre>
+ *
+ * <p>Native layout written: {@code 0 wr_id | 8 next | 16 sg_list | 24 num_sge} (32 bytes). On a UD QP the first
+ * 40 bytes of each receive buffer receive the GRH (see {@link WorkCompletion#hasGrh()}): size buffers MTU + 40.
+ *
+ * <p>Nothing here allocates. Not thread-safe: one producer per receive queue.
+ */
+public final class ReceiveRequests {
+    static final long WR_SIZE = ibv_recv_wr.layout().byteSize();
+    private static final long SGE_SIZE = ibv_sge.layout().byteSize();
+    private static final long WR_ID = ibv_recv_wr.wr_id$offset();
+    private static final long NEXT = ibv_recv_wr.next$offset();
+    private static final long SG_LIST = ibv_recv_wr.sg_list$offset();
+    private static final long NUM_SGE = ibv_recv_wr.num_sge$offset();
+    private static final long SGE_ADDR = ibv_sge.addr$offset();
+    private static final long SGE_LENGTH = ibv_sge.length$offset();
+    private static final long SGE_LKEY = ibv_sge.lkey$offset();
+
+    final MemorySegment wrs;
+    final long wrsAddress;
+    private final MemorySegment sges;
+    private final WorkRequestRules rules;
+    private final int capacity;
+    private final int maxSge;
+    final Object[] sgeRegions;
+    private int count;
+    int posted;
+
+    ReceiveRequests(WorkRequestRules rules, int capacity, int maxSge, Arena arena) {
+        if (capacity < 1) {
+            throw new IllegalArgumentException("a receive chain needs at least one WR");
+        }
+        this.rules = rules;
+        this.capacity = capacity;
+        this.maxSge = Math.max(maxSge, 1);
+        this.wrs = arena.allocate(ibv_recv_wr.layout(), capacity);
+        this.sges = arena.allocate(ibv_sge.layout(), (long) capacity * this.maxSge);
+        this.wrsAddress = wrs.address();
+        this.sgeRegions = new Object[capacity * this.maxSge];
+        long sgesAddress = sges.address();
+        for (int i = 0; i < capacity; i++) {
+            wrs.set(ValueLayout.JAVA_LONG, i * WR_SIZE + SG_LIST, sgesAddress + i * this.maxSge * SGE_SIZE);
+            relink(i);
+        }
+    }
+
+    /** How many WRs the chain holds at most (the QP's granted {@code max_recv_wr}, capped at creation). */
+    public int capacity() {
+        return capacity;
+    }
+
+    /** WRs written since the last {@link #clear()}. */
+    public int count() {
+        return count;
+    }
+
+    /** WRs written but not yet accepted by {@link QueuePair#postRecv}. */
+    public int pending() {
+        return count - posted;
+    }
+
+    /** Forgets every WR (after a full post this happens by itself). */
+    public ReceiveRequests clear() {
+        for (int i = 0; i < count * maxSge; i++) {
+            sgeRegions[i] = null;
+        }
+        count = 0;
+        posted = 0;
+        return this;
+    }
+
+    /** Starts a receive WR with id {@code wrId}; add its buffers with {@link #sge}. */
+    public ReceiveRequests recv(long wrId) {
+        if (count == capacity) {
+            throw rules.chainFull(capacity);
+        }
+        int i = count++;
+        long w = i * WR_SIZE;
+        wrs.set(ValueLayout.JAVA_LONG, w + WR_ID, wrId);
+        wrs.set(ValueLayout.JAVA_INT, w + NUM_SGE, 0);
+        for (int k = 0; k < maxSge; k++) {
+            sgeRegions[i * maxSge + k] = null;
+        }
+        return this;
+    }
+
+    /**
+     * Appends a buffer to the current receive WR: {@code length} bytes at {@code offset} in {@code region}, checked
+     * against the region's bounds, its protection domain and whether it is still registered.
+     *
+     * <p>DMA contract: the bytes stay registered until the WR's completion is polled; {@link MemoryRegion#close()}
+     * refuses to deregister the region meanwhile.
+     */
+    public ReceiveRequests sge(MemoryRegion region, long offset, int length) {
+        rules.checkSge(region, offset, length);
+        appendSge(DataPathAccess.address(region) + offset, length, DataPathAccess.lkey(region), region);
+        return this;
+    }
+
+    void appendSge(long addr, int length, int lkey, Object region) {
+        if (count == posted) {
+            throw rules.noCurrentWr();
+        }
+        int wr = count - 1;
+        long w = wr * WR_SIZE;
+        int n = wrs.get(ValueLayout.JAVA_INT, w + NUM_SGE);
+        if (n == maxSge) {
+            throw rules.tooManySges(maxSge);
+        }
+        long s = ((long) wr * maxSge + n) * SGE_SIZE;
+        sges.set(ValueLayout.JAVA_LONG, s + SGE_ADDR, addr);
+        sges.set(ValueLayout.JAVA_INT, s + SGE_LENGTH, length);
+        sges.set(ValueLayout.JAVA_INT, s + SGE_LKEY, lkey);
+        sgeRegions[wr * maxSge + n] = region;
+        wrs.set(ValueLayout.JAVA_INT, w + NUM_SGE, n + 1);
+    }
+
+    int maxSge() {
+        return maxSge;
+    }
+
+    long wrId(int i) {
+        return wrs.get(ValueLayout.JAVA_LONG, i * WR_SIZE + WR_ID);
+    }
+
+    int numSge(int i) {
+        return wrs.get(ValueLayout.JAVA_INT, i * WR_SIZE + NUM_SGE);
+    }
+
+    void terminate(int last) {
+        wrs.set(ValueLayout.JAVA_LONG, last * WR_SIZE + NEXT, 0L);
+    }
+
+    void relink(int last) {
+        wrs.set(ValueLayout.JAVA_LONG, last * WR_SIZE + NEXT, last + 1 < capacity ? wrsAddress + (last + 1) * WR_SIZE : 0L);
+    }
+
+    MemorySegment chainFrom(int i) {
+        return i == 0 ? wrs : wrs.asSlice(i * WR_SIZE);
+    }
+
+    int indexOf(long badWr) {
+        return (int) ((badWr - wrsAddress) / WR_SIZE);
+    }
+}

@@ -1,0 +1,81 @@
+package dev.panverbs.core;
+
+import dev.panverbs.bindings.verbs.ibv_wc;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A reusable native array of {@code struct ibv_wc} that {@link CompletionQueue#poll(WorkCompletions)} fills, with one
+ * {@link WorkCompletion} flyweight to read its slots. Allocate it once, outside the poll loop:
+ *
+ * <pre>{@code
+ * WorkCompletions wcs = WorkCompletions.allocate(32);
+ * while (running) {
+ *     int n = cq.poll(wcs);
+ *     for (int i = 0; i < n; i++) {
+ *         WorkCompletion wc = wcs.get(i);           // the same flyweight, repositioned
+ *         if (!wc.ok()) handleError(wc.status(), wc.wrId());
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>Polling and reading allocate nothing. The array lives in an automatic arena, freed when this object becomes
+ * unreachable. Not thread-safe: one poller per instance.
+ */
+public final class WorkCompletions {
+    /** {@code sizeof(struct ibv_wc)}: 48 on LP64. */
+    static final long WC_SIZE = ibv_wc.layout().byteSize();
+
+    private final MemorySegment array;
+    private final int capacity;
+    private final WorkCompletion flyweight;
+    private int count;
+
+    private WorkCompletions(int capacity) {
+        if (capacity < 1) {
+            throw new IllegalArgumentException("capacity must be at least 1, got " + capacity);
+        }
+        this.capacity = capacity;
+        this.array = Arena.ofAuto().allocate(ibv_wc.layout(), capacity);
+        this.flyweight = new WorkCompletion(array);
+    }
+
+    /** A native array of {@code capacity} completions (the {@code num_entries} of each {@code ibv_poll_cq}). */
+    public static WorkCompletions allocate(int capacity) {
+        return new WorkCompletions(capacity);
+    }
+
+    /** The maximum number of completions one poll returns. */
+    public int capacity() {
+        return capacity;
+    }
+
+    /** The number of completions the last poll stored. */
+    public int count() {
+        return count;
+    }
+
+    /**
+     * The flyweight positioned over completion {@code index} of the last poll. Every call returns the same object:
+     * read what you need before calling {@code get} again.
+     */
+    public WorkCompletion get(int index) {
+        if (index < 0 || index >= count) {
+            throw outOfRange(index);
+        }
+        return flyweight.position(index * WC_SIZE);
+    }
+
+    private IndexOutOfBoundsException outOfRange(int index) {
+        return new IndexOutOfBoundsException("completion " + index + " of " + count + " polled");
+    }
+
+    MemorySegment array() {
+        return array;
+    }
+
+    void count(int n) {
+        this.count = n;
+    }
+}

@@ -1,0 +1,98 @@
+package dev.panverbs.core.internal;
+
+import dev.panverbs.core.CompletionChannel;
+import dev.panverbs.core.Context;
+import dev.panverbs.core.MemoryRegion;
+import dev.panverbs.core.ProtectionDomain;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The one deliberate route from a public verbs object to its native handle and lifecycle, for code of this
+ * module outside {@code dev.panverbs.core} (provider extensions such as {@code dev.panverbs.core.mlx5}, an
+ * rdma_cm binding) and for core's own cross-object plumbing. This package is not exported, so users never
+ * see it; public objects have no {@code segment()}.
+ *
+ * <p>Typical use, creating a provider QP that is still a normal {@code QueuePair}:
+ * <pre>{@code
+ * MemorySegment ctx = NativeHandles.context(context, "mlx5dv_create_qp");
+ * MemorySegment pd  = NativeHandles.pd(protectionDomain, "mlx5dv_create_qp");
+ * MemorySegment qp  = Mlx5dv.mlx5dv_create_qp(errno, ctx, attr, dvAttr);   // raw binding
+ * if (qp.equals(MemorySegment.NULL)) throw Errors.failure(call, Errno.get(errno));
+ * QueuePair wrapped = NativeHandles.access().adoptQueuePair(...);        // same lifetime rules as any QP
+ * }</pre>
+ * A provider object that is no core type holds its own {@link Resource} made by {@link Resource#adopt} with
+ * {@code NativeHandles.resource(context)} as parent, so the cascade closes it with the context.
+ *
+ * <p>The typed accessors check that the object is open and name {@code verb} in the
+ * {@link IllegalStateException} otherwise. The handles are borrowed: never destroy them, never keep them
+ * beyond the object's life.
+ */
+public final class NativeHandles {
+
+    /**
+     * What {@code dev.panverbs.core} implements for this route (the JDK's SharedSecrets pattern):
+     * reaching package-private state and constructors of the public types. Factories that adopt a handle
+     * made elsewhere (a {@code QueuePair} from mlx5dv or rdma_cm) are added here.
+     */
+    public interface Access {
+        /** The lifecycle of a core verbs object; {@link IllegalArgumentException} for anything else. */
+        Resource resourceOf(Object verbsObject);
+    }
+
+    private static volatile Access access;
+
+    private NativeHandles() {}
+
+    /** Called once by {@code dev.panverbs.core} when its accessor class initialises. */
+    public static void install(Access implementation) {
+        if (access != null) {
+            throw new IllegalStateException("NativeHandles.Access installed twice");
+        }
+        access = implementation;
+    }
+
+    /** The accessor implemented by {@code dev.panverbs.core}. */
+    public static Access access() {
+        Access a = access;
+        if (a == null) {
+            try {
+                // initialising the class runs install(); it lives in dev.panverbs.core, hence by name
+                Class.forName("dev.panverbs.core.CoreAccess", true, NativeHandles.class.getClassLoader());
+            } catch (ClassNotFoundException e) {
+                throw new IllegalStateException("dev.panverbs.core.CoreAccess is missing", e);
+            }
+            a = access;
+        }
+        return a;
+    }
+
+    /** The lifecycle of any core verbs object ({@code Context}, {@code QueuePair}, ...). */
+    public static Resource resource(Object verbsObject) {
+        return access().resourceOf(verbsObject);
+    }
+
+    /** The native handle of any core verbs object, checked open for a call of {@code verb}. */
+    public static MemorySegment handle(Object verbsObject, String verb) {
+        return resource(verbsObject).handle(verb);
+    }
+
+    /** {@code struct ibv_context *}. */
+    public static MemorySegment context(Context context, String verb) {
+        return handle(context, verb);
+    }
+
+    /** {@code struct ibv_pd *}. */
+    public static MemorySegment pd(ProtectionDomain pd, String verb) {
+        return handle(pd, verb);
+    }
+
+    /** {@code struct ibv_mr *}. */
+    public static MemorySegment mr(MemoryRegion mr, String verb) {
+        return handle(mr, verb);
+    }
+
+    /** {@code struct ibv_comp_channel *}. */
+    public static MemorySegment channel(CompletionChannel channel, String verb) {
+        return handle(channel, verb);
+    }
+}
