@@ -16,54 +16,49 @@ public final class PingPongOptions {
     @Spec(Spec.Target.MIXEE)
     CommandSpec spec;
 
-    @Option(names = {"-p", "--port"}, paramLabel = "<port>", converter = CInteger.class,
+    @Option(order = 1, names = {"-p", "--port"}, paramLabel = "<port>", converter = CInteger.class,
             description = "listen on/connect to port <port> (default 18515)")
     long port = PingPongExchange.DEFAULT_PORT;
 
-    @Option(names = {"-d", "--ib-dev"}, paramLabel = "<dev>",
+    @Option(order = 2, names = {"-d", "--ib-dev"}, paramLabel = "<dev>",
             description = "use IB device <dev> (default first device found)")
     String ibDev;
 
-    @Option(names = {"-i", "--ib-port"}, paramLabel = "<port>", converter = CInteger.class,
+    @Option(order = 3, names = {"-i", "--ib-port"}, paramLabel = "<port>", converter = CInteger.class,
             description = "use port <port> of IB device (default 1)")
     long ibPort = 1;
 
-    @Option(names = {"-s", "--size"}, paramLabel = "<size>", converter = CInteger.class,
-            description = "size of message to exchange (default 4096 for RC, 1024 for UD)")
-    Long size;
-
-    @Option(names = {"-r", "--rx-depth"}, paramLabel = "<dep>", converter = CInteger.class,
+    @Option(order = 6, names = {"-r", "--rx-depth"}, paramLabel = "<dep>", converter = CInteger.class,
             description = "number of receives to post at a time (default 500)")
     long rxDepth = 500;
 
-    @Option(names = {"-n", "--iters"}, paramLabel = "<iters>", converter = CInteger.class,
+    @Option(order = 7, names = {"-n", "--iters"}, paramLabel = "<iters>", converter = CInteger.class,
             description = "number of exchanges (default 1000)")
     long iters = 1000;
 
-    @Option(names = {"-l", "--sl"}, paramLabel = "<sl>", converter = CInteger.class,
+    @Option(order = 8, names = {"-l", "--sl"}, paramLabel = "<sl>", converter = CInteger.class,
             description = "service level value (default 0)")
     long sl = 0;
 
-    @Option(names = {"-e", "--events"}, description = "sleep on CQ events (default poll)")
+    @Option(order = 9, names = {"-e", "--events"}, description = "sleep on CQ events (default poll)")
     boolean events;
 
-    @Option(names = {"-g", "--gid-idx"}, paramLabel = "<gid index>", converter = CInteger.class,
+    @Option(order = 10, names = {"-g", "--gid-idx"}, paramLabel = "<gid index>", converter = CInteger.class,
             description = "local port gid index (default none; RoCE ports, such as rxe, need one)")
     long gidIdx = -1;
 
-    @Option(names = {"-c", "--chk"}, description = "validate received buffer")
+    @Option(order = 11, names = {"-c", "--chk"}, description = "validate received buffer")
     boolean chk;
 
-    @Option(names = {"-h", "--help"}, usageHelp = true, description = "print this help and exit")
+    @Option(order = 12, names = {"-h", "--help"}, usageHelp = true, description = "print this help and exit")
     boolean help;
 
     @Parameters(arity = "0..1", paramLabel = "<host>",
             description = "connect to the server at <host>; without it, start a server and wait for a connection")
     String serverName;
 
-    /** Validates ranges; {@code defaultSize} is the tool's default message size. */
-    Settings settings(int defaultSize, int mtu) {
-        long sz = size == null ? defaultSize : size;
+    /** Validates ranges, with the tool's own {@code -s} value and path MTU (0 for UD). */
+    Settings settings(long sz, int mtu) {
         check(port >= 0 && port <= 65535, "-p/--port must be 0..65535, got " + port);
         check(ibPort >= 1 && ibPort <= 255, "-i/--ib-port must be 1..255, got " + ibPort);
         check(sz >= 1 && sz <= Integer.MAX_VALUE, "-s/--size must be 1.." + Integer.MAX_VALUE + ", got " + sz);
