@@ -7,9 +7,10 @@ package dev.panverbs.tools.transport;
  * messages arrive that get no response (one-way messages), they would accumulate; once {@link #threshold} are
  * pending the server sends an explicit CREDIT message (a zero-length RDMA write with immediate).
  *
- * <p>Liveness: the client is stuck only when it holds no credit, i.e. all {@code advertised - 1} usable
- * credits are in flight or pending here. Once the server has handled the in-flight ones they are all pending,
- * and since {@code threshold <= advertised - 1} an explicit return is then due. So batching never deadlocks.
+ * <p>Liveness: the client is stuck only when it holds no credit, i.e. all its {@code usable} credits (see
+ * {@link CreditWindow#usable}) are in flight or pending here. Once the server has handled the in-flight ones
+ * they are all pending, and since {@code threshold <= usable} an explicit return is then due. So batching
+ * never deadlocks; {@code CreditProtocolModelTest} checks it.
  * Not thread-safe: used by the server's event-loop thread only.
  */
 final class CreditReturn {
@@ -19,12 +20,12 @@ final class CreditReturn {
     private final int threshold;
     private int pending;
 
-    /** @param advertised the credits the client was given; the threshold is a quarter of them, at least 1 */
-    CreditReturn(int advertised) {
-        if (advertised < 2 || advertised > MAX_PER_MESSAGE) {
-            throw new IllegalArgumentException("credits must be 2.." + MAX_PER_MESSAGE + ", got " + advertised);
+    /** @param usable the credits the client uses at most; the threshold is a quarter of them, at least 1 */
+    CreditReturn(int usable) {
+        if (usable < 1 || usable > MAX_PER_MESSAGE) {
+            throw new IllegalArgumentException("usable credits must be 1.." + MAX_PER_MESSAGE + ", got " + usable);
         }
-        this.threshold = Math.max(1, Math.min(advertised - 1, advertised / 4));
+        this.threshold = Math.max(1, usable / 4);
     }
 
     /** A receive buffer was re-posted. */

@@ -18,18 +18,20 @@ import java.util.Arrays;
  * <pre>
  *  0                 8      10     12     14     16       20       24                       40
  * +-----------------+------+------+------+------+--------+--------+------------------------+
- * | magic "PVRPC\0\0\1"  | ver  | role | LID  |  0   |  QPN   |  PSN   |  GID (16 bytes)    |
+ * | magic "PVRPC" 0 0 1 | ver  | role | LID  | MTU  |  QPN   |  PSN   |  GID (16 bytes)    |
  * +-----------------+------+------+------+------+--------+--------+------------------------+
  *  40       44          48           52       56       60       64                  72
  * +--------+-----------+------------+--------+--------+--------+-------------------+
  * |credits |max request|max response| slots  | stride |  rkey  | response address  |
  * +--------+-----------+------------+--------+--------+--------+-------------------+
- *  big-endian. Server: credits = receive buffers posted, max request = their size; slot fields 0.
+ *  big-endian. MTU: the port's active MTU as C enum ibv_mtu (1 = 256 .. 5 = 4096); the path uses the smaller.
+ *  Server: credits = receive buffers posted, max request = their size; slot fields 0.
  *  Client: slots, max response, stride, rkey and address of its response region; credits 0.
  *  role REJECT (server only): followed by a u16 length and that many bytes of UTF-8 reason, then close.
  * </pre>
  *
  * @param role            {@link #CLIENT} or {@link #SERVER}
+ * @param mtu             the sender's active MTU ({@code enum ibv_mtu} value)
  * @param credits         server: receive buffers posted for this connection
  * @param maxRequest      server: size of each receive buffer, the largest request accepted
  * @param maxResponse     client: the largest response payload each slot holds
@@ -38,7 +40,7 @@ import java.util.Arrays;
  * @param responseRkey    client: rkey of the response region (remote write allowed)
  * @param responseAddress client: virtual address of response slot 0
  */
-record RpcHandshake(int role, int lid, int qpn, int psn, byte[] gid, int credits, int maxRequest,
+record RpcHandshake(int role, int lid, int mtu, int qpn, int psn, byte[] gid, int credits, int maxRequest,
                     int maxResponse, int slots, int slotStride, int responseRkey, long responseAddress) {
     static final long MAGIC = 0x5056525043000001L; // "PVRPC" 00 00 01
     static final int VERSION = 1;
@@ -65,7 +67,7 @@ record RpcHandshake(int role, int lid, int qpn, int psn, byte[] gid, int credits
         d.writeShort(VERSION);
         d.writeShort(role);
         d.writeShort(lid);
-        d.writeShort(0);
+        d.writeShort(mtu);
         d.writeInt(qpn);
         d.writeInt(psn);
         d.write(gid);
@@ -119,12 +121,12 @@ record RpcHandshake(int role, int lid, int qpn, int psn, byte[] gid, int credits
                         + role);
             }
             int lid = d.readUnsignedShort();
-            d.readUnsignedShort();
+            int mtu = d.readUnsignedShort();
             int qpn = d.readInt();
             int psn = d.readInt();
             byte[] gid = new byte[16];
             d.readFully(gid);
-            RpcHandshake h = new RpcHandshake(role, lid, qpn, psn, gid, d.readInt(), d.readInt(), d.readInt(),
+            RpcHandshake h = new RpcHandshake(role, lid, mtu, qpn, psn, gid, d.readInt(), d.readInt(), d.readInt(),
                     d.readInt(), d.readInt(), d.readInt(), d.readLong());
             h.validate();
             return h;
@@ -137,6 +139,7 @@ record RpcHandshake(int role, int lid, int qpn, int psn, byte[] gid, int credits
 
     private void validate() {
         check((qpn & ~0xffffff) == 0, "QPN 0x" + Integer.toHexString(qpn) + " exceeds 24 bits");
+        check(mtu >= 1 && mtu <= 5, "MTU code " + mtu + " outside 1 (256) .. 5 (4096)");
         check((psn & ~0xffffff) == 0, "PSN 0x" + Integer.toHexString(psn) + " exceeds 24 bits");
         if (role == SERVER) {
             check(credits >= 2 && credits <= CreditReturn.MAX_PER_MESSAGE,
@@ -163,7 +166,7 @@ record RpcHandshake(int role, int lid, int qpn, int psn, byte[] gid, int credits
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof RpcHandshake h && h.role == role && h.lid == lid && h.qpn == qpn && h.psn == psn
+        return o instanceof RpcHandshake h && h.role == role && h.lid == lid && h.mtu == mtu && h.qpn == qpn && h.psn == psn
                 && Arrays.equals(h.gid, gid) && h.credits == credits && h.maxRequest == maxRequest
                 && h.maxResponse == maxResponse && h.slots == slots && h.slotStride == slotStride
                 && h.responseRkey == responseRkey && h.responseAddress == responseAddress;

@@ -220,6 +220,7 @@ class PingPongExchangeTest {
         try (Socket c = new Socket("127.0.0.1", listener.getLocalPort())) {
             assertThat(failure.get(10, TimeUnit.SECONDS)).isInstanceOf(PingPongProtocolException.class)
                     .hasMessage("timed out after 500 ms waiting for the client's address (0 of 52 bytes received)");
+            assertThat(c.isConnected()).isTrue();
         }
     }
 

@@ -177,7 +177,7 @@ class PingPongIT {
         try (ServerSocket garbage = new ServerSocket(0)) {
             Thread t = Thread.ofVirtual().start(() -> {
                 try (Socket s = garbage.accept()) {
-                    s.getOutputStream().write("HTTP/1.1 200 OK\r\nServer: not a pingpong\r\n\r\n!!!!!!!!"
+                    s.getOutputStream().write("HTTP/1.1 200 OK\r\nServer: not a pingpong at all\r\n\r\n!!!!!!!!!!"
                             .getBytes(StandardCharsets.US_ASCII));
                     s.getInputStream().readNBytes(52);
                 } catch (IOException e) {

@@ -21,15 +21,17 @@ class CreditProtocolModelTest {
 
     @ParameterizedTest(name = "credits={0} slots={1} oneWayPercent={2} seed={3}")
     @CsvSource({
-        "2, 1, 0, 1", "2, 4, 50, 2", "3, 8, 100, 3", "8, 2, 30, 4", "8, 64, 30, 5", "64, 16, 90, 6",
+        "2, 1, 0, 1", "2, 4, 50, 2", "3, 8, 100, 3", "64, 4, 100, 11", "64, 1, 100, 12", "8, 2, 30, 4", "8, 64, 30, 5", "64, 16, 90, 6",
         "5, 5, 60, 7", "16, 64, 0, 8", "4, 3, 100, 9", "32, 32, 50, 10",
     })
     void neverSendsWithoutAReceiveBufferAndNeverDeadlocks(int credits, int slots, int oneWayPercent, long seed) {
         Random rnd = new Random(seed);
         int operations = 2000;
-        CreditWindow window = new CreditWindow(credits);
+        CreditWindow window = new CreditWindow(credits, slots);
         SlotTable table = new SlotTable(slots);
-        CreditReturn creditReturn = new CreditReturn(credits);
+        CreditReturn creditReturn = new CreditReturn(CreditWindow.usable(credits, slots));
+        // the receives the client keeps posted for server->client messages (RpcClient: 2 * slots + 1)
+        int clientReceives = 2 * slots + 1;
         ArrayDeque<Msg> toServer = new ArrayDeque<>();
         ArrayDeque<Msg> toClient = new ArrayDeque<>();
         ArrayDeque<Integer> sendCompletions = new ArrayDeque<>();
@@ -41,6 +43,7 @@ class CreditProtocolModelTest {
         boolean shutdownSent = false;
         boolean shutdownAcked = false;
         int maxInFlightToServer = 0;
+        int maxToClient = 0;
 
         while (!shutdownAcked) {
             List<String> names = new ArrayList<>();
@@ -62,6 +65,8 @@ class CreditProtocolModelTest {
             if (!toClient.isEmpty()) {
                 names.add("client receive");
             }
+            assertThat(toClient.size()).as("server->client messages never outnumber the client's receives")
+                    .isLessThanOrEqualTo(clientReceives);
             if (!sendCompletions.isEmpty()) {
                 names.add("client send completion");
             }
@@ -70,6 +75,7 @@ class CreditProtocolModelTest {
                         + ", in use " + window.inUse() + ", server pending " + creditReturn.pending()
                         + ", slots in use " + table.inUse());
             }
+            maxToClient = Math.max(maxToClient, toClient.size());
             String step = names.get(rnd.nextInt(names.size()));
             switch (step) {
                 case "client send" -> {
@@ -127,6 +133,7 @@ class CreditProtocolModelTest {
         }
         assertThat(responses).isEqualTo(calls);
         assertThat(maxInFlightToServer).isLessThanOrEqualTo(credits);
+        assertThat(maxToClient).isLessThanOrEqualTo(clientReceives);
         assertThat(table.inUse()).isZero();
     }
 }

@@ -6,10 +6,10 @@ import org.junit.jupiter.api.Test;
 
 class CreditReturnTest {
     @Test
-    void thresholdIsAQuarterBoundedByUsableCredits() {
-        assertThat(new CreditReturn(64).threshold()).isEqualTo(16);
-        assertThat(new CreditReturn(2).threshold()).isEqualTo(1);
-        assertThat(new CreditReturn(5).threshold()).isEqualTo(1);
+    void thresholdIsAQuarterOfTheUsableCredits() {
+        assertThat(new CreditReturn(63).threshold()).isEqualTo(15);
+        assertThat(new CreditReturn(1).threshold()).isEqualTo(1);
+        assertThat(new CreditReturn(7).threshold()).isEqualTo(1);
         assertThat(new CreditReturn(8).threshold()).isEqualTo(2);
     }
 

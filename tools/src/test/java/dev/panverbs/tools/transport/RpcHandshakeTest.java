@@ -20,7 +20,7 @@ class RpcHandshakeTest {
     }
 
     private static RpcHandshake client() {
-        return new RpcHandshake(RpcHandshake.CLIENT, 0, 0x1234, 0xabcdef, GID, 0, 0, 4096, 64, 4160, 0x77,
+        return new RpcHandshake(RpcHandshake.CLIENT, 0, 3, 0x1234, 0xabcdef, GID, 0, 0, 4096, 64, 4160, 0x77,
                 0x7f00_1234_5000L);
     }
 
@@ -61,7 +61,7 @@ class RpcHandshakeTest {
 
     @Test
     void readRejectsSlotsThatDoNotFitTheStride() throws IOException {
-        RpcHandshake bad = new RpcHandshake(RpcHandshake.CLIENT, 0, 1, 1, GID, 0, 0, 4096, 64, 4096, 1, 4096);
+        RpcHandshake bad = new RpcHandshake(RpcHandshake.CLIENT, 0, 3, 1, 1, GID, 0, 0, 4096, 64, 4096, 1, 4096);
         byte[] wire = bytes(bad);
         assertThatThrownBy(() -> RpcHandshake.read(new ByteArrayInputStream(wire), RpcHandshake.CLIENT))
                 .isInstanceOf(RpcProtocolException.class).hasMessageContaining("does not fit the slot stride 4096");
@@ -69,10 +69,18 @@ class RpcHandshakeTest {
 
     @Test
     void readRejectsServerWithTooFewCredits() throws IOException {
-        RpcHandshake bad = new RpcHandshake(RpcHandshake.SERVER, 0, 1, 1, GID, 1, 4096, 0, 0, 0, 0, 0);
+        RpcHandshake bad = new RpcHandshake(RpcHandshake.SERVER, 0, 3, 1, 1, GID, 1, 4096, 0, 0, 0, 0, 0);
         byte[] wire = bytes(bad);
         assertThatThrownBy(() -> RpcHandshake.read(new ByteArrayInputStream(wire), RpcHandshake.SERVER))
                 .isInstanceOf(RpcProtocolException.class).hasMessageContaining("server credits 1 outside 2..65535");
+    }
+
+    @Test
+    void readRejectsUnknownMtu() throws IOException {
+        RpcHandshake bad = new RpcHandshake(RpcHandshake.SERVER, 0, 6, 1, 1, GID, 8, 4096, 0, 0, 0, 0, 0);
+        byte[] wire = bytes(bad);
+        assertThatThrownBy(() -> RpcHandshake.read(new ByteArrayInputStream(wire), RpcHandshake.SERVER))
+                .isInstanceOf(RpcProtocolException.class).hasMessageContaining("MTU code 6");
     }
 
     @Test
