@@ -201,7 +201,7 @@ class RpcIT {
         RpcClient client = track(RpcClient.connect("127.0.0.1", server.port(), base));
         AtomicReference<RpcException> error = new AtomicReference<>();
         CountDownLatch latch = new CountDownLatch(2);
-        byte[] bad = ByteBuffer.allocate(8).putInt(0xdead).putInt(1).array();
+        byte[] bad = ByteBuffer.allocate(8).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(0xdead).putInt(1).array();
         client.call(MemorySegment.ofArray(bad), new ResponseHandler() {
             @Override
             public void onResponse(MemorySegment response) {
