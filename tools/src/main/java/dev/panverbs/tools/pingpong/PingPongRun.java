@@ -22,6 +22,7 @@ import dev.panverbs.core.WorkCompletion;
 import dev.panverbs.core.WorkCompletions;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.lang.foreign.MemorySegment;
 import java.security.SecureRandom;
 import java.util.EnumSet;
 import java.util.List;
@@ -65,7 +66,7 @@ final class PingPongRun {
     private AddressHandle ah;
     private PortAttributes port;
     private int remoteQpn;
-    private boolean inline;
+    private MemorySegment inlineData;
 
     private PingPongRun(PingPongOptions.Settings s, boolean ud, PrintWriter out, PrintWriter err) {
         this.s = s;
@@ -105,7 +106,9 @@ final class PingPongRun {
             CompletionQueue cq = cqb.build();
             qp = pd.createQp(ud ? QueuePairType.UD : QueuePairType.RC, cq, cq).maxSendWr(1).maxRecvWr(s.rxDepth())
                     .maxSendSge(1).maxRecvSge(1).build();
-            inline = qp.capabilities().maxInlineData() >= s.size();
+            if (qp.capabilities().maxInlineData() >= s.size()) {
+                inlineData = mr.buffer().asSlice(dataOffset(), s.size());
+            }
             if (ud) {
                 qp.toInit(s.ibPort(), UD_QKEY);
             } else {
@@ -191,8 +194,8 @@ final class PingPongRun {
     private boolean postSend() {
         SendRequests wrs = qp.sendRequests();
         wrs.send(SEND_WRID, SendFlag.SIGNALED_BIT);
-        if (inline) {
-            wrs.inline(mr.buffer().asSlice(dataOffset(), s.size()));
+        if (inlineData != null) {
+            wrs.inline(inlineData);
         } else {
             wrs.sge(mr, dataOffset(), s.size());
         }

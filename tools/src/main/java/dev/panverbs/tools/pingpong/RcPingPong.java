@@ -67,6 +67,9 @@ public final class RcPingPong implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        // as a picocli subcommand (no execute() call) the streams come from the command line
+        PrintWriter err = this.err != null ? this.err : spec.commandLine().getErr();
+        PrintWriter out = this.out != null ? this.out : spec.commandLine().getOut();
         String tool = spec.name();
         if (odp) {
             return PingPongCommand.unsupported(tool, "-o/--odp", "on-demand paging", err);

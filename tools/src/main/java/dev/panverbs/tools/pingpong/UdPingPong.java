@@ -48,6 +48,9 @@ public final class UdPingPong implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        // as a picocli subcommand (no execute() call) the streams come from the command line
+        PrintWriter err = this.err != null ? this.err : spec.commandLine().getErr();
+        PrintWriter out = this.out != null ? this.out : spec.commandLine().getOut();
         return runner.run(options.settings(size, 0), out, err);
     }
 

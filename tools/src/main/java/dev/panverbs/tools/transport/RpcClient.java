@@ -91,7 +91,7 @@ public final class RpcClient implements AutoCloseable {
     }
 
     private record Setup(QueuePair qp, CompletionQueue cq, CompletionChannel channel, MemoryRegion sendMr,
-                         MemoryRegion responseMr, int receives, RpcHandshake peer) {}
+                         MemoryRegion responseMr, RpcHandshake peer) {}
 
     /**
      * Connects to the {@link RpcServer} at {@code host:port}: opens the device, registers the send buffers and the
@@ -142,7 +142,7 @@ public final class RpcClient implements AutoCloseable {
             // the server is already in RTS: it connected before answering
             local.connect(qp, peer, psn);
             return new RpcClient(options, ctx, host + ":" + port,
-                    new Setup(qp, cq, channel, sendMr, responseMr, receives, peer));
+                    new Setup(qp, cq, channel, sendMr, responseMr, peer));
         } catch (IOException | RuntimeException | Error e) {
             ctx.close();
             throw e;

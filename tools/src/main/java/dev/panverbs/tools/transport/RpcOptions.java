@@ -47,34 +47,42 @@ public record RpcOptions(String device, int ibPort, int gidIndex, int credits, i
         }
     }
 
+    /** A copy with the device name ({@code null}: the first device) changed. */
     public RpcOptions withDevice(String device) {
         return new RpcOptions(device, ibPort, gidIndex, credits, slots, maxRequest, maxResponse, timeout);
     }
 
+    /** A copy with the port number changed. */
     public RpcOptions withIbPort(int ibPort) {
         return new RpcOptions(device, ibPort, gidIndex, credits, slots, maxRequest, maxResponse, timeout);
     }
 
+    /** A copy with the GID index (-1: none) changed. */
     public RpcOptions withGidIndex(int gidIndex) {
         return new RpcOptions(device, ibPort, gidIndex, credits, slots, maxRequest, maxResponse, timeout);
     }
 
+    /** A copy with the receive buffers a server posts per connection changed. */
     public RpcOptions withCredits(int credits) {
         return new RpcOptions(device, ibPort, gidIndex, credits, slots, maxRequest, maxResponse, timeout);
     }
 
+    /** A copy with the calls a client may have outstanding changed. */
     public RpcOptions withSlots(int slots) {
         return new RpcOptions(device, ibPort, gidIndex, credits, slots, maxRequest, maxResponse, timeout);
     }
 
+    /** A copy with the largest request changed. */
     public RpcOptions withMaxRequest(int maxRequest) {
         return new RpcOptions(device, ibPort, gidIndex, credits, slots, maxRequest, maxResponse, timeout);
     }
 
+    /** A copy with the largest response payload changed. */
     public RpcOptions withMaxResponse(int maxResponse) {
         return new RpcOptions(device, ibPort, gidIndex, credits, slots, maxRequest, maxResponse, timeout);
     }
 
+    /** A copy with the handshake and graceful-close bound changed. */
     public RpcOptions withTimeout(Duration timeout) {
         return new RpcOptions(device, ibPort, gidIndex, credits, slots, maxRequest, maxResponse, timeout);
     }

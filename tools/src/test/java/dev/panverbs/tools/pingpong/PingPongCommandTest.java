@@ -142,6 +142,15 @@ class PingPongCommandTest {
     }
 
     @Test
+    void worksAsAPicocliSubcommandWithoutExecute() {
+        // how a dispatcher such as `panverbs rc_pingpong ...` would run it: picocli's own streams
+        picocli.CommandLine cl = new picocli.CommandLine(new RcPingPong());
+        cl.setErr(new PrintWriter(err));
+        assertThat(cl.execute("-j")).isEqualTo(1);
+        assertThat(err.toString()).contains("rc_pingpong: option -j/--dm (device memory)");
+    }
+
+    @Test
     void runnerFailureIsOneLineOnStderrAndExit1() {
         int status = RcPingPong.execute((s, o, e) -> {
             throw new PingPongProtocolException("the peer closed the connection after 0 of 52 bytes");
