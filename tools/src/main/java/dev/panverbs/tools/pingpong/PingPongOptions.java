@@ -67,7 +67,7 @@ public final class PingPongOptions {
         check(sl >= 0 && sl <= 15, "-l/--sl must be 0..15, got " + sl);
         check(gidIdx <= Integer.MAX_VALUE && gidIdx >= Integer.MIN_VALUE, "-g/--gid-idx out of range: " + gidIdx);
         return new Settings(serverName, (int) port, ibDev, (int) ibPort, (int) sz, mtu, (int) rxDepth, (int) iters,
-                (int) sl, events, gidIdx < 0 ? -1 : (int) gidIdx, chk);
+                (int) sl, events, gidIdx < 0 ? -1 : (int) gidIdx, chk, false);
     }
 
     private void check(boolean ok, String message) {
@@ -81,12 +81,19 @@ public final class PingPongOptions {
      *
      * @param serverName the server to connect to, or {@code null} to be the server
      * @param gidIndex   the local GID index, or -1 for none
+     * @param newSend    post with the {@code ibv_wr_*} API (rc_pingpong {@code -N})
      */
     public record Settings(String serverName, int port, String ibDev, int ibPort, int size, int mtu, int rxDepth,
-                           int iters, int sl, boolean events, int gidIndex, boolean chk) {
+                           int iters, int sl, boolean events, int gidIndex, boolean chk, boolean newSend) {
         /** Whether this side is the client (a host was given). */
         public boolean isClient() {
             return serverName != null;
+        }
+
+        /** A copy with {@link #newSend} set. */
+        public Settings withNewSend(boolean n) {
+            return new Settings(serverName, port, ibDev, ibPort, size, mtu, rxDepth, iters, sl, events, gidIndex, chk,
+                    n);
         }
     }
 }

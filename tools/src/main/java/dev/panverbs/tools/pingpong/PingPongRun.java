@@ -11,12 +11,15 @@ import dev.panverbs.core.LinkLayer;
 import dev.panverbs.core.MemoryRegion;
 import dev.panverbs.core.Mtu;
 import dev.panverbs.core.PortAttributes;
+import dev.panverbs.core.PostBatch;
 import dev.panverbs.core.ProtectionDomain;
 import dev.panverbs.core.QueuePair;
 import dev.panverbs.core.QueuePairAttributes;
+import dev.panverbs.core.QueuePairBuilder;
 import dev.panverbs.core.QueuePairType;
 import dev.panverbs.core.ReceiveRequests;
 import dev.panverbs.core.SendFlag;
+import dev.panverbs.core.SendOperation;
 import dev.panverbs.core.SendRequests;
 import dev.panverbs.core.WorkCompletion;
 import dev.panverbs.core.WorkCompletions;
@@ -104,8 +107,12 @@ final class PingPongRun {
                 cqb.channel(channel);
             }
             CompletionQueue cq = cqb.build();
-            qp = pd.createQp(ud ? QueuePairType.UD : QueuePairType.RC, cq, cq).maxSendWr(1).maxRecvWr(s.rxDepth())
-                    .maxSendSge(1).maxRecvSge(1).build();
+            QueuePairBuilder qpb = pd.createQp(ud ? QueuePairType.UD : QueuePairType.RC, cq, cq).maxSendWr(1)
+                    .maxRecvWr(s.rxDepth()).maxSendSge(1).maxRecvSge(1);
+            if (s.newSend()) {
+                qpb.sendOps(EnumSet.of(SendOperation.SEND)); // ibv_create_qp_ex with IBV_QP_EX_WITH_SEND
+            }
+            qp = qpb.build();
             if (qp.capabilities().maxInlineData() >= s.size()) {
                 inlineData = mr.buffer().asSlice(dataOffset(), s.size());
             }
@@ -192,6 +199,18 @@ final class PingPongRun {
 
     /** {@code pp_post_send}: one signaled SEND of {@code size} bytes (inline when it fits). */
     private boolean postSend() {
+        if (s.newSend()) {
+            try (PostBatch batch = qp.startSend()) {
+                batch.send(SEND_WRID, SendFlag.SIGNALED_BIT);
+                if (inlineData != null) {
+                    batch.setInlineData(inlineData);
+                } else {
+                    batch.setSge(mr, dataOffset(), s.size());
+                }
+                batch.submit();
+            }
+            return true;
+        }
         SendRequests wrs = qp.sendRequests();
         wrs.send(SEND_WRID, SendFlag.SIGNALED_BIT);
         if (inlineData != null) {

@@ -15,8 +15,9 @@ import picocli.CommandLine.Model.CommandSpec;
  *
  * <p>Without a host argument it is the server: it waits on TCP port 18515 for a client, exchanges LID, QPN,
  * PSN and GID with it, and the two then bounce a {@code -s}-byte message {@code -n} times with SEND/RECV.
- * rdma-core's {@code -o -O -P -t -j -N} (ODP, implicit ODP, prefetch, timestamps, device memory, new send API)
- * are recognised and refused by name.
+ * {@code -N} posts with the {@code ibv_wr_*} API ({@code ibv_wr_start}/{@code ibv_wr_send}/{@code ibv_wr_complete}
+ * through {@code QueuePair.startSend()}). rdma-core's {@code -o -O -P -t -j} (ODP, implicit ODP, prefetch,
+ * timestamps, device memory) are recognised and refused by name.
  */
 @Command(name = "rc_pingpong", sortOptions = false, exitCodeOnInvalidInput = 1, exitCodeOnExecutionException = 1,
         usageHelpAutoWidth = true,
@@ -49,7 +50,7 @@ public final class RcPingPong implements Callable<Integer> {
     boolean ts;
     @Option(names = {"-j", "--dm"}, hidden = true)
     boolean dm;
-    @Option(names = {"-N", "--new_send"}, hidden = true)
+    @Option(order = 13, names = {"-N", "--new_send"}, description = "use new post send WR API")
     boolean newSend;
 
     private final PingPongCommand.Runner runner;
@@ -86,14 +87,11 @@ public final class RcPingPong implements Callable<Integer> {
         if (dm) {
             return PingPongCommand.unsupported(tool, "-j/--dm", "device memory", err);
         }
-        if (newSend) {
-            return PingPongCommand.unsupported(tool, "-N/--new_send", "the ibv_wr_* send API", err);
-        }
         if (Integer.bitCount((int) mtu) != 1 || mtu < 256 || mtu > 4096 || mtu != (int) mtu) {
             throw new ParameterException(spec.commandLine(), "-m/--mtu must be 256, 512, 1024, 2048 or 4096, got "
                     + mtu);
         }
-        return runner.run(options.settings(size, (int) mtu), out, err);
+        return runner.run(options.settings(size, (int) mtu).withNewSend(newSend), out, err);
     }
 
     /** Parses {@code args} and runs; returns the exit status. */

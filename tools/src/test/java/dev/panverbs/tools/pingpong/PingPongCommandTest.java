@@ -31,7 +31,7 @@ class PingPongCommandTest {
     void rcDefaultsAreTheCTools() {
         assertThat(rc()).isZero();
         assertThat(seen.get()).isEqualTo(new PingPongOptions.Settings(null, 18515, null, 1, 4096, 1024, 500, 1000, 0,
-                false, -1, false));
+                false, -1, false, false));
         assertThat(seen.get().isClient()).isFalse();
     }
 
@@ -47,7 +47,7 @@ class PingPongCommandTest {
         assertThat(rc("-p", "18516", "-d", "rxe0", "-i", "1", "-s", "64", "-m", "2048", "-r", "16", "-n", "100",
                 "-l", "3", "-e", "-g", "1", "-c", "10.77.0.1")).isZero();
         assertThat(seen.get()).isEqualTo(new PingPongOptions.Settings("10.77.0.1", 18516, "rxe0", 1, 64, 2048, 16,
-                100, 3, true, 1, true));
+                100, 3, true, 1, true, false));
     }
 
     @Test
@@ -55,7 +55,7 @@ class PingPongCommandTest {
         assertThat(rc("10.77.0.1", "--port=0x4854", "--ib-dev", "rxe0", "--ib-port=1", "--size=0x100", "--mtu=512",
                 "--rx-depth=8", "--iters=010", "--sl=1", "--events", "--gid-idx=0", "--chk")).isZero();
         assertThat(seen.get()).isEqualTo(new PingPongOptions.Settings("10.77.0.1", 0x4854, "rxe0", 1, 256, 512, 8,
-                8, 1, true, 0, true));
+                8, 1, true, 0, true, false));
     }
 
     @Test
@@ -78,11 +78,20 @@ class PingPongCommandTest {
         assertThat(rc("-o")).isEqualTo(1);
         assertThat(err.toString()).contains("rc_pingpong: option -o/--odp (on-demand paging) of ibv_rc_pingpong is"
                 + " not supported");
-        assertThat(rc("--new_send")).isEqualTo(1);
-        assertThat(err.toString()).contains("-N/--new_send");
+        assertThat(rc("--prefetch")).isEqualTo(1);
+        assertThat(err.toString()).contains("-P/--prefetch");
         assertThat(rc("-t")).isEqualTo(1);
         assertThat(err.toString()).contains("-t/--ts (completion timestamps)");
         assertThat(seen.get()).isNull();
+    }
+
+    @Test
+    void rcNewSendSelectsTheWrApi() {
+        assertThat(rc("-N")).isZero();
+        assertThat(seen.get().newSend()).isTrue();
+        assertThat(rc("--new_send", "host")).isZero();
+        assertThat(seen.get().newSend()).isTrue();
+        assertThat(ud("-N")).as("ibv_ud_pingpong has no -N").isEqualTo(1);
     }
 
     @Test

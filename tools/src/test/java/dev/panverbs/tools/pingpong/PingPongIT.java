@@ -118,6 +118,17 @@ class PingPongIT {
     }
 
     @Test
+    void rcNewSendApiWithC() throws Exception {
+        // -N: ibv_create_qp_ex + ibv_wr_start/ibv_wr_send/ibv_wr_set_sge/ibv_wr_complete on both sides
+        int port = PORTS.getAndIncrement();
+        List<String> a = args(port, "-c", "-N", "-s", "8192");
+        pair(c("ibv_rc_pingpong", a, "c-server.log"), port, () -> PingPongSide.java(false, withHost(a)), 8192);
+        int port2 = PORTS.getAndIncrement();
+        List<String> b = args(port2, "-N", "-s", "64"); // 64 bytes: inline (ibv_wr_set_inline_data) when the QP grants max_inline_data >= 64
+        pair(PingPongSide.java(false, b), port2, () -> c("ibv_rc_pingpong", withHost(b), "c-client.log"), 64);
+    }
+
+    @Test
     void rcDefaultSizeAndMtuWithC() throws Exception {
         // no -s/-m: both sides must agree on the defaults (4096 bytes, MTU 1024) to interoperate
         int port = PORTS.getAndIncrement();
