@@ -104,11 +104,11 @@ public final class RpcServer implements AutoCloseable {
     }
 
     private void acceptLoop() {
-        while (!stopping) {
+        while (!listener.isClosed()) {
             try (Socket socket = listener.accept()) {
                 setUp(socket);
             } catch (SocketException e) {
-                if (!stopping) {
+                if (!listener.isClosed()) {
                     handler.onDisconnect(listener.toString(), new RpcException("accept failed: " + e, e));
                 }
             } catch (IOException | RuntimeException e) {
