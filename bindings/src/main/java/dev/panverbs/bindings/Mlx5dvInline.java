@@ -26,7 +26,9 @@ import java.nio.ByteOrder;
  *
  * <p>This class holds the pure helpers (CQE, WQE segments, timestamps, DEVX bit fields) and the two
  * size-injecting wrappers; the twelve {@code mlx5dv_wr_*} builders that call through
- * {@code struct mlx5dv_qp_ex} are in {@link Mlx5dvInlineWr}.
+ * {@code struct mlx5dv_qp_ex} are in {@link Mlx5dvInlineWr}. What a Direct-WQE path needs and the header
+ * has no helper for is in {@link Mlx5WqeSegments} (raddr, atomic, inline, UD datagram segments) and
+ * {@link Mlx5Cqe} (CQE field readers).
  *
  * <p>Conventions of the pure helpers:
  * <ul>
@@ -141,13 +143,16 @@ public final class Mlx5dvInline {
      * uint16_t pi, uint8_t opcode, uint8_t opmod, uint32_t qp_num, uint8_t fm_ce_se, uint8_t ds,
      * uint8_t signature, uint32_t imm)} (rdma-core 44 mlx5dv.h).
      * <pre>
-     *  byte  0       1   2       3        4   5   6    7     8      9  10     11        12 .. 15
-     *       +-------+-------+--------+------------+----+------+-------+--------+-----------------+
-     *       | opmod |  pi (BE16)| opcode | qp_num (BE24)| ds | sig  | (untouched) | fm_ce_se | imm (as given) |
+     *  byte   0       1  2       3        4  5  6    7    8      9  10        11         12 .. 15
+     *       +-------+---------+--------+----------+----+------+-----------+----------+--------------+
+     *       | opmod | pi BE16 | opcode | qp_num   | ds | sig  | untouched | fm_ce_se | imm as given |
+     *       |       |         |        | BE, 24 b |    |      | (stream)  |          |              |
+     *       +-------+---------+--------+----------+----+------+-----------+----------+--------------+
      * </pre>
      * {@code imm} is stored as given, without a byte swap: pass immediate data already in network order
-     * and {@code Integer.reverseBytes(rkey)} for SEND_WITH_INV. Bytes 9-10 ({@code dci_stream_channel_id})
-     * are <em>not</em> written, as in C: zero them, or use {@link #mlx5dv_x86_set_ctrl_seg}, which does.
+     * ({@code htobe32}), and {@code htobe32(rkey)} for SEND_WITH_INV ({@code Integer.reverseBytes} on x86).
+     * Bytes 9-10 ({@code dci_stream_channel_id}) are <em>not</em> written, as in C: zero them, or use
+     * {@link #mlx5dv_x86_set_ctrl_seg}, which does.
      */
     public static void mlx5dv_set_ctrl_seg(MemorySegment seg, long offset, int pi, int opcode, int opmod, int qpNum,
                                            int fmCeSe, int ds, int signature, int imm) {

@@ -26,7 +26,8 @@ public final class NativeLibraries {
             "install it: Debian/Ubuntu 'apt-get install ibverbs-providers', RHEL/Fedora 'dnf install libibverbs' (it carries libmlx5)";
 
     /**
-     * Resolves {@code mlx5dv_*} symbols in libmlx5 and everything else in libibverbs. Never throws at
+     * Resolves {@code mlx5dv_*} symbols (and the size-taking {@code _mlx5dv_query_port},
+     * {@code _mlx5dv_mkey_check} behind mlx5dv.h inlines) in libmlx5 and everything else in libibverbs. Never throws at
      * creation; a lookup throws {@link NativeLibraryException} if the library cannot be loaded.
      */
     public static final SymbolLookup LOOKUP = NativeLibraries::find;
@@ -34,7 +35,7 @@ public final class NativeLibraries {
     private NativeLibraries() {}
 
     private static Optional<MemorySegment> find(String name) {
-        return name.startsWith("mlx5dv_") ? mlx5().find(name) : ibverbs().find(name);
+        return name.startsWith("mlx5dv_") || name.startsWith("_mlx5dv_") ? mlx5().find(name) : ibverbs().find(name);
     }
 
     /** The libibverbs lookup; throws {@link NativeLibraryException} naming the package when it is missing. */

@@ -23,8 +23,10 @@ import java.lang.invoke.MethodHandle;
  * <p>Three linkages:
  * <ul>
  *   <li>data-path slots (post, poll, notify, {@code ibv_wr_*}, CQ-ex polling and readers, DM copies) are
- *       {@code critical(false)}: the providers implement them without syscalls, blocking or upcalls (they
- *       take at most a spinlock that the same thread releases in {@code wr_complete}/{@code end_poll});
+ *       {@code critical(false)}: they never block nor call back into Java. mlx5 runs them entirely in user
+ *       space (at most a spinlock that the same thread releases in {@code wr_complete}/{@code end_poll});
+ *       the software providers rxe and siw ring the doorbell with a short, non-blocking {@code write(2)} to
+ *       the uverbs file descriptor, which only delays a safepoint by that syscall;
  *   <li>pointer-returning control slots capture errno (their C contract is NULL + errno), with the capture
  *       segment second, after {@code fn};
  *   <li>other control slots enter the kernel and are plain.

@@ -41,7 +41,8 @@ import java.util.List;
  * <p>{@link #priv} stands for libibverbs' private {@code verbs_ex_private}, which exported functions reach
  * through {@code vctx->priv->ops}; {@link #fillPriv} makes every word of it one stub, so an exported verb
  * called on this fake context (e.g. the compat {@code ibv_query_port}) ends in that stub whatever the
- * private layout.
+ * private layout. By default it holds a stub recording a "FORBIDDEN" call, so a twin that wrongly enters the
+ * library fails its test instead of crashing the JVM on a NULL op.
  */
 final class FakeVerbs implements AutoCloseable {
 
@@ -99,7 +100,14 @@ final class FakeVerbs implements AutoCloseable {
         ibv_mw.pd(mw, pd);
         ibv_mw.type(mw, verbs_h.IBV_MW_TYPE_1());
         ibv_mr.pd(mr, pd);
+        // a twin that wrongly falls into libibverbs internals records a call here instead of crashing the JVM
+        fillPriv(stub("FORBIDDEN libibverbs-internal op", ANY_OP, 0L));
     }
+
+    /** Any internal op: six word-sized arguments, a zero word returned (0, or NULL). */
+    private static final FunctionDescriptor ANY_OP = FunctionDescriptor.of(ValueLayout.JAVA_LONG,
+            ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+            ValueLayout.ADDRESS);
 
     /** A zeroed struct of {@code layout} whose {@code context} pointer (at {@code contextOffset}) is {@link #ctx}. */
     private MemorySegment object(MemoryLayout layout, long contextOffset) {
@@ -121,7 +129,8 @@ final class FakeVerbs implements AutoCloseable {
      * {@code argIndex} points to with {@link #FILL}, as a provider filling an output struct would.
      */
     MemorySegment fillingStub(String slot, FunctionDescriptor descriptor, Object ret, int argIndex, long size) {
-        MethodHandle target = MethodHandles.insertArguments(RECORD_AND_FILL.bindTo(this), 0, slot, ret, argIndex, size)
+        MethodHandle target = MethodHandles
+                .insertArguments(RECORD_AND_FILL.bindTo(this), 0, slot, ret, argIndex, size)
                 .asCollector(Object[].class, descriptor.argumentLayouts().size())
                 .asType(descriptor.toMethodType());
         return Linker.nativeLinker().upcallStub(target, descriptor, arena);

@@ -211,6 +211,45 @@ class Mlx5dvInlineOracleTest {
         assertOracle(o);
     }
 
+    /** A CQE field reader of {@link Mlx5Cqe} and the C expression it must equal. */
+    record CqeField(String name, String c, COracle.Reader java) {}
+
+    static final List<CqeField> CQE_FIELDS = List.of(
+            new CqeField("wqe_counter", "be16toh(c->wqe_counter)", Mlx5Cqe::wqe_counter),
+            new CqeField("sop_drop_qpn", "be32toh(c->sop_drop_qpn)", (b, o) -> Mlx5Cqe.sop_drop_qpn(b, o) & 0xFFFF_FFFFL),
+            new CqeField("qpn", "be32toh(c->sop_drop_qpn) & 0xffffff", Mlx5Cqe::qpn),
+            new CqeField("byte_cnt", "be32toh(c->byte_cnt)", (b, o) -> Mlx5Cqe.byte_cnt(b, o) & 0xFFFF_FFFFL),
+            new CqeField("imm_data", "c->imm_inval_pkey", (b, o) -> Mlx5Cqe.imm_data(b, o) & 0xFFFF_FFFFL),
+            new CqeField("invalidated_rkey", "be32toh(c->imm_inval_pkey)",
+                    (b, o) -> Mlx5Cqe.invalidated_rkey(b, o) & 0xFFFF_FFFFL),
+            new CqeField("flags_rqpn", "be32toh(c->flags_rqpn)", (b, o) -> Mlx5Cqe.flags_rqpn(b, o) & 0xFFFF_FFFFL),
+            new CqeField("srqn_uidx", "be32toh(c->srqn_uidx)", (b, o) -> Mlx5Cqe.srqn_uidx(b, o) & 0xFFFF_FFFFL),
+            new CqeField("slid", "be16toh(c->slid)", Mlx5Cqe::slid),
+            new CqeField("timestamp", "be64toh(c->timestamp)", Mlx5Cqe::timestamp),
+            new CqeField("syndrome", "e->syndrome", Mlx5Cqe::syndrome),
+            new CqeField("vendor_err_synd", "e->vendor_err_synd", Mlx5Cqe::vendor_err_synd),
+            new CqeField("s_wqe_opcode_qpn", "be32toh(e->s_wqe_opcode_qpn)",
+                    (b, o) -> Mlx5Cqe.s_wqe_opcode_qpn(b, o) & 0xFFFF_FFFFL));
+
+    @Test
+    void cqeFieldReadersMatchBeToHOfTheCMembers() {
+        COracle o = new COracle("mlx5-cqe-fields");
+        int n = 0;
+        for (int seed : new int[] {0, 0x37, 0xFF, 0x80}) {
+            String fill = "for (int i = 0; i < 64; i++) p[i] = (uint8_t)(i * 29 + " + seed + "); "
+                    + "struct mlx5_cqe64 *c = (void *)p; struct mlx5_err_cqe *e = (void *)p; (void)c; (void)e;";
+            for (CqeField f : CQE_FIELDS) {
+                o.value("cqe_" + f.name() + n++, fill, f.c(), (b, off) -> {
+                    for (int i = 0; i < 64; i++) {
+                        b.set(JAVA_BYTE, off + i, (byte) (i * 29 + seed));
+                    }
+                    return f.java().read(b, off);
+                });
+            }
+        }
+        assertOracle(o);
+    }
+
     @Test
     void tsToNsMatchesC() {
         // nsec, last_cycles, frac, mult, shift, mask: realistic 48-bit counter, 64-bit extremes, 16-bit wrap

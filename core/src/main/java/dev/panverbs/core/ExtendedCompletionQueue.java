@@ -8,6 +8,7 @@ import dev.panverbs.bindings.VerbsContextInline;
 import dev.panverbs.bindings.verbs.ibv_device_attr_ex;
 import dev.panverbs.bindings.verbs.ibv_cq_init_attr_ex;
 import dev.panverbs.core.internal.Errors;
+import dev.panverbs.core.internal.RdmaCoreVersion;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -45,13 +46,35 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
     private final CqExOps ops;
     private final MemorySegment pollAttr;
     private final long wcFlags;
+    /**
+     * rxe before rdma-core 55 ends the pass inside {@code ibv_next_poll} when it returns ENOENT (stores the consumer
+     * index past the last completion and releases the CQ lock); the {@code ibv_end_poll} that ibv_create_cq_ex(3)
+     * prescribes next would advance the index once more, past the producer, and the CQ would then deliver stale
+     * entries (rdma-core commits b78b414 "rxe: fix completion queue consumer index overrun", 5e7aa41 "rxe: Fix
+     * double unlock in cq_ex polling"). With this quirk, {@link #endPoll()} skips the provider call after such a pass.
+     */
+    private final boolean nextPollEndsPass;
+    /** A pass is open: {@link #startPoll()} returned true and {@link #endPoll()} has not been called. */
+    private boolean polling;
+    /** {@link #nextPoll()} returned false in the open pass. */
+    private boolean exhausted;
 
-    private ExtendedCompletionQueue(Context context, CompletionChannel channel, MemorySegment cq, long wcFlags) {
+    ExtendedCompletionQueue(Context context, CompletionChannel channel, MemorySegment cq, long wcFlags,
+                            boolean nextPollEndsPass) {
         super(context, channel, cq, "ExtendedCompletionQueue");
         this.ops = CqExOps.of(cq);
         this.wcFlags = wcFlags;
+        this.nextPollEndsPass = nextPollEndsPass;
         this.pollAttr = Arena.ofAuto().allocate(8); // struct ibv_poll_cq_attr { comp_mask = 0 }: mlx5 demands 0
     }
+
+    /** Whether the provider has the next_poll quirk described at {@link #nextPollEndsPass}. */
+    static boolean nextPollEndsPass(int vendorId, int rdmaCoreMajor) {
+        return vendorId == RXE_VENDOR_ID && rdmaCoreMajor >= 0 && rdmaCoreMajor < 55;
+    }
+
+    /** Soft-RoCE's {@code vendor_id} (RXE_VENDOR_ID in the kernel driver). */
+    static final int RXE_VENDOR_ID = 0xFFFFFF;
 
     static ExtendedCompletionQueue create(Context context, CompletionChannel channel, int cqe, int compVector,
                                           long wcFlags, boolean singleThreaded) {
@@ -92,7 +115,8 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
             if (cq.address() == 0) {
                 throw Errors.failure(call, Errno.get(errno));
             }
-            return new ExtendedCompletionQueue(context, channel, cq, wcFlags);
+            return new ExtendedCompletionQueue(context, channel, cq, wcFlags,
+                    nextPollEndsPass(context.attributes().vendorId(), RdmaCoreVersion.major()));
         }
     }
 
@@ -101,21 +125,55 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
      * {@link #nextPoll()}, and finally {@link #endPoll()}), {@code false} when the CQ is empty (then do not call
      * {@code endPoll}).
      *
-     * <p>Errors: any errno other than {@code ENOENT} → {@link VerbsException} (no {@code endPoll} needed).
+     * <p>Errors: any errno other than {@code ENOENT} → {@link VerbsException} (no {@code endPoll} needed; after a
+     * failing {@link #nextPoll()} it is). A pass opened twice, or {@code nextPoll}/{@code endPoll} outside a pass,
+     * → {@link IllegalStateException} (in C: a deadlock or a double unlock).
      */
     public boolean startPoll() {
         resource.checkOpen("ibv_start_poll");
-        return current(ops.ibv_start_poll(pollAttr), "ibv_start_poll");
+        if (polling) {
+            throw passState("ibv_start_poll", "a poll pass is already open: call endPoll() first");
+        }
+        exhausted = false;
+        boolean found = current(ops.ibv_start_poll(pollAttr), "ibv_start_poll");
+        polling = found;
+        return found;
     }
 
-    /** Advances to the next completion ({@code ibv_next_poll(3)}); {@code false} when none is left. */
+    /**
+     * Advances to the next completion ({@code ibv_next_poll(3)}); {@code false} when none is left, and from then on
+     * until {@link #endPoll()} without calling the provider again.
+     */
     public boolean nextPoll() {
-        return current(ops.ibv_next_poll(), "ibv_next_poll");
+        if (!polling) {
+            throw passState("ibv_next_poll", "no poll pass is open: startPoll() must return true first");
+        }
+        if (exhausted) {
+            return false;
+        }
+        boolean found = current(ops.ibv_next_poll(), "ibv_next_poll");
+        exhausted = !found;
+        return found;
     }
 
-    /** Ends the poll pass ({@code ibv_end_poll(3)}): releases the consumed entries and the CQ lock. */
+    /**
+     * Ends the poll pass ({@code ibv_end_poll(3)}): releases the consumed entries and the CQ lock. Required after
+     * every {@link #startPoll()} that returned true, whether or not {@link #nextPoll()} reached the end.
+     */
     public void endPoll() {
+        if (!polling) {
+            throw passState("ibv_end_poll", "no poll pass is open (startPoll() returned false, or endPoll() was "
+                    + "already called)");
+        }
+        polling = false;
+        if (exhausted && nextPollEndsPass) {
+            return; // the provider's next_poll already ended the pass (see nextPollEndsPass)
+        }
         ops.ibv_end_poll();
+    }
+
+    private IllegalStateException passState(String verb, String what) {
+        return new IllegalStateException(verb + "(" + this + "): " + what);
     }
 
     private boolean current(int rc, String verb) {
@@ -126,21 +184,32 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
         if (rc == ENOENT) {
             return false;
         }
+        // a failed start_poll leaves nothing to end; after a failed next_poll the pass stays open (endPoll)
+        exhausted = true;
         throw Errors.failure(Errors.call(verb, "cq", this), rc);
     }
 
     private void retireCurrent() {
-        QueuePair single = queuePairs.single();
-        int status = ops.status();
-        long wrId = ops.wr_id();
-        if (single != null) {
-            single.retire(this, wrId, status, single.sharesCq() && status == 0 ? ops.ibv_wc_read_opcode() : 0);
-        } else if (queuePairs.size() > 0) {
-            QueuePair qp = queuePairs.get(ops.ibv_wc_read_qp_num());
-            if (qp != null) {
-                qp.retire(this, wrId, status, qp.sharesCq() && status == 0 ? ops.ibv_wc_read_opcode() : 0);
+        QueuePair qp = queuePairs.single();
+        if (qp == null) {
+            if (queuePairs.size() == 0) {
+                return;
+            }
+            qp = queuePairs.get(ops.ibv_wc_read_qp_num());
+            if (qp == null) {
+                return;
             }
         }
+        int status = ops.status();
+        long wrId = ops.wr_id();
+        int opcode = 0;
+        if (status == 0 && qp.sharesCq()) {
+            // which queue: the opcode decides, but reading it is a provider call; QueuePair.retire needs the
+            // RECV bit only when the wr_id alone is ambiguous
+            opcode = qp.needsOpcode(wrId) ? ops.ibv_wc_read_opcode()
+                    : qp.recvTracker.headIs(wrId) && qp.sendTracker.outstanding() == 0 ? IBV_WC_RECV() : 0;
+        }
+        qp.retire(this, wrId, status, opcode);
     }
 
     /** The current completion's {@code wr_id} (a field of {@code ibv_cq_ex}, no call). */

@@ -46,7 +46,8 @@ public final class PostBatch implements AutoCloseable {
     private final long[] wrIds;
     private final boolean[] signaled;
     private final int[] refCounts;
-    private final Object[] refs;
+    private final int[] flags;
+    private final long[] refs; // MemoryRegion.trackingId per SGE
     private final MemorySegment sgeList;
     private final MemorySegment bufList;
     private boolean active;
@@ -64,7 +65,8 @@ public final class PostBatch implements AutoCloseable {
         this.wrIds = new long[capacity];
         this.signaled = new boolean[capacity];
         this.refCounts = new int[capacity];
-        this.refs = new Object[capacity * maxSge];
+        this.flags = new int[capacity];
+        this.refs = new long[capacity * maxSge];
         this.sgeList = arena.allocate(ibv_sge.layout(), maxSge);
         this.bufList = arena.allocate(ibv_data_buf.layout(), maxSge);
     }
@@ -189,10 +191,11 @@ public final class PostBatch implements AutoCloseable {
 
     /**
      * {@code ibv_wr_set_inline_data}: the provider copies {@code data} into the WQE now; it needs no memory region
-     * and is reusable on return. At most {@code max_inline_data} bytes.
+     * and is reusable on return. At most {@code max_inline_data} bytes; the operation must have been started with
+     * {@link SendFlag#INLINE_BIT} in its flags.
      */
     public PostBatch setInlineData(MemorySegment data) {
-        current();
+        currentInline();
         int len = rules.checkInline(data, 0);
         ops.ibv_wr_set_inline_data(data, len);
         refCounts[count - 1] = 0;
@@ -201,7 +204,7 @@ public final class PostBatch implements AutoCloseable {
 
     /** {@code ibv_wr_set_inline_data_list}: the first {@code n} segments of the caller's array, copied now. */
     public PostBatch setInlineDataList(MemorySegment[] data, int n) {
-        current();
+        currentInline();
         if (n < 0 || n > maxSge) {
             throw rules.tooManySges(maxSge);
         }
@@ -240,9 +243,12 @@ public final class PostBatch implements AutoCloseable {
         if (rc != 0) {
             throw completeFailed(rc);
         }
+        WorkQueueTracker tracker = qp.sendTracker;
+        long t = tracker.tail();
         for (int i = 0; i < count; i++) {
-            qp.sendTracker.record(wrIds[i], signaled[i], refs, i * maxSge, refCounts[i]);
+            tracker.put(t + i, wrIds[i], signaled[i], refs, i * maxSge, refCounts[i]);
         }
+        tracker.publish(t + count);
         clearStaged();
     }
 
@@ -275,6 +281,7 @@ public final class PostBatch implements AutoCloseable {
         wrIds[i] = wrId;
         signaled[i] = qp.sqSigAll() || (sendFlags & SendFlag.SIGNALED_BIT) != 0;
         refCounts[i] = 0;
+        flags[i] = sendFlags;
         ops.wr_id(wrId);
         ops.wr_flags(sendFlags);
     }
@@ -286,8 +293,17 @@ public final class PostBatch implements AutoCloseable {
         }
     }
 
+    /** Providers build the WQE from the operation's flags (rxe fails a non-INLINE WR with LOC_QP_OP_ERR). */
+    private void currentInline() {
+        current();
+        if ((flags[count - 1] & SendFlag.INLINE_BIT) == 0) {
+            throw new IllegalStateException("inline data needs SendFlag.INLINE_BIT in the operation's flags "
+                    + "(ibv_wr_set_inline_data(3): the WR must be posted with IBV_SEND_INLINE)");
+        }
+    }
+
     private void stage(MemoryRegion region, int k) {
-        refs[(count - 1) * maxSge + k] = region;
+        refs[(count - 1) * maxSge + k] = region.trackingId;
     }
 
     private void aligned(long remoteAddr) {
@@ -297,9 +313,6 @@ public final class PostBatch implements AutoCloseable {
     }
 
     private void clearStaged() {
-        for (int i = 0; i < count * maxSge; i++) {
-            refs[i] = null;
-        }
         count = 0;
     }
 

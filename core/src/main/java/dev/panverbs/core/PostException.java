@@ -31,6 +31,22 @@ public class PostException extends VerbsException {
         return new PostException(call, errno, hint, badIndex);
     }
 
+    /**
+     * A post refused in Java because the QP's state forbids it (IB spec vol. 1, 10.3.1: an immediate error, which C
+     * providers report as {@code EINVAL}); nothing of the chain reached the provider.
+     */
+    static PostException notReady(String verb, Object qp, QueuePairState state, int index, Class<?> opcodeType,
+                                  int opcode) {
+        String call = verb + "(" + qp + (verb.equals("ibv_wr_start") ? "" : ", wr[" + index + "]")
+                + (opcodeType != null ? ", opcode=" + opcodeName(opcode) : "") + ")";
+        boolean send = !verb.equals("ibv_post_recv");
+        String hint = "refused before the provider: the QP is in " + state + ", and its "
+                + (send ? "send queue accepts work requests from RTS on" : "receive queue accepts work requests from "
+                + "INIT on") + " (IB spec 10.3.1: posting in " + (send ? "RESET, INIT or RTR" : "RESET")
+                + " is an immediate error); move it with " + (send ? "toInit, toRtr and toRts" : "toInit") + " first";
+        return new PostException(call, dev.panverbs.bindings.verbs.verbs_h.EINVAL(), hint, index);
+    }
+
     private static String opcodeName(int value) {
         for (WorkRequestOpcode o : WorkRequestOpcode.values()) {
             if (o.value() == value) {

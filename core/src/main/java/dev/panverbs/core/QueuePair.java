@@ -74,6 +74,12 @@ public final class QueuePair extends VerbsObject {
     private final MemorySegment badWr;
     private final PostBatch batch;
     volatile boolean detached;
+    /**
+     * The state the last successful {@link #modify} set (RESET at creation). The device moves a QP on its own only
+     * to SQE or ERR, never into RESET, INIT or RTR, so this is enough to refuse posts those states forbid without a
+     * query per post; the refusal itself re-queries (see {@link #refusedState}).
+     */
+    volatile QueuePairState trackedState = QueuePairState.RESET;
 
     QueuePair(QueuePairBuilder.Created c) {
         super(ResourceKind.QUEUE_PAIR, c.description(), c.qp(), c.cleanup()::destroy,
@@ -189,6 +195,7 @@ public final class QueuePair extends VerbsObject {
             throw Errors.failure(Errors.call("ibv_modify_qp", "qp", this, "transition", current + "->" + next,
                     "attributes", attrs.attributes()), rc);
         }
+        trackedState = next;
         if (next == QueuePairState.RESET) { // RESET discards both queues without completions
             sendTracker.retireAll();
             recvTracker.retireAll();
@@ -295,6 +302,7 @@ public final class QueuePair extends VerbsObject {
             for (QueuePairAttribute a : QueuePairAttribute.values()) {
                 all |= a.bit();
             }
+            all &= ~IBV_QP_RATE_LIMIT(); // beyond the legacy query mask: the kernel answers EOPNOTSUPP
             int rc = LibIbverbsQueues.ibv_query_qp(resource.handle("ibv_query_qp"), attr, all, init);
             if (rc != 0) {
                 throw Errors.failure(Errors.call("ibv_query_qp", "qp", this), rc);
@@ -323,7 +331,9 @@ public final class QueuePair extends VerbsObject {
      * {@code ENOMEM}, or this QP's own count of outstanding WRs): poll completions, then call again to post the rest.
      * Allocation-free.
      *
-     * <p>Errors: other errnos ({@code EINVAL}: malformed WR, QP in RESET/INIT/ERR on some providers) →
+     * <p>Errors: a QP in RESET, INIT or RTR (IB spec 10.3.1: an immediate error) → {@link PostException} with
+     * {@code EINVAL} naming the state, raised before the provider sees the chain: some providers (rxe) would queue
+     * the WRs and run them once the QP reaches RTS. Other errnos ({@code EINVAL}: malformed WR) →
      * {@link PostException} carrying the index of the refused WR ({@code bad_wr}).
      */
     public int postSend(SendRequests wrs) {
@@ -332,6 +342,11 @@ public final class QueuePair extends VerbsObject {
         int n = wrs.count() - from;
         if (n <= 0) {
             return 0;
+        }
+        QueuePairState refused;
+        if (!trackedState.acceptsSends() && (refused = refusedState(true)) != null) {
+            throw PostException.notReady("ibv_post_send", this, refused, from, WorkRequestOpcode.class,
+                    wrs.opcodeValue(from));
         }
         if (type == QueuePairType.UD) {
             for (int i = from; i < from + n; i++) {
@@ -348,17 +363,15 @@ public final class QueuePair extends VerbsObject {
         int last = from + take - 1;
         wrs.terminate(last);
         int rc;
+        badWr.set(ValueLayout.JAVA_LONG, 0, 0L);
         try {
             rc = ops.ibv_post_send(h, wrs.chainFrom(from), badWr);
         } finally {
             wrs.relink(last);
         }
-        int accepted = rc == 0 ? take : wrs.indexOf(badWr.get(ValueLayout.JAVA_LONG, 0)) - from;
-        int maxSge = wrs.maxSge();
-        for (int i = from; i < from + accepted; i++) {
-            sendTracker.record(wrs.wrId(i), sqSigAll || (wrs.sendFlags(i) & SendFlag.SIGNALED_BIT) != 0,
-                    wrs.sgeRegions, i * maxSge, wrs.numSge(i));
-        }
+        int accepted = rc == 0 ? take : accepted(wrs.indexOf(badWr.get(ValueLayout.JAVA_LONG, 0)), from, take);
+        record(sendTracker, wrs.wrIds, sqSigAll ? null : wrs.signaled, wrs.sgeRegions, wrs.numSges, wrs.maxSge(),
+                from, accepted);
         wrs.posted = from + accepted;
         if (rc != 0 && rc != ENOMEM) {
             throw PostException.of("ibv_post_send", this, rc, from + accepted, WorkRequestOpcode.class,
@@ -372,7 +385,8 @@ public final class QueuePair extends VerbsObject {
 
     /**
      * Posts the pending receive WRs of {@code wrs} ({@code ibv_post_recv(3)}); returns how many were accepted, as
-     * {@link #postSend}. Allocation-free.
+     * {@link #postSend}. Allocation-free. A QP in RESET refuses them ({@link PostException}, {@code EINVAL}); from
+     * INIT on they are queued.
      */
     public int postRecv(ReceiveRequests wrs) {
         MemorySegment h = resource.handle("ibv_post_recv");
@@ -381,6 +395,10 @@ public final class QueuePair extends VerbsObject {
         if (n <= 0) {
             return 0;
         }
+        QueuePairState refused;
+        if (!trackedState.acceptsReceives() && (refused = refusedState(false)) != null) {
+            throw PostException.notReady("ibv_post_recv", this, refused, from, null, 0);
+        }
         int take = Math.min(n, recvTracker.room());
         if (take <= 0) {
             return 0;
@@ -388,16 +406,14 @@ public final class QueuePair extends VerbsObject {
         int last = from + take - 1;
         wrs.terminate(last);
         int rc;
+        badWr.set(ValueLayout.JAVA_LONG, 0, 0L);
         try {
             rc = ops.ibv_post_recv(h, wrs.chainFrom(from), badWr);
         } finally {
             wrs.relink(last);
         }
-        int accepted = rc == 0 ? take : wrs.indexOf(badWr.get(ValueLayout.JAVA_LONG, 0)) - from;
-        int maxSge = wrs.maxSge();
-        for (int i = from; i < from + accepted; i++) {
-            recvTracker.record(wrs.wrId(i), true, wrs.sgeRegions, i * maxSge, wrs.numSge(i));
-        }
+        int accepted = rc == 0 ? take : accepted(wrs.indexOf(badWr.get(ValueLayout.JAVA_LONG, 0)), from, take);
+        record(recvTracker, wrs.wrIds, null, wrs.sgeRegions, wrs.numSges, wrs.maxSge(), from, accepted);
         wrs.posted = from + accepted;
         if (rc != 0 && rc != ENOMEM) {
             throw PostException.of("ibv_post_recv", this, rc, from + accepted, null, 0);
@@ -408,6 +424,38 @@ public final class QueuePair extends VerbsObject {
         return accepted;
     }
 
+    /**
+     * The state that forbids the post, or {@code null} when the QP has left it after all (the device moved it to ERR
+     * or SQE, where posts complete with flush errors). Cold: runs only when the tracked state refuses.
+     */
+    private QueuePairState refusedState(boolean send) {
+        QueuePairState actual = state();
+        if (send ? actual.acceptsSends() : actual.acceptsReceives()) {
+            trackedState = actual;
+            return null;
+        }
+        return actual;
+    }
+
+    /**
+     * Records WRs {@code from .. from+n-1} of a chain as outstanding, published to the poller at once.
+     * {@code signaled == null}: every WR completes (sq_sig_all, receives).
+     */
+    private static void record(WorkQueueTracker tracker, long[] wrIds, boolean[] signaled, long[] regions,
+                               int[] numSges, int maxSge, int from, int n) {
+        long t = tracker.tail();
+        for (int k = 0; k < n; k++) {
+            int i = from + k;
+            tracker.put(t + k, wrIds[i], signaled == null || signaled[i], regions, i * maxSge, numSges[i]);
+        }
+        tracker.publish(t + n);
+    }
+
+    /** WRs accepted before {@code bad_wr}; a provider that left bad_wr unset (or out of the chain) posted none. */
+    private static int accepted(int badIndex, int from, int take) {
+        return badIndex >= from && badIndex < from + take ? badIndex - from : 0;
+    }
+
     // ---- extended posting ----
 
     /**
@@ -416,6 +464,7 @@ public final class QueuePair extends VerbsObject {
      * ({@code ibv_wr_abort}). Use try-with-resources. The same {@link PostBatch} object is reused: no allocation.
      *
      * @throws IllegalStateException if the QP was built without {@code sendOps} (no {@code ibv_qp_ex})
+     * @throws VerbsException         ({@code EINVAL}) if the QP is in RESET, INIT or RTR, as {@link #postSend}
      */
     public PostBatch startSend() {
         resource.checkOpen("ibv_wr_start");
@@ -423,10 +472,23 @@ public final class QueuePair extends VerbsObject {
             throw new IllegalStateException("ibv_wr_start: " + this + " was created without sendOps; build it with "
                     + "QueuePairBuilder.sendOps(...) to use the ibv_wr_* API");
         }
+        QueuePairState refused;
+        if (!trackedState.acceptsSends() && (refused = refusedState(true)) != null) {
+            throw PostException.notReady("ibv_wr_start", this, refused, 0, null, 0);
+        }
         return batch.start();
     }
 
     // ---- completions ----
+
+    /**
+     * Whether a successful completion of {@code wrId} on a CQ that serves both queues of this QP can be attributed
+     * without its opcode: receive completions arrive in posting order, so one that is not the receive queue's
+     * oldest WR is a send's. Spares the extended CQ's {@code read_opcode} call in the common cases.
+     */
+    boolean needsOpcode(long wrId) {
+        return recvTracker.outstanding() != 0 && sendTracker.outstanding() != 0 && recvTracker.headIs(wrId);
+    }
 
     /** Retires the WRs one completion of {@code cq} covers. Poll path: no allocation. */
     void retire(CompletionQueue cq, long wrId, int status, int opcode) {
@@ -443,7 +505,7 @@ public final class QueuePair extends VerbsObject {
         int n = 0;
         for (QueuePair q : LIVE) {
             if (q.pd == region.protectionDomain()) {
-                n += q.sendTracker.references(region) + q.recvTracker.references(region);
+                n += q.sendTracker.references(region.trackingId) + q.recvTracker.references(region.trackingId);
             }
         }
         return n;

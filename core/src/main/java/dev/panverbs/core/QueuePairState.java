@@ -44,6 +44,20 @@ public enum QueuePairState {
         return value;
     }
 
+    /**
+     * Whether a send work request may be posted in this state. IB spec vol. 1, 10.3.1: posting to the send queue in
+     * RESET, INIT or RTR is an immediate error; in SQD it is queued, in SQE and ERR it completes with a flush error.
+     * {@link #UNKNOWN} is left to the provider.
+     */
+    boolean acceptsSends() {
+        return this != RESET && this != INIT && this != RTR;
+    }
+
+    /** Whether a receive work request may be posted: from INIT on (10.3.1: RESET is an immediate error). */
+    boolean acceptsReceives() {
+        return this != RESET;
+    }
+
     /** The constant for a C {@code enum ibv_qp_state} value; out-of-range values map to {@link #UNKNOWN}. */
     public static QueuePairState of(int value) {
         return value >= 0 && value < BY_VALUE.length && BY_VALUE[value] != null ? BY_VALUE[value] : UNKNOWN;

@@ -26,6 +26,13 @@ import java.lang.foreign.ValueLayout;
 public final class ReceiveRequests {
     static final long WR_SIZE = ibv_recv_wr.layout().byteSize();
     private static final long SGE_SIZE = ibv_sge.layout().byteSize();
+    /**
+     * Unaligned twins of JAVA_LONG/JAVA_INT: every offset written is naturally aligned by the C layout, so the
+     * per-access alignment check of the aligned layouts is redundant; dropping it keeps the hot methods small
+     * enough for C2 to inline into the caller's loop.
+     */
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
     private static final long WR_ID = ibv_recv_wr.wr_id$offset();
     private static final long NEXT = ibv_recv_wr.next$offset();
     private static final long SG_LIST = ibv_recv_wr.sg_list$offset();
@@ -40,9 +47,14 @@ public final class ReceiveRequests {
     private final WorkRequestRules rules;
     private final int capacity;
     private final int maxSge;
-    final Object[] sgeRegions;
+    /** The {@link MemoryRegion#trackingId} of each SGE, by {@code wr * maxSge + sge} (as in SendRequests). */
+    final long[] sgeRegions;
+    /** Java mirrors of each WR's {@code wr_id} and {@code num_sge}, read back when it is posted. */
+    final long[] wrIds;
+    final int[] numSges;
     private int count;
     int posted;
+    private int currentSges;
 
     ReceiveRequests(WorkRequestRules rules, int capacity, int maxSge, Arena arena) {
         if (capacity < 1) {
@@ -54,10 +66,12 @@ public final class ReceiveRequests {
         this.wrs = arena.allocate(ibv_recv_wr.layout(), capacity);
         this.sges = arena.allocate(ibv_sge.layout(), (long) capacity * this.maxSge);
         this.wrsAddress = wrs.address();
-        this.sgeRegions = new Object[capacity * this.maxSge];
+        this.sgeRegions = new long[capacity * this.maxSge];
+        this.wrIds = new long[capacity];
+        this.numSges = new int[capacity];
         long sgesAddress = sges.address();
         for (int i = 0; i < capacity; i++) {
-            wrs.set(ValueLayout.JAVA_LONG, i * WR_SIZE + SG_LIST, sgesAddress + i * this.maxSge * SGE_SIZE);
+            wrs.set(LONG, i * WR_SIZE + SG_LIST, sgesAddress + i * this.maxSge * SGE_SIZE);
             relink(i);
         }
     }
@@ -79,9 +93,6 @@ public final class ReceiveRequests {
 
     /** Forgets every WR (after a full post this happens by itself). */
     public ReceiveRequests clear() {
-        for (int i = 0; i < count * maxSge; i++) {
-            sgeRegions[i] = null;
-        }
         count = 0;
         posted = 0;
         return this;
@@ -94,11 +105,11 @@ public final class ReceiveRequests {
         }
         int i = count++;
         long w = i * WR_SIZE;
-        wrs.set(ValueLayout.JAVA_LONG, w + WR_ID, wrId);
-        wrs.set(ValueLayout.JAVA_INT, w + NUM_SGE, 0);
-        for (int k = 0; k < maxSge; k++) {
-            sgeRegions[i * maxSge + k] = null;
-        }
+        wrs.set(LONG, w + WR_ID, wrId);
+        wrs.set(INT, w + NUM_SGE, 0);
+        wrIds[i] = wrId;
+        numSges[i] = 0;
+        currentSges = 0;
         return this;
     }
 
@@ -111,46 +122,40 @@ public final class ReceiveRequests {
      */
     public ReceiveRequests sge(MemoryRegion region, long offset, int length) {
         rules.checkSge(region, offset, length);
-        appendSge(DataPathAccess.address(region) + offset, length, DataPathAccess.lkey(region), region);
+        appendSge(DataPathAccess.address(region) + offset, length, DataPathAccess.lkey(region), region.trackingId);
         return this;
     }
 
-    void appendSge(long addr, int length, int lkey, Object region) {
+    void appendSge(long addr, int length, int lkey, long regionId) {
         if (count == posted) {
             throw rules.noCurrentWr();
         }
         int wr = count - 1;
         long w = wr * WR_SIZE;
-        int n = wrs.get(ValueLayout.JAVA_INT, w + NUM_SGE);
+        int n = currentSges;
         if (n == maxSge) {
             throw rules.tooManySges(maxSge);
         }
         long s = ((long) wr * maxSge + n) * SGE_SIZE;
-        sges.set(ValueLayout.JAVA_LONG, s + SGE_ADDR, addr);
-        sges.set(ValueLayout.JAVA_INT, s + SGE_LENGTH, length);
-        sges.set(ValueLayout.JAVA_INT, s + SGE_LKEY, lkey);
-        sgeRegions[wr * maxSge + n] = region;
-        wrs.set(ValueLayout.JAVA_INT, w + NUM_SGE, n + 1);
+        sges.set(LONG, s + SGE_ADDR, addr);
+        sges.set(INT, s + SGE_LENGTH, length);
+        sges.set(INT, s + SGE_LKEY, lkey);
+        sgeRegions[wr * maxSge + n] = regionId;
+        wrs.set(INT, w + NUM_SGE, n + 1);
+        currentSges = n + 1;
+        numSges[wr] = n + 1;
     }
 
     int maxSge() {
         return maxSge;
     }
 
-    long wrId(int i) {
-        return wrs.get(ValueLayout.JAVA_LONG, i * WR_SIZE + WR_ID);
-    }
-
-    int numSge(int i) {
-        return wrs.get(ValueLayout.JAVA_INT, i * WR_SIZE + NUM_SGE);
-    }
-
     void terminate(int last) {
-        wrs.set(ValueLayout.JAVA_LONG, last * WR_SIZE + NEXT, 0L);
+        wrs.set(LONG, last * WR_SIZE + NEXT, 0L);
     }
 
     void relink(int last) {
-        wrs.set(ValueLayout.JAVA_LONG, last * WR_SIZE + NEXT, last + 1 < capacity ? wrsAddress + (last + 1) * WR_SIZE : 0L);
+        wrs.set(LONG, last * WR_SIZE + NEXT, last + 1 < capacity ? wrsAddress + (last + 1) * WR_SIZE : 0L);
     }
 
     MemorySegment chainFrom(int i) {

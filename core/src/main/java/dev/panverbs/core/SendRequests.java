@@ -42,6 +42,13 @@ public final class SendRequests {
     static final long WR_SIZE = ibv_send_wr.layout().byteSize();
     static final long SGE_SIZE = ibv_sge.layout().byteSize();
 
+    /**
+     * Unaligned twins of JAVA_LONG/JAVA_INT: every offset written is naturally aligned by the C layout, so the
+     * per-access alignment check of the aligned layouts is redundant; dropping it keeps the hot methods small
+     * enough for C2 to inline into the caller's loop.
+     */
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
     private static final long WR_ID = ibv_send_wr.wr_id$offset();
     private static final long NEXT = ibv_send_wr.next$offset();
     private static final long SG_LIST = ibv_send_wr.sg_list$offset();
@@ -64,7 +71,7 @@ public final class SendRequests {
     private static final long SGE_ADDR = ibv_sge.addr$offset();
     private static final long SGE_LENGTH = ibv_sge.length$offset();
     private static final long SGE_LKEY = ibv_sge.lkey$offset();
-    private static final ValueLayout.OfInt BE32 = ValueLayout.JAVA_INT.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfInt BE32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
 
     final MemorySegment wrs;
     final long wrsAddress;
@@ -72,13 +79,22 @@ public final class SendRequests {
     private final WorkRequestRules rules;
     private final int capacity;
     private final int maxSge;
-    /** The MR of each SGE (null for inline data), by {@code wr * maxSge + sge}: recorded by the tracker at post. */
-    final Object[] sgeRegions;
+    /**
+     * The {@link MemoryRegion#trackingId} of each SGE (0 for inline data), by {@code wr * maxSge + sge}: recorded by
+     * the QP's tracker at post. Primitive, so writing a WR stores no object reference.
+     */
+    final long[] sgeRegions;
     final boolean[] udAddressed;
+    /** Java mirrors of each WR's {@code wr_id}, signaled flag and {@code num_sge}, read back when it is posted. */
+    final long[] wrIds;
+    final boolean[] signaled;
+    final int[] numSges;
     private int count;
     /** WRs of this chain already accepted by the provider (a partial post left the rest pending). */
     int posted;
     private int inlineBytes;
+    /** SGEs of the current (last) WR, mirrored from its native {@code num_sge}. */
+    private int currentSges;
 
     SendRequests(WorkRequestRules rules, int capacity, int maxSge, Arena arena) {
         if (capacity < 1) {
@@ -90,11 +106,14 @@ public final class SendRequests {
         this.wrs = arena.allocate(ibv_send_wr.layout(), capacity);
         this.sges = arena.allocate(ibv_sge.layout(), (long) capacity * this.maxSge);
         this.wrsAddress = wrs.address();
-        this.sgeRegions = new Object[capacity * this.maxSge];
+        this.sgeRegions = new long[capacity * this.maxSge];
         this.udAddressed = new boolean[capacity];
+        this.wrIds = new long[capacity];
+        this.signaled = new boolean[capacity];
+        this.numSges = new int[capacity];
         long sgesAddress = sges.address();
         for (int i = 0; i < capacity; i++) {
-            wrs.set(ValueLayout.JAVA_LONG, i * WR_SIZE + SG_LIST, sgesAddress + i * this.maxSge * SGE_SIZE);
+            wrs.set(LONG, i * WR_SIZE + SG_LIST, sgesAddress + i * this.maxSge * SGE_SIZE);
             relink(i); // pre-linked: posting n WRs only cuts the chain after WR n-1 for the duration of the call
         }
     }
@@ -116,9 +135,6 @@ public final class SendRequests {
 
     /** Forgets every WR (after a full post this happens by itself). */
     public SendRequests clear() {
-        for (int i = 0; i < count * maxSge; i++) {
-            sgeRegions[i] = null;
-        }
         count = 0;
         posted = 0;
         return this;
@@ -140,7 +156,7 @@ public final class SendRequests {
     /** {@code IBV_WR_SEND_WITH_INV}: send and invalidate {@code invalidateRkey} at the receiver. */
     public SendRequests sendWithInv(long wrId, int sendFlags, int invalidateRkey) {
         long w = start(WorkRequestOpcode.SEND_WITH_INV, wrId, sendFlags);
-        wrs.set(ValueLayout.JAVA_INT, w + IMM_DATA, invalidateRkey);
+        wrs.set(INT, w + IMM_DATA, invalidateRkey);
         return this;
     }
 
@@ -186,7 +202,7 @@ public final class SendRequests {
     /** {@code IBV_WR_LOCAL_INV}: invalidate local {@code rkey} (memory windows / fast-registered MRs). */
     public SendRequests localInv(long wrId, int sendFlags, int invalidateRkey) {
         long w = start(WorkRequestOpcode.LOCAL_INV, wrId, sendFlags);
-        wrs.set(ValueLayout.JAVA_INT, w + IMM_DATA, invalidateRkey);
+        wrs.set(INT, w + IMM_DATA, invalidateRkey);
         return this;
     }
 
@@ -200,7 +216,7 @@ public final class SendRequests {
      */
     public SendRequests sge(MemoryRegion region, long offset, int length) {
         rules.checkSge(region, offset, length);
-        appendSge(DataPathAccess.address(region) + offset, length, DataPathAccess.lkey(region), region);
+        appendSge(DataPathAccess.address(region) + offset, length, DataPathAccess.lkey(region), region.trackingId);
         return this;
     }
 
@@ -213,8 +229,8 @@ public final class SendRequests {
         long w = current();
         int len = rules.checkInline(data, inlineBytes);
         inlineBytes += len;
-        wrs.set(ValueLayout.JAVA_INT, w + SEND_FLAGS, wrs.get(ValueLayout.JAVA_INT, w + SEND_FLAGS) | SendFlag.INLINE_BIT);
-        appendSge(data.address(), len, 0, null);
+        wrs.set(INT, w + SEND_FLAGS, wrs.get(INT, w + SEND_FLAGS) | SendFlag.INLINE_BIT);
+        appendSge(data.address(), len, 0, 0L);
         return this;
     }
 
@@ -222,27 +238,29 @@ public final class SendRequests {
     public SendRequests ud(AddressHandle ah, int remoteQpn, int remoteQkey) {
         long w = current();
         rules.checkUd(ah);
-        wrs.set(ValueLayout.ADDRESS, w + UD_AH, ah.resource.handle("ibv_post_send"));
-        wrs.set(ValueLayout.JAVA_INT, w + UD_QPN, remoteQpn);
-        wrs.set(ValueLayout.JAVA_INT, w + UD_QKEY, remoteQkey);
+        wrs.set(ValueLayout.ADDRESS_UNALIGNED, w + UD_AH, ah.resource.handle("ibv_post_send"));
+        wrs.set(INT, w + UD_QPN, remoteQpn);
+        wrs.set(INT, w + UD_QKEY, remoteQkey);
         udAddressed[count - 1] = true;
         return this;
     }
 
     /** Appends an SGE without checks (package-private: layout tests and already-checked callers). */
-    void appendSge(long addr, int length, int lkey, Object region) {
+    void appendSge(long addr, int length, int lkey, long regionId) {
         long w = current();
-        int n = wrs.get(ValueLayout.JAVA_INT, w + NUM_SGE);
+        int n = currentSges;
         if (n == maxSge) {
             throw rules.tooManySges(maxSge);
         }
         int wr = count - 1;
         long s = ((long) wr * maxSge + n) * SGE_SIZE;
-        sges.set(ValueLayout.JAVA_LONG, s + SGE_ADDR, addr);
-        sges.set(ValueLayout.JAVA_INT, s + SGE_LENGTH, length);
-        sges.set(ValueLayout.JAVA_INT, s + SGE_LKEY, lkey);
-        sgeRegions[wr * maxSge + n] = region;
-        wrs.set(ValueLayout.JAVA_INT, w + NUM_SGE, n + 1);
+        sges.set(LONG, s + SGE_ADDR, addr);
+        sges.set(INT, s + SGE_LENGTH, length);
+        sges.set(INT, s + SGE_LKEY, lkey);
+        sgeRegions[wr * maxSge + n] = regionId;
+        wrs.set(INT, w + NUM_SGE, n + 1);
+        currentSges = n + 1;
+        numSges[wr] = n + 1;
     }
 
     private long start(WorkRequestOpcode opcode, long wrId, int sendFlags) {
@@ -252,16 +270,17 @@ public final class SendRequests {
         }
         int i = count++;
         long w = i * WR_SIZE;
-        wrs.set(ValueLayout.JAVA_LONG, w + WR_ID, wrId);
-        wrs.set(ValueLayout.JAVA_INT, w + NUM_SGE, 0);
-        wrs.set(ValueLayout.JAVA_INT, w + OPCODE, opcode.value());
-        wrs.set(ValueLayout.JAVA_INT, w + SEND_FLAGS, sendFlags);
-        wrs.set(ValueLayout.JAVA_INT, w + IMM_DATA, 0);
+        wrs.set(LONG, w + WR_ID, wrId);
+        wrs.set(INT, w + NUM_SGE, 0);
+        wrs.set(INT, w + OPCODE, opcode.value());
+        wrs.set(INT, w + SEND_FLAGS, sendFlags);
+        wrs.set(INT, w + IMM_DATA, 0);
         udAddressed[i] = false;
+        wrIds[i] = wrId;
+        signaled[i] = (sendFlags & SendFlag.SIGNALED_BIT) != 0;
+        numSges[i] = 0;
         inlineBytes = 0;
-        for (int k = 0; k < maxSge; k++) {
-            sgeRegions[i * maxSge + k] = null;
-        }
+        currentSges = 0;
         return w;
     }
 
@@ -273,18 +292,18 @@ public final class SendRequests {
     }
 
     private void remote(long w, long remoteAddr, int rkey) {
-        wrs.set(ValueLayout.JAVA_LONG, w + RDMA_ADDR, remoteAddr);
-        wrs.set(ValueLayout.JAVA_INT, w + RDMA_RKEY, rkey);
+        wrs.set(LONG, w + RDMA_ADDR, remoteAddr);
+        wrs.set(INT, w + RDMA_RKEY, rkey);
     }
 
     private void atomic(long w, long remoteAddr, int rkey, long compareAdd, long swap) {
         if ((remoteAddr & 7) != 0) {
             throw rules.unalignedAtomic(remoteAddr);
         }
-        wrs.set(ValueLayout.JAVA_LONG, w + ATOMIC_ADDR, remoteAddr);
-        wrs.set(ValueLayout.JAVA_LONG, w + ATOMIC_COMPARE_ADD, compareAdd);
-        wrs.set(ValueLayout.JAVA_LONG, w + ATOMIC_SWAP, swap);
-        wrs.set(ValueLayout.JAVA_INT, w + ATOMIC_RKEY, rkey);
+        wrs.set(LONG, w + ATOMIC_ADDR, remoteAddr);
+        wrs.set(LONG, w + ATOMIC_COMPARE_ADD, compareAdd);
+        wrs.set(LONG, w + ATOMIC_SWAP, swap);
+        wrs.set(INT, w + ATOMIC_RKEY, rkey);
     }
 
     // ---- used by QueuePair's post path ----
@@ -293,30 +312,18 @@ public final class SendRequests {
         return maxSge;
     }
 
-    long wrId(int i) {
-        return wrs.get(ValueLayout.JAVA_LONG, i * WR_SIZE + WR_ID);
-    }
-
-    int sendFlags(int i) {
-        return wrs.get(ValueLayout.JAVA_INT, i * WR_SIZE + SEND_FLAGS);
-    }
-
-    int numSge(int i) {
-        return wrs.get(ValueLayout.JAVA_INT, i * WR_SIZE + NUM_SGE);
-    }
-
     int opcodeValue(int i) {
-        return wrs.get(ValueLayout.JAVA_INT, i * WR_SIZE + OPCODE);
+        return wrs.get(INT, i * WR_SIZE + OPCODE);
     }
 
     /** Cuts the chain after WR {@code last} (for the duration of one post). */
     void terminate(int last) {
-        wrs.set(ValueLayout.JAVA_LONG, last * WR_SIZE + NEXT, 0L);
+        wrs.set(LONG, last * WR_SIZE + NEXT, 0L);
     }
 
     /** Restores the pre-linked {@code next} of WR {@code last}. */
     void relink(int last) {
-        wrs.set(ValueLayout.JAVA_LONG, last * WR_SIZE + NEXT, last + 1 < capacity ? wrsAddress + (last + 1) * WR_SIZE : 0L);
+        wrs.set(LONG, last * WR_SIZE + NEXT, last + 1 < capacity ? wrsAddress + (last + 1) * WR_SIZE : 0L);
     }
 
     /** The chain starting at WR {@code i}; only a retry after a partial post slices (and may allocate). */

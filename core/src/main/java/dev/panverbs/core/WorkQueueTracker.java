@@ -47,7 +47,8 @@ final class WorkQueueTracker {
     private final long[] wrIds;
     private final boolean[] signaled;
     private final byte[] refCounts;
-    private final Object[] refs;
+    /** {@link MemoryRegion#trackingId}s: primitives, so recording stores no reference (no GC write barrier). */
+    private final long[] refs;
     @SuppressWarnings("unused") // through HEAD
     private long head;
     @SuppressWarnings("unused") // through TAIL
@@ -69,7 +70,7 @@ final class WorkQueueTracker {
         this.wrIds = new long[slots];
         this.signaled = new boolean[slots];
         this.refCounts = new byte[slots];
-        this.refs = new Object[slots * this.refsPerSlot];
+        this.refs = new long[slots * this.refsPerSlot];
     }
 
     int capacity() {
@@ -86,18 +87,39 @@ final class WorkQueueTracker {
         return capacity - outstanding();
     }
 
-    /** Records one posted WR whose SGEs reference {@code count} MRs from {@code staged[from ...]}. Producer only. */
-    void record(long wrId, boolean isSignaled, Object[] staged, int from, int count) {
+    /**
+     * Records one posted WR whose SGEs reference {@code count} MRs, by tracking id, from {@code staged[from ...]}
+     * (0: inline data, no region). Producer only.
+     */
+    void record(long wrId, boolean isSignaled, long[] staged, int from, int count) {
         long t = (long) TAIL.get(this);
-        int slot = (int) t & mask;
+        put(t, wrId, isSignaled, staged, from, count);
+        TAIL.setRelease(this, t + 1);
+    }
+
+    /**
+     * The next free position, for recording a chain with {@link #put} and one {@link #publish}: the poller sees
+     * none of the chain's WRs until the release store of the tail. Producer only.
+     */
+    long tail() {
+        return (long) TAIL.get(this);
+    }
+
+    /** Writes the WR at {@code position} (from {@link #tail()}, not yet published). Producer only. */
+    void put(long position, long wrId, boolean isSignaled, long[] staged, int from, int count) {
+        int slot = (int) position & mask;
         wrIds[slot] = wrId;
         signaled[slot] = isSignaled;
         refCounts[slot] = (byte) count;
         int base = slot * refsPerSlot;
-        for (int i = 0; i < count; i++) {
+        for (int i = 0; i < count; i++) { // usually 1 or 2: cheaper than System.arraycopy's setup
             refs[base + i] = staged[from + i];
         }
-        TAIL.setRelease(this, t + 1);
+    }
+
+    /** Makes the WRs {@link #put} up to {@code newTail} visible to the poller (release). Producer only. */
+    void publish(long newTail) {
+        TAIL.setRelease(this, newTail);
     }
 
     /**
@@ -112,22 +134,11 @@ final class WorkQueueTracker {
         for (long p = h; p < t; p++) {
             int slot = (int) p & mask;
             if (wrIds[slot] == wrId && (anyWr || signaled[slot])) {
-                for (long q = h; q <= p; q++) {
-                    clear((int) q & mask);
-                }
-                HEAD.setRelease(this, p + 1);
+                HEAD.setRelease(this, p + 1); // slots behind the head are dead: references() never reads them
                 return (int) (p + 1 - h);
             }
         }
         return 0;
-    }
-
-    private void clear(int slot) {
-        int base = slot * refsPerSlot;
-        for (int i = refCounts[slot] - 1; i >= 0; i--) {
-            refs[base + i] = null;
-        }
-        refCounts[slot] = 0;
     }
 
     /** Whether the oldest outstanding WR has {@code wrId} (receive completions arrive in posting order). */
@@ -138,16 +149,11 @@ final class WorkQueueTracker {
 
     /** Retires every outstanding WR (the QP went to RESET or was destroyed). */
     synchronized void retireAll() {
-        long h = (long) HEAD.get(this);
-        long t = (long) TAIL.getAcquire(this);
-        for (long p = h; p < t; p++) {
-            clear((int) p & mask);
-        }
-        HEAD.setRelease(this, t);
+        HEAD.setRelease(this, (long) TAIL.getAcquire(this));
     }
 
-    /** How many outstanding WRs reference {@code region} (control path: a linear scan). */
-    int references(Object region) {
+    /** How many outstanding WRs reference the region with {@code trackingId} (control path: a linear scan). */
+    int references(long trackingId) {
         long h = (long) HEAD.getAcquire(this);
         long t = (long) TAIL.getAcquire(this);
         int n = 0;
@@ -155,7 +161,7 @@ final class WorkQueueTracker {
             int slot = (int) p & mask;
             int base = slot * refsPerSlot;
             for (int i = 0; i < refCounts[slot]; i++) {
-                if (refs[base + i] == region) {
+                if (refs[base + i] == trackingId) {
                     n++;
                     break;
                 }

@@ -9,80 +9,16 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.EnumSet;
-import java.util.Optional;
-import java.util.Set;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The data path on a real device (rxe in the Soft-RoCE guest): two QPs of one context connected to each other,
- * data verified byte for byte, and the negative cases with their exact completion status.
+ * The data path on a real device (rxe in the Soft-RoCE guest), positive paths: two QPs of one context connected to
+ * each other, every transfer verified byte for byte, both post APIs and both CQ APIs. The negative cases are in
+ * {@link DataPathErrorsIT}.
  */
-class DataPathIT {
-    private static final Set<Access> ALL_REMOTE = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE,
-            Access.REMOTE_READ, Access.REMOTE_ATOMIC);
-    private static final Set<Access> QP_REMOTE = EnumSet.of(Access.REMOTE_WRITE, Access.REMOTE_READ,
-            Access.REMOTE_ATOMIC);
-    private static final int PORT = 1;
+class DataPathIT extends DataPathResources {
     private static final int SIZE = 64 * 1024;
-
-    private Context ctx;
-    private ProtectionDomain pd;
-    private int gidIndex;
-    private byte[] gid;
-    private final WorkCompletions wcs = WorkCompletions.allocate(16);
-
-    @BeforeEach
-    void open() {
-        ctx = Device.open(RdmaTestDevice.name());
-        pd = ctx.allocPd();
-        gidIndex = ctx.queryGid(PORT, 1).isZero() ? 0 : 1;
-        gid = ctx.queryGid(PORT, gidIndex).toBytes();
-    }
-
-    @AfterEach
-    void close() {
-        ctx.close(); // the cascade closes QPs, CQs, MRs
-    }
-
-    private AddressVector path() {
-        return AddressVector.builder(PORT).grh(gid, gidIndex, 64).build();
-    }
-
-    /** Connects a and b to each other (RC or UC). */
-    private void connect(QueuePair a, QueuePair b) {
-        for (QueuePair q : new QueuePair[] {a, b}) {
-            q.toInit(PORT, QP_REMOTE);
-        }
-        a.toRtr(path(), Mtu.MTU_1024, b.qpNum(), 100);
-        b.toRtr(path(), Mtu.MTU_1024, a.qpNum(), 200);
-        a.toRts(200);
-        b.toRts(100);
-        assertThat(a.state()).isEqualTo(QueuePairState.RTS);
-    }
-
-    private static WorkCompletion pollOne(CompletionQueue cq, WorkCompletions wcs) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        WorkCompletions one = WorkCompletions.allocate(1);
-        while (System.nanoTime() < deadline) {
-            if (cq.poll(one) == 1) {
-                return one.get(0);
-            }
-            Thread.onSpinWait();
-        }
-        throw new AssertionError("no completion within 60 s on " + cq);
-    }
-
-    private static void fill(MemorySegment s, long off, int len, int seed) {
-        for (int i = 0; i < len; i++) {
-            s.set(ValueLayout.JAVA_BYTE, off + i, (byte) (seed + i * 31));
-        }
-    }
-
-    private static void assertSame(MemorySegment a, long aOff, MemorySegment b, long bOff, int len) {
-        assertThat(MemorySegment.mismatch(a, aOff, aOff + len, b, bOff, bOff + len)).isEqualTo(-1);
-    }
 
     @Test
     void rcWriteReadSendImmInlineMultiSgeAndBatches() {
@@ -98,18 +34,18 @@ class DataPathIT {
         // RDMA WRITE 4 KiB
         a.sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, dst.address(), dst.rkey()).sge(src, 0, 4096);
         assertThat(a.postSend(a.sendRequests())).isEqualTo(1);
-        WorkCompletion wc = pollOne(cq, wcs);
+        WorkCompletion wc = pollOne(cq);
         assertThat(wc.status()).isEqualTo(WorkCompletionStatus.SUCCESS);
         assertThat(wc.opcode()).isEqualTo(WorkCompletionOpcode.RDMA_WRITE);
-        assertSame(src.buffer(), 0, dst.buffer(), 0, 4096);
+        assertSameBytes(src.buffer(), 0, dst.buffer(), 0, 4096);
 
         // RDMA READ it back into src[8K..12K)
         a.sendRequests().rdmaRead(2, SendFlag.SIGNALED_BIT, dst.address(), dst.rkey()).sge(src, 8192, 4096);
         a.postSend(a.sendRequests());
-        wc = pollOne(cq, wcs);
+        wc = pollOne(cq);
         assertThat(wc.ok()).isTrue();
         assertThat(wc.opcode()).isEqualTo(WorkCompletionOpcode.RDMA_READ);
-        assertSame(dst.buffer(), 0, src.buffer(), 8192, 4096);
+        assertSameBytes(dst.buffer(), 0, src.buffer(), 8192, 4096);
 
         // SEND_WITH_IMM from two SGEs into a receive of two SGEs
         b.receiveRequests().recv(50).sge(dst, 16384, 100).sge(dst, 20000, 200);
@@ -118,7 +54,7 @@ class DataPathIT {
         a.postSend(a.sendRequests());
         boolean sent = false, received = false;
         for (int i = 0; i < 2; i++) {
-            wc = pollOne(cq, wcs);
+            wc = pollOne(cq);
             assertThat(wc.status()).isEqualTo(WorkCompletionStatus.SUCCESS);
             if (wc.opcode() == WorkCompletionOpcode.RECV) {
                 received = true;
@@ -133,9 +69,9 @@ class DataPathIT {
             }
         }
         assertThat(sent && received).isTrue();
-        assertSame(src.buffer(), 100, dst.buffer(), 16384, 100);
-        assertSame(src.buffer(), 200, dst.buffer(), 20000, 50);
-        assertSame(src.buffer(), 300, dst.buffer(), 20050, 150);
+        assertSameBytes(src.buffer(), 100, dst.buffer(), 16384, 100);
+        assertSameBytes(src.buffer(), 200, dst.buffer(), 20000, 50);
+        assertSameBytes(src.buffer(), 300, dst.buffer(), 20050, 150);
 
         // inline SEND: the buffer is reusable (here: overwritten) right after the post
         try (Arena arena = Arena.ofConfined()) {
@@ -148,7 +84,7 @@ class DataPathIT {
             a.postSend(a.sendRequests());
             header.fill((byte) 0);
             for (int i = 0; i < 2; i++) {
-                assertThat(pollOne(cq, wcs).ok()).isTrue();
+                assertThat(pollOne(cq).ok()).isTrue();
             }
             assertThat(dst.buffer().asSlice(32768, 48).toArray(ValueLayout.JAVA_BYTE)).isEqualTo(expected);
         }
@@ -162,10 +98,10 @@ class DataPathIT {
                         dst.rkey()).sge(src, i * 64L, 64);
             }
             assertThat(a.postSend(wrs)).isEqualTo(batch);
-            wc = pollOne(cq, wcs);
+            wc = pollOne(cq);
             assertThat(wc.ok()).isTrue();
             assertThat(wc.wrId()).isEqualTo(1000 + batch - 1);
-            assertSame(src.buffer(), 0, dst.buffer(), 0, batch * 64);
+            assertSameBytes(src.buffer(), 0, dst.buffer(), 0, batch * 64);
             assertThat(a.sendTracker.outstanding()).isZero(); // the signaled completion retired the batch
         }
         QueuePairInfo info = a.query();
@@ -191,7 +127,7 @@ class DataPathIT {
         a.sendRequests().atomicFetchAndAdd(1, SendFlag.SIGNALED_BIT, remote.address(), remote.rkey(), 2L)
                 .sge(local, 0, 8);
         a.postSend(a.sendRequests());
-        WorkCompletion wc = pollOne(cq, wcs);
+        WorkCompletion wc = pollOne(cq);
         assertThat(wc.status()).isEqualTo(WorkCompletionStatus.SUCCESS);
         assertThat(wc.opcode()).isEqualTo(WorkCompletionOpcode.FETCH_ADD);
         assertThat(local.buffer().get(ValueLayout.JAVA_LONG, 0)).isEqualTo(40L);
@@ -200,7 +136,7 @@ class DataPathIT {
         a.sendRequests().atomicCmpAndSwp(2, SendFlag.SIGNALED_BIT, remote.address(), remote.rkey(), 42L, 7L)
                 .sge(local, 8, 8);
         a.postSend(a.sendRequests());
-        assertThat(pollOne(cq, wcs).opcode()).isEqualTo(WorkCompletionOpcode.COMP_SWAP);
+        assertThat(pollOne(cq).opcode()).isEqualTo(WorkCompletionOpcode.COMP_SWAP);
         assertThat(local.buffer().get(ValueLayout.JAVA_LONG, 8)).isEqualTo(42L);
         assertThat(remote.buffer().get(ValueLayout.JAVA_LONG, 0)).isEqualTo(7L);
 
@@ -210,8 +146,8 @@ class DataPathIT {
             batch.atomicFetchAdd(4, SendFlag.SIGNALED_BIT, remote.rkey(), remote.address(), 10L).setSge(local, 24, 8);
             batch.submit();
         }
-        assertThat(pollOne(cq, wcs).wrId()).isEqualTo(3);
-        assertThat(pollOne(cq, wcs).wrId()).isEqualTo(4);
+        assertThat(pollOne(cq).wrId()).isEqualTo(3);
+        assertThat(pollOne(cq).wrId()).isEqualTo(4);
         assertThat(local.buffer().get(ValueLayout.JAVA_LONG, 16)).isEqualTo(7L);
         assertThat(local.buffer().get(ValueLayout.JAVA_LONG, 24)).isEqualTo(7L);
         assertThat(remote.buffer().get(ValueLayout.JAVA_LONG, 0)).isEqualTo(17L);
@@ -223,49 +159,63 @@ class DataPathIT {
     }
 
     @Test
-    void extendedCqAndPostBatchWriteImmInlineRead() {
-        ExtendedCompletionQueue cq = ctx.createCq(64)
+    void extendedCqAndPostBatchWriteImmInlineReadAndBatchesTo512() {
+        ExtendedCompletionQueue cq = ctx.createCq(1024)
                 .wcFlags(EnumSet.of(CompletionField.BYTE_LEN, CompletionField.IMM)).buildEx();
-        QueuePair a = pd.createQp(QueuePairType.RC, cq, cq).maxInlineData(64).maxSendSge(2)
-                .sendOps(EnumSet.of(SendOperation.RDMA_WRITE_WITH_IMM, SendOperation.SEND, SendOperation.RDMA_READ))
+        QueuePair a = pd.createQp(QueuePairType.RC, cq, cq).maxSendWr(512).maxInlineData(64).maxSendSge(2)
+                .sendOps(EnumSet.of(SendOperation.RDMA_WRITE_WITH_IMM, SendOperation.SEND, SendOperation.RDMA_READ,
+                        SendOperation.RDMA_WRITE))
                 .build();
         QueuePair b = pd.createQp(QueuePairType.RC, cq, cq).build();
         connect(a, b);
-        MemoryRegion src = pd.allocate(8192, ALL_REMOTE);
-        MemoryRegion dst = pd.allocate(8192, ALL_REMOTE);
+        MemoryRegion src = pd.allocate(64 * 512, ALL_REMOTE);
+        MemoryRegion dst = pd.allocate(64 * 512, ALL_REMOTE);
         fill(src.buffer(), 0, 8192, 3);
         b.receiveRequests().recv(70).sge(dst, 4096, 64).recv(71).sge(dst, 4096 + 64, 64);
         b.postRecv(b.receiveRequests());
         try (Arena arena = Arena.ofConfined(); PostBatch batch = a.startSend()) {
             MemorySegment text = arena.allocateFrom("inline through ibv_wr_set_inline_data");
             batch.rdmaWriteWithImm(10, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address(), 0xBEEF).setSge(src, 0, 2048);
-            batch.send(11, SendFlag.SIGNALED_BIT).setInlineData(text);
+            batch.send(11, SendFlag.SIGNALED_BIT | SendFlag.INLINE_BIT).setInlineData(text);
             batch.rdmaRead(12, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address()).setSge(src, 6144, 1024);
             batch.submit();
+            text.fill((byte) 0); // inline data was copied by ibv_wr_set_inline_data
         }
-        int seen = 0;
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        boolean imm = false;
-        while (seen < 5 && System.nanoTime() < deadline) {
+        List<Long> ids = new java.util.ArrayList<>();
+        long deadline = System.nanoTime() + DEADLINE.toNanos();
+        while (ids.size() < 5 && System.nanoTime() < deadline) {
             if (cq.startPoll()) {
                 do {
                     assertThat(cq.status()).as("wr %d", cq.wrId()).isEqualTo(WorkCompletionStatus.SUCCESS);
                     if (cq.wrId() == 70) {
                         assertThat(cq.readOpcode()).isEqualTo(WorkCompletionOpcode.RECV_RDMA_WITH_IMM);
                         assertThat(cq.readImmData()).isEqualTo(0xBEEF);
-                        imm = true;
+                        assertThat(cq.readQpNum()).isEqualTo(b.qpNum());
                     } else if (cq.wrId() == 71) {
+                        assertThat(cq.readOpcode()).isEqualTo(WorkCompletionOpcode.RECV);
                         assertThat(cq.readByteLen()).isEqualTo(38);
+                    } else if (cq.wrId() == 12) {
+                        assertThat(cq.readOpcode()).isEqualTo(WorkCompletionOpcode.RDMA_READ);
                     }
-                    seen++;
+                    ids.add(cq.wrId());
                 } while (cq.nextPoll());
                 cq.endPoll();
             }
         }
-        assertThat(seen).isEqualTo(5);
-        assertThat(imm).isTrue();
-        assertSame(src.buffer(), 0, dst.buffer(), 0, 2048);
-        assertSame(dst.buffer(), 0, src.buffer(), 6144, 1024);
+        assertThat(ids).containsExactlyInAnyOrder(10L, 11L, 12L, 70L, 71L);
+        // and nothing more: a stray entry would mean the pass was ended twice (rxe before rdma-core 55 ends it in
+        // ibv_next_poll; see ExtendedCompletionQueue)
+        long quiet = System.nanoTime() + Duration.ofMillis(500).toNanos();
+        while (System.nanoTime() < quiet) {
+            assertThat(cq.startPoll()).as("a completion after the last one").isFalse();
+        }
+        assertThatThrownBy(cq::endPoll).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("no poll pass is open");
+        assertThatThrownBy(cq::nextPoll).isInstanceOf(IllegalStateException.class);
+        assertThat(a.sendTracker.outstanding()).isZero();
+        assertThat(b.recvTracker.outstanding()).isZero();
+        assertSameBytes(src.buffer(), 0, dst.buffer(), 0, 2048);
+        assertSameBytes(dst.buffer(), 0, src.buffer(), 6144, 1024);
         assertThat(dst.buffer().getString(4096 + 64)).isEqualTo("inline through ibv_wr_set_inline_data");
         assertThatThrownBy(cq::readCompletionTs).hasMessageContaining("not created with COMPLETION_TIMESTAMP");
         // timestamps: read where the device has a clock, else refused naming the capability
@@ -276,42 +226,88 @@ class DataPathIT {
                     .buildEx()).isInstanceOf(UnsupportedVerbException.class)
                     .hasMessageContaining("completion timestamps");
         }
-        // an aborted batch posts nothing
-        try (PostBatch batch = a.startSend()) {
-            batch.send(13, SendFlag.SIGNALED_BIT).setSge(src, 0, 8);
+
+        // batches of 1..512 WRs, one ibv_wr_start..ibv_wr_complete each, only the last signaled
+        for (int n : new int[] {1, 33, 512}) {
+            dst.buffer().fill((byte) 0);
+            fill(src.buffer(), 0, 64 * n, n);
+            try (PostBatch batch = a.startSend()) {
+                assertThat(batch.room()).isGreaterThanOrEqualTo(n);
+                for (int i = 0; i < n; i++) {
+                    int flags = i == n - 1 ? SendFlag.SIGNALED_BIT : 0;
+                    batch.rdmaWrite(5000 + i, flags, dst.rkey(), dst.address() + 64L * i).setSge(src, 64L * i, 64);
+                }
+                batch.submit();
+            }
+            long until = System.nanoTime() + DEADLINE.toNanos();
+            boolean done = false;
+            while (!done && System.nanoTime() < until) {
+                if (cq.startPoll()) {
+                    assertThat(cq.status()).isEqualTo(WorkCompletionStatus.SUCCESS);
+                    assertThat(cq.wrId()).isEqualTo(5000 + n - 1);
+                    assertThat(cq.readOpcode()).isEqualTo(WorkCompletionOpcode.RDMA_WRITE);
+                    assertThat(cq.nextPoll()).isFalse();
+                    cq.endPoll();
+                    done = true;
+                }
+            }
+            assertThat(done).as("completion of the %d-WR batch", n).isTrue();
+            assertSameBytes(src.buffer(), 0, dst.buffer(), 0, 64 * n);
+            assertThat(a.sendTracker.outstanding()).isZero();
         }
-        assertThat(cq.startPoll()).isFalse();
     }
 
     @Test
-    void ucWriteWithImm() {
+    void ucSendAndWriteWithAndWithoutImm() {
         CompletionQueue cq = ctx.createCq(16).build();
         QueuePair a = pd.createQp(QueuePairType.UC, cq, cq).build();
         QueuePair b = pd.createQp(QueuePairType.UC, cq, cq).build();
         connect(a, b);
         MemoryRegion src = pd.allocate(4096, ALL_REMOTE);
-        MemoryRegion dst = pd.allocate(4096, ALL_REMOTE);
+        MemoryRegion dst = pd.allocate(4 * 4096, ALL_REMOTE);
         fill(src.buffer(), 0, 4096, 5);
-        b.receiveRequests().recv(9).sge(dst, 0, 0);
+        b.receiveRequests().recv(20).sge(dst, 0, 4096).recv(21).sge(dst, 4096, 4096).recv(22).sge(dst, 0, 0);
         b.postRecv(b.receiveRequests());
-        a.sendRequests().rdmaWriteWithImm(8, SendFlag.SIGNALED_BIT, dst.address(), dst.rkey(), 77).sge(src, 0, 4096);
-        a.postSend(a.sendRequests());
-        for (int i = 0; i < 2; i++) {
-            WorkCompletion wc = pollOne(cq, wcs);
-            assertThat(wc.status()).isEqualTo(WorkCompletionStatus.SUCCESS);
-            if (wc.wrId() == 9) {
+        a.sendRequests()
+                .send(10, SendFlag.SIGNALED_BIT).sge(src, 0, 1000)
+                .sendWithImm(11, SendFlag.SIGNALED_BIT, 0x0BADCAFE).sge(src, 1000, 2000)
+                .rdmaWrite(12, SendFlag.SIGNALED_BIT, dst.address() + 2 * 4096, dst.rkey()).sge(src, 0, 4096)
+                .rdmaWriteWithImm(13, SendFlag.SIGNALED_BIT, dst.address() + 3 * 4096, dst.rkey(), 77)
+                .sge(src, 0, 4096);
+        assertThat(a.postSend(a.sendRequests())).isEqualTo(4);
+        List<Long> ids = new java.util.ArrayList<>();
+        for (int i = 0; i < 7; i++) {
+            WorkCompletion wc = pollOne(cq);
+            assertThat(wc.status()).as("wr %d", wc.wrId()).isEqualTo(WorkCompletionStatus.SUCCESS);
+            ids.add(wc.wrId());
+            if (wc.wrId() == 20) {
+                assertThat(wc.opcode()).isEqualTo(WorkCompletionOpcode.RECV);
+                assertThat(wc.byteLen()).isEqualTo(1000);
+                assertThat(wc.hasImm()).isFalse();
+            } else if (wc.wrId() == 21) {
+                assertThat(wc.byteLen()).isEqualTo(2000);
+                assertThat(wc.hasImm()).isTrue();
+                assertThat(wc.immData()).isEqualTo(0x0BADCAFE);
+            } else if (wc.wrId() == 22) {
+                assertThat(wc.opcode()).isEqualTo(WorkCompletionOpcode.RECV_RDMA_WITH_IMM);
                 assertThat(wc.immData()).isEqualTo(77);
             }
         }
-        assertSame(src.buffer(), 0, dst.buffer(), 0, 4096);
-        assertThatThrownBy(() -> a.sendRequests().rdmaRead(1, 0, 0, 0)).isInstanceOf(UnsupportedVerbException.class);
+        assertThat(ids).containsExactlyInAnyOrder(10L, 11L, 12L, 13L, 20L, 21L, 22L);
+        assertSameBytes(src.buffer(), 0, dst.buffer(), 0, 1000);
+        assertSameBytes(src.buffer(), 1000, dst.buffer(), 4096, 2000);
+        assertSameBytes(src.buffer(), 0, dst.buffer(), 2 * 4096, 4096);
+        assertSameBytes(src.buffer(), 0, dst.buffer(), 3 * 4096, 4096);
+        // UC has no RDMA READ (IB spec 9.4): refused naming the capability
+        assertThatThrownBy(() -> a.sendRequests().rdmaRead(1, 0, 0, 0)).isInstanceOf(UnsupportedVerbException.class)
+                .hasMessageContaining("RDMA_READ on UC");
         a.sendRequests().clear();
     }
 
     @Test
-    void udSendWithGrh() {
+    void udSendWithGrhBothApis() {
         CompletionQueue cq = ctx.createCq(16).build();
-        QueuePair a = pd.createQp(QueuePairType.UD, cq, cq).build();
+        QueuePair a = pd.createQp(QueuePairType.UD, cq, cq).sendOps(EnumSet.of(SendOperation.SEND_WITH_IMM)).build();
         QueuePair b = pd.createQp(QueuePairType.UD, cq, cq).build();
         int qkey = 0x11111111;
         for (QueuePair q : new QueuePair[] {a, b}) {
@@ -320,116 +316,39 @@ class DataPathIT {
             q.toRts(0);
         }
         AddressHandle ah = pd.createAh(path());
-        MemoryRegion buf = pd.allocate(8192, EnumSet.of(Access.LOCAL_WRITE));
+        MemoryRegion buf = pd.allocate(3 * 4096, EnumSet.of(Access.LOCAL_WRITE));
         fill(buf.buffer(), 0, 512, 11);
-        b.receiveRequests().recv(1).sge(buf, 4096, 1024 + 40);
+        b.receiveRequests().recv(1).sge(buf, 4096, 1024 + 40).recv(4).sge(buf, 2 * 4096, 1024 + 40);
         b.postRecv(b.receiveRequests());
         a.sendRequests().send(2, SendFlag.SIGNALED_BIT).sge(buf, 0, 512).ud(ah, b.qpNum(), qkey);
         a.postSend(a.sendRequests());
-        for (int i = 0; i < 2; i++) {
-            WorkCompletion wc = pollOne(cq, wcs);
-            assertThat(wc.status()).isEqualTo(WorkCompletionStatus.SUCCESS);
-            if (wc.wrId() == 1) {
-                assertThat(wc.hasGrh()).isTrue();
-                assertThat(wc.byteLen()).isEqualTo(512 + 40);
+        try (PostBatch batch = a.startSend()) {
+            batch.sendWithImm(3, SendFlag.SIGNALED_BIT, 0x5151).setSge(buf, 0, 256).setUdAddr(ah, b.qpNum(), qkey);
+            batch.submit();
+        }
+        List<Long> ids = new java.util.ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            WorkCompletion wc = pollOne(cq);
+            assertThat(wc.status()).as("wr %d", wc.wrId()).isEqualTo(WorkCompletionStatus.SUCCESS);
+            ids.add(wc.wrId());
+            if (wc.wrId() == 1 || wc.wrId() == 4) {
+                assertThat(wc.hasGrh()).isTrue(); // RoCE: the first 40 bytes of the buffer hold the GRH
                 assertThat(wc.srcQp()).isEqualTo(a.qpNum());
+                assertThat(wc.byteLen()).isEqualTo((wc.wrId() == 1 ? 512 : 256) + 40);
+                assertThat(wc.hasImm()).isEqualTo(wc.wrId() == 4);
             }
         }
-        assertSame(buf.buffer(), 0, buf.buffer(), 4096 + 40, 512);
-        a.sendRequests().send(3, 0).sge(buf, 0, 8);
+        assertThat(ids).containsExactlyInAnyOrder(1L, 2L, 3L, 4L);
+        assertSameBytes(buf.buffer(), 0, buf.buffer(), 4096 + 40, 512);
+        assertSameBytes(buf.buffer(), 0, buf.buffer(), 2 * 4096 + 40, 256);
         // a UD send without destination is refused in Java
+        a.sendRequests().send(5, 0).sge(buf, 0, 8);
         assertThatThrownBy(() -> a.postSend(a.sendRequests())).hasMessageContaining("needs ud(ah");
-    }
-
-    @Test
-    void negativeStatusesAndDmaSafety() {
-        CompletionQueue cq = ctx.createCq(64).build();
-        QueuePair a = pd.createQp(QueuePairType.RC, cq, cq).build();
-        QueuePair b = pd.createQp(QueuePairType.RC, cq, cq).build();
-        MemoryRegion src = pd.allocate(4096, ALL_REMOTE);
-        MemoryRegion dst = pd.allocate(4096, ALL_REMOTE);
-
-        // posting on a QP in RESET: refused by the provider (or flushed), never crashes
-        a.sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, dst.address(), dst.rkey()).sge(src, 0, 8);
-        assertThatThrownBy(() -> a.postSend(a.sendRequests())).isInstanceOf(PostException.class)
-                .satisfies(e -> assertThat(((PostException) e).badWrIndex()).isZero());
         a.sendRequests().clear();
-
-        // a wrong transition is refused before the kernel, naming what is missing
-        assertThatThrownBy(() -> a.toRtr(new QueuePairAttributes())).isInstanceOf(InvalidTransitionException.class)
-                .hasMessageContaining("no transition from RESET to RTR");
-        connect(a, b);
-
-        // an SGE outside its MR is refused in Java
-        assertThatThrownBy(() -> a.sendRequests().rdmaWrite(2, 0, dst.address(), dst.rkey()).sge(src, 4000, 200))
-                .isInstanceOf(IndexOutOfBoundsException.class).hasMessageContaining("lies outside");
-        a.sendRequests().clear();
-
-        // wrong rkey -> REM_ACCESS_ERR, and the QP goes to ERR
-        a.sendRequests().rdmaWrite(3, SendFlag.SIGNALED_BIT, dst.address(), dst.rkey() ^ 0x5a5a00).sge(src, 0, 64);
-        a.postSend(a.sendRequests());
-        assertThat(pollOne(cq, wcs).status()).isEqualTo(WorkCompletionStatus.REM_ACCESS_ERR);
-        assertThat(a.state()).isEqualTo(QueuePairState.ERR);
-        // recovery: RESET, then connect again
-        a.toReset();
-        b.toErr();
-        b.toReset();
-        connect(a, b);
-
-        // READ beyond the remote MR -> an error status
-        a.sendRequests().rdmaRead(4, SendFlag.SIGNALED_BIT, dst.address() + 4000, dst.rkey()).sge(src, 0, 1024);
-        a.postSend(a.sendRequests());
-        WorkCompletion wc = pollOne(cq, wcs);
-        assertThat(wc.status()).isIn(WorkCompletionStatus.REM_ACCESS_ERR, WorkCompletionStatus.REM_INV_REQ_ERR);
-        Optional<AsyncEvent> ev = ctx.getAsyncEvent(Duration.ofSeconds(5));
-        ev.ifPresent(e -> assertThat(e.type().name()).contains("QP"));
     }
 
     @Test
-    void rnrRetryExceededAndMrCloseRefusedWhileInFlight() {
-        CompletionQueue cq = ctx.createCq(16).build();
-        QueuePair a = pd.createQp(QueuePairType.RC, cq, cq).build();
-        QueuePair b = pd.createQp(QueuePairType.RC, cq, cq).build();
-        for (QueuePair q : new QueuePair[] {a, b}) {
-            q.toInit(PORT, QP_REMOTE);
-        }
-        a.toRtr(path(), Mtu.MTU_1024, b.qpNum(), 0);
-        b.toRtr(path(), Mtu.MTU_1024, a.qpNum(), 0);
-        a.toRts(new QueuePairAttributes().sqPsn(0).timeout(10).retryCnt(1).rnrRetry(0).maxRdAtomic(1));
-        b.toRts(0);
-        MemoryRegion src = pd.allocate(4096, ALL_REMOTE);
-        // b has no receive posted: with rnr_retry 0 the first RNR NAK fails the send
-        a.sendRequests().send(1, SendFlag.SIGNALED_BIT).sge(src, 0, 64);
-        a.postSend(a.sendRequests());
-        assertThatThrownBy(src::close).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("outstanding work request");
-        assertThat(pollOne(cq, wcs).status()).isEqualTo(WorkCompletionStatus.RNR_RETRY_EXC_ERR);
-        src.close(); // retired by the completion: now allowed
-        assertThat(src.isClosed()).isTrue();
-    }
-
-    @Test
-    void retryExceededAfterPeerDestroyed() {
-        CompletionQueue cq = ctx.createCq(16).build();
-        QueuePair a = pd.createQp(QueuePairType.RC, cq, cq).build();
-        QueuePair b = pd.createQp(QueuePairType.RC, cq, cq).build();
-        for (QueuePair q : new QueuePair[] {a, b}) {
-            q.toInit(PORT, QP_REMOTE);
-        }
-        a.toRtr(path(), Mtu.MTU_1024, b.qpNum(), 0);
-        b.toRtr(path(), Mtu.MTU_1024, a.qpNum(), 0);
-        a.toRts(new QueuePairAttributes().sqPsn(0).timeout(8).retryCnt(1).rnrRetry(7).maxRdAtomic(1));
-        b.toRts(0);
-        MemoryRegion src = pd.allocate(4096, ALL_REMOTE);
-        MemoryRegion dst = pd.allocate(4096, ALL_REMOTE);
-        b.close();
-        a.sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, dst.address(), dst.rkey()).sge(src, 0, 64);
-        a.postSend(a.sendRequests());
-        assertThat(pollOne(cq, wcs).status()).isEqualTo(WorkCompletionStatus.RETRY_EXC_ERR);
-    }
-
-    @Test
-    void completionChannelWakesUpOnCompletion() throws Exception {
+    void completionChannelWakesUpOnCompletionAndOnSolicitedOnly() throws Exception {
         CompletionChannel channel = ctx.createCompChannel();
         CompletionQueue cq = ctx.createCq(16).channel(channel).build();
         QueuePair a = pd.createQp(QueuePairType.RC, cq, cq).build();
@@ -442,32 +361,39 @@ class DataPathIT {
         a.sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, dst.address(), dst.rkey()).sge(src, 0, 64);
         a.postSend(a.sendRequests());
         assertThat(channel.getCqEvent(60_000)).isSameAs(cq);
-        assertThat(pollOne(cq, wcs).ok()).isTrue();
-        // solicited-only: an unsolicited send completion raises no event at the receiver's CQ
+        assertThat(pollOne(cq).wrId()).isEqualTo(1);
+
+        // armed for solicited completions only: an unsolicited SEND (and its send completion) wakes nobody ...
         cq.reqNotify(true);
-        b.receiveRequests().recv(5).sge(dst, 0, 64);
+        b.receiveRequests().recv(5).sge(dst, 0, 64).recv(7).sge(dst, 64, 64);
         b.postRecv(b.receiveRequests());
-        a.sendRequests().send(6, SendFlag.SIGNALED_BIT | SendFlag.SOLICITED_BIT).sge(src, 0, 64);
+        a.sendRequests().send(6, SendFlag.SIGNALED_BIT).sge(src, 0, 64);
+        a.postSend(a.sendRequests());
+        assertThat(awaitSuccesses(cq, 2, Duration.ofMillis(500))).containsExactlyInAnyOrder(5L, 6L);
+        assertThat(channel.getCqEvent(1_000)).as("event for unsolicited completions").isNull();
+        // ... a SEND with the solicited bit does
+        a.sendRequests().send(8, SendFlag.SIGNALED_BIT | SendFlag.SOLICITED_BIT).sge(src, 0, 64);
         a.postSend(a.sendRequests());
         assertThat(channel.getCqEvent(60_000)).isSameAs(cq);
+        assertThat(awaitSuccesses(cq, 2, Duration.ofMillis(500))).containsExactlyInAnyOrder(7L, 8L);
     }
 
     @Test
-    void cqOverrunSurfacesAsAsyncEventOrError() {
-        CompletionQueue cq = ctx.createCq(1).build();
-        int cqe = cq.cqe();
-        QueuePair a = pd.createQp(QueuePairType.RC, cq, cq).maxSendWr(cqe + 8).build();
+    void rnrRetryWaitsForTheReceiveThenSucceeds() {
+        CompletionQueue cq = ctx.createCq(16).build();
+        QueuePair a = pd.createQp(QueuePairType.RC, cq, cq).build();
         QueuePair b = pd.createQp(QueuePairType.RC, cq, cq).build();
-        connect(a, b);
+        connect(a, b); // rnr_retry 7: retry forever; b's min_rnr_timer 12 (0.64 ms)
         MemoryRegion src = pd.allocate(4096, ALL_REMOTE);
         MemoryRegion dst = pd.allocate(4096, ALL_REMOTE);
-        SendRequests wrs = a.sendRequests();
-        for (int i = 0; i < cqe + 4; i++) {
-            wrs.rdmaWrite(i, SendFlag.SIGNALED_BIT, dst.address(), dst.rkey()).sge(src, 0, 8);
-        }
-        a.postSend(wrs);
-        Optional<AsyncEvent> ev = ctx.getAsyncEvent(Duration.ofSeconds(30));
-        assertThat(ev).as("an async event after overrunning a CQ of %d entries", cqe).isPresent();
-        assertThat(ev.get().type()).isEqualTo(AsyncEventType.CQ_ERR);
+        fill(src.buffer(), 0, 128, 9);
+        a.sendRequests().send(1, SendFlag.SIGNALED_BIT).sge(src, 0, 128);
+        a.postSend(a.sendRequests());
+        // b has no receive: the responder answers RNR NAK, the requester retries and nothing completes meanwhile
+        assertThat(awaitSuccesses(cq, 0, Duration.ofSeconds(2))).isEmpty();
+        b.receiveRequests().recv(2).sge(dst, 0, 128);
+        b.postRecv(b.receiveRequests());
+        assertThat(awaitSuccesses(cq, 2, Duration.ofMillis(500))).containsExactlyInAnyOrder(1L, 2L);
+        assertSameBytes(src.buffer(), 0, dst.buffer(), 0, 128);
     }
 }

@@ -37,8 +37,8 @@ class WorkRequestLayoutTest {
         assertThat(SendRequests.WR_SIZE).isEqualTo(128);
         SendRequests s = send(QueuePairType.RC, true, 4, 2);
         s.rdmaWriteWithImm(0x1122334455667788L, SendFlag.SIGNALED_BIT, 0xABCDEF0123L, 0x77, 0x01020304);
-        s.appendSge(0x1000, 64, 0x55, null);
-        s.appendSge(0x2000, 32, 0x66, null);
+        s.appendSge(0x1000, 64, 0x55, 0L);
+        s.appendSge(0x2000, 32, 0x66, 0L);
         MemorySegment w = wr(s, 0);
         assertThat(ibv_send_wr.wr_id(w)).isEqualTo(0x1122334455667788L);
         assertThat(ibv_send_wr.opcode(w)).isEqualTo(verbs_h.IBV_WR_RDMA_WRITE_WITH_IMM());
@@ -96,7 +96,7 @@ class WorkRequestLayoutTest {
         assertThat(ReceiveRequests.WR_SIZE).isEqualTo(32);
         ReceiveRequests r = new ReceiveRequests(new WorkRequestRules("QP#test", QueuePairType.RC, false, 0, pd),
                 2, 1, arena);
-        r.recv(99).appendSge(0x3000, 4096, 7, null);
+        r.recv(99).appendSge(0x3000, 4096, 7, 0L);
         MemorySegment w = r.wrs.asSlice(0, ibv_recv_wr.layout());
         assertThat(ibv_recv_wr.wr_id(w)).isEqualTo(99);
         assertThat(ibv_recv_wr.num_sge(w)).isEqualTo(1);
@@ -105,7 +105,7 @@ class WorkRequestLayoutTest {
         assertThat(ibv_sge.length(sge)).isEqualTo(4096);
         assertThat(ibv_sge.lkey(sge)).isEqualTo(7);
         assertThat(ibv_recv_wr.next(w).address()).isEqualTo(r.wrs.address() + 32);
-        assertThatThrownBy(() -> r.appendSge(0, 1, 1, null)).hasMessageContaining("at most 1 SGEs");
+        assertThatThrownBy(() -> r.appendSge(0, 1, 1, 0L)).hasMessageContaining("at most 1 SGEs");
     }
 
     @Test

@@ -88,9 +88,10 @@ class AbiConformanceTest {
         CToolchain toolchain = CToolchain.get();
         model = AbiModel.scan(PACKAGES);
         c = AbiProgram.run(toolchain, "abi-conformance", model);
-        System.out.printf("ABI conformance: %d structs/unions, %d fields, %d constants checked against %s / rdma-core %s%n",
-                model.types().size(), model.fields().size(), model.constants().size(), c.compiler(),
-                toolchain.rdmaCoreVersion());
+        System.out.printf("ABI conformance: %d structs/unions (+%d nested aggregate members), %d fields, %d constants "
+                + "checked against %s / rdma-core %s%n", model.types().size(),
+                model.fields().stream().filter(AbiModel.Field::aggregate).count(), model.fields().size(),
+                model.constants().size(), c.compiler(), toolchain.rdmaCoreVersion());
     }
 
     @Test

@@ -44,9 +44,11 @@ public final class AbiModel {
 
     /**
      * A named member. {@code flexible}: a zero-length array (C flexible array member or GNU {@code [0]}),
-     * whose {@code sizeof} C cannot take; only its offset and alignment are compared.
+     * whose {@code sizeof} C cannot take; only its offset and alignment are compared. {@code aggregate}: the
+     * member is itself a struct or union (its members follow as fields of their own).
      */
-    public record Field(String owner, String path, long offset, long size, long align, boolean flexible) {
+    public record Field(String owner, String path, long offset, long size, long align, boolean flexible,
+                        boolean aggregate) {
         public String describe() {
             return owner + "." + path;
         }
@@ -162,7 +164,7 @@ public final class AbiModel {
 
     private static void member(Type t, MemoryLayout m, long at, String path, List<Field> fields, List<Padding> pads) {
         boolean flexible = m instanceof SequenceLayout s && s.elementCount() == 0;
-        fields.add(new Field(t.cType(), path, at, m.byteSize(), m.byteAlignment(), flexible));
+        fields.add(new Field(t.cType(), path, at, m.byteSize(), m.byteAlignment(), flexible, m instanceof GroupLayout));
         if (m instanceof GroupLayout g) {
             walk(t, g, at, path, fields, pads);
         } else if (m instanceof SequenceLayout s && s.elementCount() > 0

@@ -120,12 +120,19 @@ public final class CToolchain {
         return "unknown";
     }
 
-    /** Compiles {@code source} into an executable {@code name}; extra flags go before the source file. */
+    /**
+     * Compiles {@code source} into an executable {@code name}, with warnings off (generated programs compare
+     * unsigned constants with 0 on purpose); extra flags go before the source file.
+     */
     public Path compileExecutable(String name, String source, String... flags) {
         return compile(name, source, false, flags);
     }
 
-    /** Compiles {@code source} into a shared library {@code lib<name>.so} for {@code SymbolLookup.libraryLookup}. */
+    /**
+     * Compiles {@code source} into a shared library {@code lib<name>.so} for {@code SymbolLookup.libraryLookup},
+     * with {@code -Wall -Werror}: hand-written stubs must match the header's types exactly (assigning a stub
+     * to a function-pointer slot of another type is an error).
+     */
     public Path compileSharedLibrary(String name, String source, String... flags) {
         return compile(name, source, true, flags);
     }
@@ -135,10 +142,8 @@ public final class CToolchain {
         Path out = workDir.resolve(shared ? "lib" + name + ".so" : name);
         try {
             Files.writeString(src, source, StandardCharsets.UTF_8);
-            List<String> cmd = new ArrayList<>(List.of(gcc, "-std=gnu11", "-O0", "-w"));
-            if (shared) {
-                cmd.addAll(List.of("-shared", "-fPIC"));
-            }
+            List<String> cmd = new ArrayList<>(List.of(gcc, "-std=gnu11", "-O0"));
+            cmd.addAll(shared ? List.of("-Wall", "-Werror", "-shared", "-fPIC") : List.of("-w"));
             cmd.addAll(List.of(flags));
             cmd.addAll(List.of("-o", out.toString(), src.toString()));
             Result r = exec(cmd, null);
