@@ -13,6 +13,7 @@ import java.util.List;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -38,6 +39,7 @@ class PingPongTwoHostsIT {
     Path dir;
 
     @Test
+    @Timeout(value = 20, unit = java.util.concurrent.TimeUnit.MINUTES) // four runs, each waiting for the other guest
     void javaAndCAcrossTwoHosts() throws Exception {
         String role = System.getenv("PANVERBS_ROLE");
         String peer = System.getenv("PANVERBS_PEER");
