@@ -1,6 +1,8 @@
 # panverbs test bed: shared host-side functions (sourced by testbed/run and testbed/test).
 # Requirements checks, package installation, and the cached kernel + initramfs.
 
+: "${HOME:=$(getent passwd "$(id -u)" | cut -d: -f6)}"
+export HOME
 BED_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BED_REPO=$(cd "$BED_DIR/.." && pwd)
 BED_CACHE=${PANVERBS_TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/panverbs-testbed}
@@ -18,11 +20,11 @@ bed_die() { echo "testbed: ERROR: $*" >&2; exit 2; }
 bed_info() { [[ ${BED_QUIET:-0} == 1 ]] || echo "testbed: $*" >&2; }
 
 bed_missing_packages() {
-    local p missing=()
+    local p installed
+    installed=" $(dpkg-query -W -f='${db:Status-Abbrev}${Package} ' "${BED_PACKAGES[@]}" 2>/dev/null) "
     for p in "${BED_PACKAGES[@]}"; do
-        [[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == "install ok installed" ]] || missing+=("$p")
+        [[ $installed == *" ii $p "* ]] || echo -n "$p "
     done
-    echo "${missing[*]}"
 }
 
 # Installs the missing Debian packages when root; otherwise names them and fails.
@@ -45,9 +47,21 @@ bed_ensure_packages() {
     fi
 }
 
-# The kernel package linux-image-amd64 currently depends on (Debian replaces kernel ABIs, so never pin one).
+# "PACKAGE VERSION" of the kernel linux-image-amd64 currently depends on (Debian replaces kernel ABIs, so
+# never pin one). apt-cache takes seconds without a pkgcache.bin: the answer is kept in the cache until the
+# apt lists change.
 bed_kernel_package() {
-    apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ { print $2; exit }'
+    local stamp line
+    stamp=$(stat -c %Y /var/lib/apt/lists 2>/dev/null)
+    if [[ -n $stamp && -f $BED_CACHE/resolved ]]; then
+        read -r line < "$BED_CACHE/resolved"
+        [[ ${line%% *} == "$stamp" ]] && { echo "${line#* }"; return 0; }
+    fi
+    line=$(apt-cache show --no-all-versions linux-image-amd64 2>/dev/null |
+        sed -n 's/^Depends:.*\(linux-image-[0-9][^ ,]*\) (= \([^)]*\)).*/\1 \2/p' | head -n 1)
+    [[ -n $line ]] || return 0
+    [[ -n $stamp ]] && echo "$stamp $line" > "$BED_CACHE/resolved.$$" && mv "$BED_CACHE/resolved.$$" "$BED_CACHE/resolved"
+    echo "$line"
 }
 
 # Sets BED_KERNEL and BED_INITRD, downloading and unpacking the kernel package and building the
@@ -55,13 +69,12 @@ bed_kernel_package() {
 bed_prepare() {
     mkdir -p "$BED_CACHE" || bed_die "cannot create the cache $BED_CACHE"
     local pkg ver key dir
-    pkg=$(bed_kernel_package)
+    read -r pkg ver <<<"$(bed_kernel_package)"
     if [[ -z $pkg && $(id -u) == 0 ]]; then
         apt-get update -q >&2 || bed_die "apt-get update failed"
-        pkg=$(bed_kernel_package)
+        read -r pkg ver <<<"$(bed_kernel_package)"
     fi
     if [[ -n $pkg ]]; then
-        ver=$(apt-cache show --no-all-versions "$pkg" 2>/dev/null | awk '/^Version:/ { print $2; exit }')
         dir="$BED_CACHE/${pkg#linux-image-}_$ver"
     else
         # no apt lists (offline, not root): the newest kernel already in the cache
@@ -77,7 +90,16 @@ bed_prepare() {
         flock -w 900 9 || bed_die "timed out waiting for the cache lock $BED_CACHE/.lock"
         [[ -s $BED_KERNEL && -s $BED_INITRD ]] && exit 0
         bed_build "$pkg" "$dir" "$key"
-    ) 9>"$BED_CACHE/.lock" || exit $?
+    ) 9>"$BED_CACHE/.lock"
+    local rc=$?
+    if ((rc == 3)) && [[ $(id -u) == 0 && -z ${BED_UPDATED:-} ]]; then
+        # stale apt lists name a kernel the mirror no longer has: refresh them and resolve again
+        BED_UPDATED=1
+        apt-get update -q >&2 || bed_die "apt-get update failed"
+        bed_prepare
+        return
+    fi
+    ((rc == 0)) || exit "$rc"
 }
 
 bed_build() {
@@ -88,9 +110,15 @@ bed_build() {
     if [[ -z $deb ]]; then
         [[ -n $pkg ]] || bed_die "no kernel package cached in $dir and none resolvable"
         bed_info "downloading $pkg (once; cached in $dir)"
-        (cd "$dir" && apt-get download -q "$pkg" 2>&1 | grep -v "couldn't be accessed by user '_apt'" >&2) 
+        local log
+        log=$(cd "$dir" && apt-get download -q "$pkg" 2>&1 | grep -v "couldn't be accessed by user '_apt'")
+        [[ ${BED_QUIET:-0} == 1 ]] || echo "$log" >&2
         deb=$(ls -1 "$dir"/*.deb 2>/dev/null | head -n 1)
-        [[ -n $deb ]] || bed_die "apt-get download $pkg failed"
+        if [[ -z $deb ]]; then
+            rmdir "$dir" 2>/dev/null
+            bed_err "ERROR: apt-get download $pkg failed (stale apt lists? run apt-get update as root): $log"
+            exit 3
+        fi
     fi
     tmp=$(mktemp -d "$dir/build.XXXXXX")
     BED_BUILD_TMP=$tmp
@@ -138,8 +166,10 @@ bed_build() {
     cp "$tmp/x/boot/vmlinuz-$kver" "$dir/vmlinuz.tmp" && mv "$dir/vmlinuz.tmp" "$dir/vmlinuz"
     mv "$tmp/initrd" "$dir/initramfs-$key.cpio.gz"
     echo "$kver" > "$dir/kernel-release"
-    # older initramfs builds of this kernel are stale
-    find "$dir" -maxdepth 1 -name 'initramfs-*.cpio.gz' ! -name "initramfs-$key.cpio.gz" -delete
+    # older initramfs builds of this kernel, and kernels Debian has replaced, are stale; an hour's grace
+    # for runs (other checkouts with another guest/init) that may be booting them right now
+    find "$dir" -maxdepth 1 -name 'initramfs-*.cpio.gz' ! -name "initramfs-$key.cpio.gz" -mmin +60 -delete
+    find "$BED_CACHE" -mindepth 1 -maxdepth 1 -type d -name '*_*' ! -path "$dir" -mmin +60 -exec rm -rf {} +
     bed_info "cached kernel $kver and initramfs in $dir"
 }
 

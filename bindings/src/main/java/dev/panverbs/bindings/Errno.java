@@ -30,7 +30,10 @@ import java.util.Collections;
  */
 public final class Errno {
 
-    /** Linker option that makes a downcall handle capture {@code errno}; the handle's first parameter is then the capture segment. */
+    /**
+     * Linker option that makes a downcall handle capture {@code errno}; the handle's first parameter (after the
+     * function address, for a virtual handle) is then the capture segment.
+     */
     public static final Linker.Option CAPTURE = Linker.Option.captureCallState("errno");
 
     /** Layout of a capture segment (it holds more than {@code errno} on some platforms). */

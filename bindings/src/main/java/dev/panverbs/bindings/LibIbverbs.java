@@ -169,7 +169,7 @@ public final class LibIbverbs {
     /**
      * The exported compat {@code ibv_query_port@@IBVERBS_1.1}, which fills only the 48-byte {@code struct
      * _compat_ibv_port_attr} prefix (no {@code port_cap_flags2}). C programs reach the extended op through the
-     * {@code ibv_query_port} macro: use {@link VerbsInline#ibv_query_port} instead. 0 or an errno value.
+     * {@code ibv_query_port} macro: use {@link VerbsContextInline#ibv_query_port} instead. 0 or an errno value.
      */
     public static int ibv_query_port(MemorySegment context, byte portNum, MemorySegment portAttr) {
         try {
@@ -393,7 +393,8 @@ public final class LibIbverbs {
      * {@link Errno} capture segment.
      */
     public static int ibv_rereg_mr(
-            MemorySegment errno, MemorySegment mr, int flags, MemorySegment pd, MemorySegment addr, long length, int access) {
+            MemorySegment errno, MemorySegment mr, int flags, MemorySegment pd, MemorySegment addr, long length,
+            int access) {
         try {
             return (int) Downcalls.linked(IbverbsHandles.ibv_rereg_mr, "ibv_rereg_mr")
                     .invokeExact(errno, mr, flags, pd, addr, length, access);

@@ -50,7 +50,8 @@ public final class LibIbverbsQueues {
      * segment.
      */
     public static MemorySegment ibv_create_cq(
-            MemorySegment errno, MemorySegment context, int cqe, MemorySegment cqContext, MemorySegment channel, int compVector) {
+            MemorySegment errno, MemorySegment context, int cqe, MemorySegment cqContext, MemorySegment channel,
+            int compVector) {
         try {
             return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_create_cq, "ibv_create_cq")
                     .invokeExact(errno, context, cqe, cqContext, channel, compVector);
@@ -339,7 +340,8 @@ public final class LibIbverbsQueues {
      * lookup). The first argument is an {@link Errno} capture segment.
      */
     public static int ibv_init_ah_from_wc(
-            MemorySegment errno, MemorySegment context, byte portNum, MemorySegment wc, MemorySegment grh, MemorySegment ahAttr) {
+            MemorySegment errno, MemorySegment context, byte portNum, MemorySegment wc, MemorySegment grh,
+            MemorySegment ahAttr) {
         try {
             return (int) Downcalls.linked(IbverbsHandles.ibv_init_ah_from_wc, "ibv_init_ah_from_wc")
                     .invokeExact(errno, context, portNum, wc, grh, ahAttr);

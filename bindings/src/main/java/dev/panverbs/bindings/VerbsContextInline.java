@@ -249,7 +249,8 @@ public final class VerbsContextInline {
         }
         MemorySegment fn = pointer(ctx - VerbsInline.CONTEXT_IN_VERBS_CONTEXT + verbs_context.close_xrcd$offset());
         if (fn.address() == 0L) {
-            throw NativeMemory.nullSlot("ibv_close_xrcd", "verbs_context.close_xrcd", "the provider has no XRC support");
+            throw NativeMemory.nullSlot("ibv_close_xrcd", "verbs_context.close_xrcd",
+                    "the provider has no XRC support");
         }
         return ProviderDowncalls.ctl_i_p(fn, xrcd);
     }

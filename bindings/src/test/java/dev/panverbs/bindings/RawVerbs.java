@@ -10,7 +10,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.panverbs.bindings.verbs.ibv_ah_attr;
 import dev.panverbs.bindings.verbs.ibv_context;
-import dev.panverbs.bindings.verbs.ibv_context_ops;
 import dev.panverbs.bindings.verbs.ibv_cq;
 import dev.panverbs.bindings.verbs.ibv_gid;
 import dev.panverbs.bindings.verbs.ibv_global_route;
@@ -35,10 +34,9 @@ import java.util.List;
  * of RC QPs connected on port 1 through the GID table (RoCE needs a GRH). {@link #close()} destroys
  * everything in dependency order.
  *
- * <p>{@code ibv_post_send}, {@code ibv_post_recv} and {@code ibv_poll_cq} are static inlines in verbs.h
- * (jextract drops them): they are called here the way the inlines do, through the provider's function
- * pointers in {@code ibv_context.ops} (offset 8; {@code post_send} +208, {@code post_recv} +216,
- * {@code poll_cq} +96 from the context, rdma-core 44).
+ * <p>{@code ibv_post_send}, {@code ibv_post_recv}, {@code ibv_poll_cq} and {@code ibv_query_port} are static
+ * inlines (or macros) in verbs.h that jextract drops: they go through the hand-written twins
+ * {@link VerbsInline} and {@link VerbsContextInline}, so these ITs also prove those on a real provider.
  */
 final class RawVerbs implements AutoCloseable {
     static final byte PORT = 1;
@@ -50,21 +48,13 @@ final class RawVerbs implements AutoCloseable {
     final MemorySegment portAttr;
     final int gidIndex;
     final MemorySegment gid;
-    private final MemorySegment postSend;
-    private final MemorySegment postRecv;
-    private final MemorySegment pollCq;
     private final List<MemorySegment> qps = new ArrayList<>();
     private final List<MemorySegment> mrs = new ArrayList<>();
 
     RawVerbs(String device) {
         context = BedDevice.open(device).reinterpret(ibv_context.sizeof());
-        MemorySegment ops = ibv_context.ops(context);
-        postSend = ibv_context_ops.post_send(ops);
-        postRecv = ibv_context_ops.post_recv(ops);
-        pollCq = ibv_context_ops.poll_cq(ops);
-        // zeroed 52-byte ibv_port_attr: the exported compat ibv_query_port fills the first 48
         portAttr = ibv_port_attr.allocate(arena);
-        assertEquals(0, ibv_query_port(context, PORT, portAttr), "ibv_query_port(port=1)");
+        assertEquals(0, VerbsContextInline.ibv_query_port(context, PORT, portAttr), "ibv_query_port(port=1)");
         gid = ibv_gid.allocate(arena);
         gidIndex = chooseGid(gid);
         pd = ibv_alloc_pd(context);
@@ -202,7 +192,7 @@ final class RawVerbs implements AutoCloseable {
         ibv_send_wr.wr.rdma.remote_addr(rdma, remoteAddr);
         ibv_send_wr.wr.rdma.rkey(rdma, rkey);
         MemorySegment bad = arena.allocate(ADDRESS);
-        return ibv_context_ops.post_send.invoke(postSend, qp, wr, bad);
+        return VerbsInline.ibv_post_send(qp, wr, bad);
     }
 
     /** ibv_post_recv of one WR with one SGE over {@code local}; returns the provider's errno. */
@@ -217,7 +207,7 @@ final class RawVerbs implements AutoCloseable {
         ibv_recv_wr.sg_list(wr, sge);
         ibv_recv_wr.num_sge(wr, 1);
         MemorySegment bad = arena.allocate(ADDRESS);
-        return ibv_context_ops.post_recv.invoke(postRecv, qp, wr, bad);
+        return VerbsInline.ibv_post_recv(qp, wr, bad);
     }
 
     /** Polls the CQ until one completion arrives (or fails after {@code timeoutMillis}); returns its ibv_wc. */
@@ -225,7 +215,7 @@ final class RawVerbs implements AutoCloseable {
         MemorySegment wc = ibv_wc.allocate(arena);
         long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
         while (System.nanoTime() < deadline) {
-            int n = ibv_context_ops.poll_cq.invoke(pollCq, cq, 1, wc);
+            int n = VerbsInline.ibv_poll_cq(cq, 1, wc);
             if (n < 0) {
                 fail("ibv_poll_cq returned " + n);
             }

@@ -7,9 +7,14 @@ package dev.panverbs.core;
 final class DataPathAccess {
     private DataPathAccess() {}
 
-    /** The local virtual address of the region's first byte (what an SGE names), not the remote iova. */
+    /**
+     * The address an SGE names for the region's first byte: its iova ({@link MemoryRegion#address()}). Local
+     * (lkey) access goes through the MR's iova space just like remote access ({@code ibv_reg_mr(3)}: "the
+     * virtual base address of the MR when accessed through a lkey or rkey"; rxe checks SGEs against it), so
+     * for zero-based, iova and DMA-BUF MRs this differs from {@code buffer().address()}.
+     */
     static long address(MemoryRegion region) {
-        return region.buffer().address();
+        return region.address();
     }
 
     static int lkey(MemoryRegion region) {

@@ -15,7 +15,8 @@ import java.util.Set;
  * @param fwVer                   the firmware version string
  * @param nodeGuid                the node GUID (host order)
  * @param sysImageGuid            the system image GUID (host order)
- * @param maxMrSize               the largest memory region in bytes
+ * @param maxMrSize               the largest memory region in bytes, unsigned ({@code -1}: 2^64 - 1, no
+ *                                limit, as rxe reports)
  * @param pageSizeCap             the supported page sizes (bit n set: 2^n bytes)
  * @param vendorId                the IEEE vendor id (0x02c9 Mellanox; 0 for rxe)
  * @param vendorPartId            the vendor's part id

@@ -58,7 +58,7 @@ public final class MemoryRegion extends VerbsObject {
         this.pd = pd;
         this.buffer = buffer;
         this.length = length;
-        this.access = Set.copyOf(access);
+        this.access = frozen(access);
         this.registration = registration;
         readKeys(mr);
     }
@@ -284,6 +284,11 @@ public final class MemoryRegion extends VerbsObject {
         }
     }
 
+    /** An unmodifiable copy that keeps the enum order (for stable messages). */
+    private static Set<Access> frozen(Set<Access> access) {
+        return java.util.Collections.unmodifiableSet(access.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access));
+    }
+
     /** Checks everything that would otherwise reach the kernel as a bare errno (or corrupt the heap). */
     static int checkRegistrable(String verb, MemorySegment segment, Set<Access> access) {
         int mask = Access.validate(verb, access);
@@ -356,8 +361,9 @@ public final class MemoryRegion extends VerbsObject {
          * <p>Errors: {@code EINVAL}, {@code ENOMEM}, {@code EOPNOTSUPP} (the provider cannot re-register →
          * {@link UnsupportedVerbException}), each naming the failed stage (input check, command). On failure
          * the MR keeps its previous state, except after {@code IBV_REREG_MR_ERR_CMD} and
-         * {@code IBV_REREG_MR_ERR_CMD_AND_DO_FORK_NEW}, which rdma-core documents as "MR shouldn't be used":
-         * it is then closed.
+         * {@code IBV_REREG_MR_ERR_CMD_AND_DO_FORK_NEW} with an errno other than EOPNOTSUPP, which rdma-core
+         * documents as "MR shouldn't be used": it is then closed. (Kernels whose driver lacks re-registration,
+         * e.g. rxe before Linux 6.2, answer EOPNOTSUPP before touching the MR; it stays usable.)
          */
         public void apply() {
             int flags = 0;
@@ -392,13 +398,18 @@ public final class MemoryRegion extends VerbsObject {
             String call = Errors.call("ibv_rereg_mr", "flags", ReregFailure.flagNames(flags), "access", acc);
             // DO_FORK_OLD: the new registration is valid, only fork protection of the old range failed
             if (rc != 0 && rc != verbs_h.IBV_REREG_MR_ERR_DO_FORK_OLD()) {
-                VerbsException failure = Errors.failure(call, errnoValue == 0 ? verbs_h.EINVAL() : errnoValue,
-                        ReregFailure.describe(rc));
-                if (rc == verbs_h.IBV_REREG_MR_ERR_CMD() || rc == verbs_h.IBV_REREG_MR_ERR_CMD_AND_DO_FORK_NEW()) {
+                int e = errnoValue == 0 ? verbs_h.EINVAL() : errnoValue;
+                // EOPNOTSUPP: the provider or the kernel (uverbs checks the driver op first) refused the command
+                // before touching the MR, so it stays valid despite IBV_REREG_MR_ERR_CMD
+                boolean unsupported = e == verbs_h.EOPNOTSUPP() || e == verbs_h.EPROTONOSUPPORT();
+                boolean unusable = !unsupported && (rc == verbs_h.IBV_REREG_MR_ERR_CMD()
+                        || rc == verbs_h.IBV_REREG_MR_ERR_CMD_AND_DO_FORK_NEW());
+                VerbsException failure = Errors.failure(call, e, ReregFailure.describe(rc, unusable));
+                if (unusable) {
                     try {
                         mr.close();
-                    } catch (RuntimeException e) {
-                        failure.addSuppressed(e);
+                    } catch (RuntimeException closeFailure) {
+                        failure.addSuppressed(closeFailure);
                     }
                 }
                 throw failure;
@@ -417,7 +428,7 @@ public final class MemoryRegion extends VerbsObject {
                     oldOwned.close();
                 }
             }
-            mr.access = Set.copyOf(acc);
+            mr.access = frozen(acc);
             mr.readKeys(handle);
         }
     }

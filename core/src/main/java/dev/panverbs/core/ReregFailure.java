@@ -24,19 +24,19 @@ final class ReregFailure {
     }
 
     /** What an {@code IBV_REREG_MR_ERR_*} code says about the MR afterwards. */
-    static String describe(int code) {
+    static String describe(int code, boolean closed) {
         if (code == verbs_h.IBV_REREG_MR_ERR_INPUT()) {
             return "IBV_REREG_MR_ERR_INPUT: invalid input, the MR is unchanged and still valid";
         }
         if (code == verbs_h.IBV_REREG_MR_ERR_DONT_FORK_NEW()) {
             return "IBV_REREG_MR_ERR_DONT_FORK_NEW: fork protection of the new range failed, the MR is unchanged";
         }
+        String after = closed ? "the MR must not be used: it was closed" : "refused before any change: the MR is unchanged";
         if (code == verbs_h.IBV_REREG_MR_ERR_CMD()) {
-            return "IBV_REREG_MR_ERR_CMD: the kernel command failed and the MR must not be used: it was closed";
+            return "IBV_REREG_MR_ERR_CMD: the kernel command failed; " + after;
         }
         if (code == verbs_h.IBV_REREG_MR_ERR_CMD_AND_DO_FORK_NEW()) {
-            return "IBV_REREG_MR_ERR_CMD_AND_DO_FORK_NEW: the kernel command failed and the MR must not be used: "
-                    + "it was closed";
+            return "IBV_REREG_MR_ERR_CMD_AND_DO_FORK_NEW: the kernel command failed; " + after;
         }
         return "ibv_rereg_mr returned " + code;
     }

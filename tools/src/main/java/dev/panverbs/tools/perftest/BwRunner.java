@@ -1,0 +1,300 @@
+package dev.panverbs.tools.perftest;
+
+import dev.panverbs.tools.perftest.PerftestParameters.TestType;
+import dev.panverbs.tools.perftest.VerbsEngine.Cq;
+import dev.panverbs.tools.perftest.VerbsEngine.Qp;
+
+/**
+ * The bandwidth data paths: perftest's {@code run_iter_bw} (the sender of write, read and send tests) and
+ * {@code run_iter_bw_server} (the receiver of ib_send_bw), with the same rules: at most tx-depth WRs
+ * outstanding per QP, one signaled WR every cq-mod (and the last), each completion counting cq-mod messages,
+ * round robin over the QPs, 16 completions per poll, and the same timestamps for the report.
+ *
+ * <p>One instance per size; allocation happens in the constructor, none in the loops.
+ */
+final class BwRunner {
+    private final PerftestParameters p;
+    private final VerbsEngine.Resources res;
+    private final BufferLayout layout;
+    private final long timeoutNanos;
+
+    /** Post times, indexed by global post count (or [0] = start with noPeak / -D). */
+    final long[] tposted;
+    /** Completion times, indexed by completed-message count - 1 (or [0] = end). */
+    final long[] tcompleted;
+    /** Messages counted in the -D sample window, or iterations run. */
+    long measuredIters;
+    DurationTimer timer;
+
+    BwRunner(PerftestParameters p, VerbsEngine.Resources res, BufferLayout layout) {
+        this.p = p;
+        this.res = res;
+        this.layout = layout;
+        this.timeoutNanos = p.timeoutSeconds * 1_000_000_000L;
+        int n = p.noPeak ? 1 : Math.max(1, p.iters * p.numQps);
+        this.tposted = new long[n];
+        this.tcompleted = new long[n];
+    }
+
+    /** {@code run_iter_bw}: posts and polls until every QP has sent -n messages, or until -D ends. */
+    void runSender(long[] localBase, long[] remoteBase) {
+        final int numQps = p.numQps;
+        final int postList = p.postList;
+        final int cqMod = p.cqMod;
+        final int txDepth = p.txDepth;
+        final boolean duration = p.testType == TestType.DURATION;
+        final boolean noPeak = p.noPeak;
+        final long iters = p.iters;
+        final long totIters = iters * numQps;
+        final long size = p.size;
+        final boolean cycle = postList == 1 && layout.cycles(size);
+        final long inc = BufferLayout.inc(size, layout.cacheLine);
+        final long slots = layout.slots(size);
+
+        final Qp[] qps = new Qp[numQps];
+        final long[][] local = new long[numQps][postList];
+        final long[][] remote = new long[numQps][postList];
+        final long[] scnt = new long[numQps];
+        final long[] ccnt = new long[numQps];
+        long listMask = 0;
+        for (int j = 0; j < postList; j++) {
+            if ((j + 1) % cqMod == 0) {
+                listMask |= 1L << j;
+            }
+        }
+        for (int i = 0; i < numQps; i++) {
+            qps[i] = res.qp(i);
+            for (int j = 0; j < postList; j++) {
+                // a post list is laid out once, each WR one step further (ctx_set_send_reg_wqes)
+                boolean step = j > 0 && layout.cycles(size);
+                local[i][j] = j == 0 ? localBase[i] : local[i][j - 1] + (step ? inc : 0);
+                remote[i][j] = j == 0 ? remoteBase[i] : remote[i][j - 1] + (step ? inc : 0);
+                if (step && (j % slots) == 0) {
+                    local[i][j] = localBase[i];
+                    remote[i][j] = remoteBase[i];
+                }
+            }
+        }
+        final Cq cq = res.sendCq();
+        DurationTimer t = null;
+        if (duration) {
+            t = new DurationTimer();
+            timer = t;
+            t.start(p.duration, p.margin);
+        }
+        long totscnt = 0;
+        long totccnt = 0;
+        long counted = 0;
+        long lastProgress = System.nanoTime();
+        int idle = 0;
+        if (!duration && noPeak) {
+            tposted[0] = System.nanoTime();
+        }
+        try {
+            while (totscnt < totIters || totccnt < totIters || (duration && t.state() != DurationTimer.END)) {
+                for (int index = 0; index < numQps; index++) {
+                    while ((scnt[index] < iters || duration) && scnt[index] - ccnt[index] + postList <= txDepth) {
+                        long mask;
+                        if (postList == 1) {
+                            long k = scnt[index];
+                            mask = (k % cqMod == cqMod - 1 || (!duration && k == iters - 1)) ? 1 : 0;
+                        } else {
+                            mask = listMask;
+                        }
+                        if (!noPeak) {
+                            tposted[(int) totscnt] = System.nanoTime();
+                        }
+                        if (duration && t.state() == DurationTimer.END) {
+                            break;
+                        }
+                        int err = qps[index].post(postList, local[index], remote[index], mask, index);
+                        if (err != 0) {
+                            throw new RunFailure("Couldn't post send: qp " + index + " scnt=" + scnt[index] + " \n"
+                                    + " (" + Errno.describe(err) + ")");
+                        }
+                        if (cycle) {
+                            long s = scnt[index];
+                            local[index][0] += inc;
+                            remote[index][0] += inc;
+                            if ((s + 1) % slots == 0) {
+                                local[index][0] = localBase[index];
+                                remote[index][0] = remoteBase[index];
+                            }
+                        }
+                        scnt[index] += postList;
+                        totscnt += postList;
+                    }
+                }
+                if (totccnt < totIters || (duration && totccnt < totscnt)) {
+                    if (p.useEvent && !cq.awaitEvent(p.timeoutSeconds * 1000L)) {
+                        throw new RunFailure(" No completion event for " + p.timeoutSeconds + " s (scnt=" + totscnt
+                                + ", ccnt=" + totccnt + "): the peer is gone or its QP is not ready");
+                    }
+                    int ne = cq.poll(VerbsEngine.Cq.BATCH);
+                    if (ne > 0) {
+                        idle = 0;
+                        lastProgress = System.nanoTime();
+                        for (int i = 0; i < ne; i++) {
+                            int wcId = (int) cq.wrId(i);
+                            int status = cq.status(i);
+                            if (status != 0) {
+                                throw completionError(cq, i, totscnt, totccnt, "client");
+                            }
+                            ccnt[wcId] += cqMod;
+                            totccnt += cqMod;
+                            if (!noPeak) {
+                                long now = System.nanoTime();
+                                tcompleted[(int) (totccnt > totIters ? totIters - 1 : totccnt - 1)] = now;
+                            }
+                            if (duration && t.state() == DurationTimer.SAMPLE) {
+                                counted += cqMod;
+                            }
+                        }
+                    } else if (ne < 0) {
+                        throw new RunFailure("poll CQ failed " + ne);
+                    } else if (++idle >= 4096) {
+                        idle = 0;
+                        if (System.nanoTime() - lastProgress > timeoutNanos) {
+                            throw new RunFailure(" No completion for " + p.timeoutSeconds + " s (scnt=" + totscnt
+                                    + ", ccnt=" + totccnt + "): the peer is gone or its QP is not ready");
+                        }
+                    }
+                }
+            }
+        } finally {
+            if (t != null) {
+                t.cancel();
+            }
+        }
+        if (duration) {
+            tposted[0] = t.sampleStart();
+            tcompleted[0] = t.sampleEnd();
+            measuredIters = counted;
+        } else {
+            if (noPeak) {
+                tcompleted[0] = System.nanoTime();
+            }
+            measuredIters = iters;
+        }
+    }
+
+    /**
+     * {@code run_iter_bw_server}: the receiver of ib_send_bw. Receives were posted before the sync; each one
+     * consumed is reposted (to the next address in the cycle) until -n have been posted per QP.
+     *
+     * @param recvBase per QP, the address of its first receive buffer
+     * @param posted   per QP, receives posted so far ({@code ctx->rposted}); updated
+     */
+    void runReceiver(long[] recvBase, long[] nextRecv, long[] posted) {
+        final int numQps = p.numQps;
+        final boolean duration = p.testType == TestType.DURATION;
+        final long iters = p.iters;
+        final long totIters = iters * numQps;
+        final int recvLength = (int) (p.size + (layout.ud ? 40 : 0));
+        final boolean cycle = layout.cycles(recvLength);
+        final long inc = BufferLayout.inc(p.size, layout.cacheLine);
+        final long slots = layout.slots(p.size);
+        final Cq cq = res.recvCq();
+        final Qp[] qps = new Qp[numQps];
+        final int[] lkeys = new int[numQps];
+        for (int i = 0; i < numQps; i++) {
+            qps[i] = res.qp(i);
+            lkeys[i] = res.lkey(layout.mrOf(i));
+        }
+        DurationTimer t = null;
+        long rcnt = 0;
+        long counted = 0;
+        boolean firstRx = true;
+        long lastProgress = System.nanoTime();
+        int idle = 0;
+        try {
+            while (rcnt < totIters || (duration && (t == null || t.state() != DurationTimer.END))) {
+                if (p.useEvent && !cq.awaitEvent(p.timeoutSeconds * 1000L)) {
+                    throw receiveStall(rcnt, totIters);
+                }
+                int ne;
+                do {
+                    if (duration && t != null && t.state() == DurationTimer.END) {
+                        break;
+                    }
+                    ne = cq.poll(VerbsEngine.Cq.BATCH);
+                    if (ne > 0) {
+                        idle = 0;
+                        lastProgress = System.nanoTime();
+                        if (firstRx) {
+                            firstRx = false;
+                            if (duration) {
+                                t = new DurationTimer();
+                                timer = t;
+                                t.start(p.duration, p.margin);
+                            } else {
+                                tposted[0] = System.nanoTime();
+                            }
+                        }
+                        for (int i = 0; i < ne; i++) {
+                            int wcId = (int) cq.wrId(i);
+                            if (cq.status(i) != 0) {
+                                throw completionError(cq, i, rcnt, rcnt, "server");
+                            }
+                            rcnt++;
+                            if (duration && t.state() == DurationTimer.SAMPLE) {
+                                counted++;
+                            }
+                            if (duration || posted[wcId] + 1 <= iters) {
+                                int err = qps[wcId].postRecv(nextRecv[wcId], recvLength, lkeys[wcId], wcId);
+                                if (err != 0) {
+                                    throw new RunFailure("Couldn't post recv Qp=" + wcId + " rcnt=" + rcnt
+                                            + " (" + Errno.describe(err) + ")");
+                                }
+                                posted[wcId]++;
+                                if (cycle) {
+                                    nextRecv[wcId] += inc;
+                                    if ((posted[wcId] + 1) % slots == 0) {
+                                        nextRecv[wcId] = recvBase[wcId];
+                                    }
+                                }
+                            }
+                        }
+                    } else if (ne < 0) {
+                        throw new RunFailure("Poll Receive CQ failed " + ne);
+                    }
+                } while (ne > 0);
+                if (++idle >= 1024) {
+                    idle = 0;
+                    if (System.nanoTime() - lastProgress > timeoutNanos) {
+                        throw receiveStall(rcnt, totIters);
+                    }
+                }
+            }
+        } finally {
+            if (t != null) {
+                t.cancel();
+            }
+        }
+        if (duration) {
+            tposted[0] = t.sampleStart();
+            tcompleted[0] = t.sampleEnd();
+            measuredIters = counted;
+        } else {
+            tcompleted[0] = System.nanoTime();
+            measuredIters = iters;
+        }
+    }
+
+    private RunFailure receiveStall(long rcnt, long total) {
+        return new RunFailure(" Did not get Message for " + p.timeoutSeconds + " Seconds, exiting..\n"
+                + " Total Received=" + rcnt + ", Total Iters Required=" + total + "\n"
+                + " (messages lost on UC/UD, or the sender stopped; check the peer's output and that -n, -q and "
+                + "-s match)");
+    }
+
+    static RunFailure completionError(Cq cq, int i, long scnt, long ccnt, String side) {
+        int status = cq.status(i);
+        String name = cq.statusName(status);
+        return new RunFailure(" Completion with error at " + side + "\n"
+                + " Failed status " + status + ": wr_id " + (int) cq.wrId(i) + " syndrom 0x"
+                + Integer.toHexString(cq.vendorErr(i)) + "\n"
+                + (side.equals("client") ? "scnt=" + scnt + ", ccnt=" + ccnt : " rcnt=" + scnt) + "\n"
+                + " (" + name + ": " + CompletionHints.hint(name) + ")");
+    }
+}

@@ -1,0 +1,317 @@
+package dev.panverbs.tools.perftest;
+
+import dev.panverbs.tools.perftest.PerftestParameters.TestType;
+import dev.panverbs.tools.perftest.VerbsEngine.Cq;
+import dev.panverbs.tools.perftest.VerbsEngine.Qp;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+
+/**
+ * The latency data paths: perftest's {@code run_iter_lat_write} (ping-pong of RDMA writes: each side spins on
+ * the last byte of its buffer until the peer's write with the next counter value lands, then writes back),
+ * {@code run_iter_lat} (ib_read_lat: the client reads, the server is passive) and {@code run_iter_lat_send}
+ * (ping-pong of sends). Post times go to {@link #tposted} for {@link Statistics#latency}.
+ */
+final class LatencyRunner {
+    /** Volatile byte access: the peer's NIC writes the polled byte behind the JIT's back. */
+    private static final VarHandle BYTE = ValueLayout.JAVA_BYTE.varHandle();
+
+    private final PerftestParameters p;
+    private final Qp qp;
+    private final Cq sendCq;
+    private final Cq recvCq;
+    private final long timeoutNanos;
+    final long[] tposted;
+    long measuredIters;
+    DurationTimer timer;
+
+    LatencyRunner(PerftestParameters p, VerbsEngine.Resources res) {
+        this.p = p;
+        this.qp = res.qp(0);
+        this.sendCq = res.sendCq();
+        this.recvCq = res.recvCq();
+        this.timeoutNanos = p.timeoutSeconds * 1_000_000_000L;
+        this.tposted = new long[Math.max(1, p.iters)];
+    }
+
+    private DurationTimer startTimer() {
+        DurationTimer t = new DurationTimer();
+        timer = t;
+        t.start(p.duration, p.margin);
+        return t;
+    }
+
+    /**
+     * ib_write_lat. {@code post} is the last byte of the message this side sends (local send area),
+     * {@code poll} the last byte of the area the peer writes into.
+     */
+    void runWrite(MemorySegment buf, long postOffset, long pollOffset, long localAddr, long remoteAddr) {
+        final boolean duration = p.testType == TestType.DURATION;
+        final long iters = p.iters;
+        final boolean server = p.isServer();
+        final long[] local = {localAddr};
+        final long[] remote = {remoteAddr};
+        DurationTimer t = duration ? startTimer() : null;
+        long scnt = 0;
+        long ccnt = 0;
+        long rcnt = 0;
+        long counted = 0;
+        try {
+            while (scnt < iters || ccnt < iters || rcnt < iters || (duration && t.state() != DurationTimer.END)) {
+                if ((rcnt < iters || duration) && !(scnt < 1 && server)) {
+                    rcnt++;
+                    byte want = (byte) rcnt;
+                    int spins = 0;
+                    long since = 0;
+                    while ((byte) BYTE.getVolatile(buf, pollOffset) != want
+                            && (t == null || t.state() != DurationTimer.END)) {
+                        if (++spins == 1 << 16) {
+                            spins = 0;
+                            long now = System.nanoTime();
+                            if (since == 0) {
+                                since = now;
+                            } else if (now - since > timeoutNanos) {
+                                throw new RunFailure(" The peer's write number " + rcnt + " did not arrive within "
+                                        + p.timeoutSeconds + " s: is the peer still running, with the same -n and -s?");
+                            }
+                        }
+                    }
+                }
+                if (scnt < iters || duration) {
+                    if (p.latencyGap > 0) {
+                        gap();
+                    }
+                    if (!duration) {
+                        tposted[(int) scnt] = System.nanoTime();
+                    }
+                    BYTE.setVolatile(buf, postOffset, (byte) ++scnt);
+                    int err = qp.post(1, local, remote, 1, 0);
+                    if (err != 0) {
+                        throw new RunFailure("Couldn't post send: scnt=" + scnt + " (" + Errno.describe(err) + ")");
+                    }
+                }
+                if (duration && t.state() == DurationTimer.END) {
+                    break;
+                }
+                if (ccnt < iters || duration) {
+                    waitSend(scnt, ccnt);
+                    ccnt++;
+                    if (duration && t.state() == DurationTimer.SAMPLE) {
+                        counted++;
+                    }
+                }
+            }
+        } finally {
+            if (t != null) {
+                t.cancel();
+            }
+        }
+        measuredIters = duration ? counted : iters;
+        if (duration) {
+            keepAnswering(buf, pollOffset, postOffset, local, remote, rcnt, scnt, scnt - ccnt);
+        }
+    }
+
+    /**
+     * After -D ends here, keep answering the peer's writes for a moment: its clock ends a little later, and
+     * perftest's write_lat can spin on its receive byte without re-reading its end-of-test state, so a peer
+     * that stops answering first may leave it stuck. Nothing is measured; errors are ignored.
+     */
+    private void keepAnswering(MemorySegment buf, long pollOffset, long postOffset, long[] local, long[] remote,
+                               long rcnt, long scnt, long outstanding) {
+        long end = System.nanoTime() + 1_000_000_000L;
+        long quietSince = System.nanoTime();
+        while (System.nanoTime() < end && System.nanoTime() - quietSince < 300_000_000L) {
+            int ne = sendCq.poll(VerbsEngine.Cq.BATCH);
+            if (ne > 0) {
+                outstanding -= ne;
+            }
+            // TX depth is 1: answer only once the previous write has completed
+            if (outstanding <= 0 && (byte) BYTE.getVolatile(buf, pollOffset) == (byte) (rcnt + 1)) {
+                rcnt++;
+                BYTE.setVolatile(buf, postOffset, (byte) ++scnt);
+                if (qp.post(1, local, remote, 1, 0) != 0) {
+                    return;
+                }
+                outstanding = 1;
+                quietSince = System.nanoTime();
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    /** ib_read_lat client: read, wait for its completion, repeat. */
+    void runRead(long localAddr, long remoteAddr) {
+        final boolean duration = p.testType == TestType.DURATION;
+        final long iters = p.iters;
+        final long[] local = {localAddr};
+        final long[] remote = {remoteAddr};
+        DurationTimer t = duration ? startTimer() : null;
+        long scnt = 0;
+        long counted = 0;
+        try {
+            while (scnt < iters || (duration && t.state() != DurationTimer.END)) {
+                if (p.latencyGap > 0) {
+                    gap();
+                }
+                if (!duration) {
+                    tposted[(int) scnt++] = System.nanoTime();
+                }
+                int err = qp.post(1, local, remote, 1, 0);
+                if (err != 0) {
+                    throw new RunFailure("Couldn't post send: scnt=" + scnt + " (" + Errno.describe(err) + ")");
+                }
+                if (duration && t.state() == DurationTimer.END) {
+                    break;
+                }
+                if (p.useEvent && !sendCq.awaitEvent(p.timeoutSeconds * 1000L)) {
+                    throw new RunFailure(" No completion event for " + p.timeoutSeconds + " s");
+                }
+                waitSend(scnt, scnt);
+                if (duration && t.state() == DurationTimer.SAMPLE) {
+                    counted++;
+                }
+            }
+        } finally {
+            if (t != null) {
+                t.cancel();
+            }
+        }
+        measuredIters = duration ? counted : iters;
+    }
+
+    /**
+     * ib_send_lat: the server waits for the client's message before answering; every received message is
+     * followed by reposting its receive while more are expected.
+     */
+    void runSend(long localAddr, long recvAddr, int recvLength, int lkey, int rxDepth) {
+        final boolean duration = p.testType == TestType.DURATION;
+        final long iters = p.iters;
+        final boolean client = p.isClient();
+        final long[] local = {localAddr};
+        final long[] none = {0};
+        final int cqMod = p.cqMod;
+        DurationTimer t = null;
+        long scnt = 0;
+        long rcnt = 0;
+        long counted = 0;
+        boolean firstRx = true;
+        try {
+            while (scnt < iters || rcnt < iters || (duration && (t == null || t.state() != DurationTimer.END))) {
+                if ((rcnt < iters || duration) && !(scnt < 1 && client)) {
+                    if (p.useEvent && !recvCq.awaitEvent(p.timeoutSeconds * 1000L)) {
+                        throw new RunFailure(" No message from the peer for " + p.timeoutSeconds + " s (received "
+                                + rcnt + " of " + iters + ")");
+                    }
+                    long since = System.nanoTime();
+                    int ne;
+                    int spins = 0;
+                    do {
+                        ne = recvCq.poll(1);
+                        if (duration && t != null && t.state() == DurationTimer.END) {
+                            break;
+                        }
+                        if (ne == 0 && ++spins == 1 << 14) {
+                            spins = 0;
+                            if (System.nanoTime() - since > timeoutNanos) {
+                                throw new RunFailure(" No message from the peer for " + p.timeoutSeconds
+                                        + " s (received " + rcnt + " of " + iters + "): is it still running, with the"
+                                        + " same -n and -s? (UC/UD messages can be lost)");
+                            }
+                        }
+                    } while (ne == 0);
+                    if (ne > 0) {
+                        if (firstRx) {
+                            firstRx = false;
+                            if (duration) {
+                                t = startTimer();
+                            }
+                        }
+                        if (recvCq.status(0) != 0) {
+                            throw BwRunner.completionError(recvCq, 0, rcnt, rcnt, "server");
+                        }
+                        rcnt++;
+                        if (duration && t.state() == DurationTimer.SAMPLE) {
+                            counted++;
+                        }
+                        if (duration || rcnt + rxDepth <= iters) {
+                            int err = qp.postRecv(recvAddr, recvLength, lkey, 0);
+                            if (err != 0) {
+                                throw new RunFailure("Couldn't post recv: rcnt=" + rcnt + " ("
+                                        + Errno.describe(err) + ")");
+                            }
+                        }
+                    } else if (ne < 0) {
+                        throw new RunFailure("poll CQ failed " + ne);
+                    }
+                }
+                if (scnt < iters || (duration && t != null && t.state() != DurationTimer.END)
+                        || (duration && t == null)) {
+                    if (p.latencyGap > 0) {
+                        gap();
+                    }
+                    if (!duration) {
+                        tposted[(int) scnt] = System.nanoTime();
+                    }
+                    scnt++;
+                    boolean signaled = scnt % cqMod == 0 || (!duration && scnt == iters);
+                    if (duration && t != null && t.state() == DurationTimer.END) {
+                        break;
+                    }
+                    int err = qp.post(1, local, none, signaled ? 1 : 0, 0);
+                    if (err != 0) {
+                        throw new RunFailure("Couldn't post send: scnt=" + scnt + " (" + Errno.describe(err) + ")");
+                    }
+                    if (signaled) {
+                        if (p.useEvent && !sendCq.awaitEvent(p.timeoutSeconds * 1000L)) {
+                            throw new RunFailure(" No send completion event for " + p.timeoutSeconds + " s");
+                        }
+                        waitSend(scnt, scnt);
+                    }
+                }
+            }
+        } finally {
+            if (t != null) {
+                t.cancel();
+            }
+        }
+        measuredIters = duration ? counted : iters;
+    }
+
+    private void waitSend(long scnt, long ccnt) {
+        long since = System.nanoTime();
+        int spins = 0;
+        int ne;
+        do {
+            ne = sendCq.poll(1);
+            if (ne == 0 && ++spins == 1 << 14) {
+                spins = 0;
+                if (System.nanoTime() - since > timeoutNanos) {
+                    throw new RunFailure(" No send completion for " + p.timeoutSeconds + " s (scnt=" + scnt
+                            + "): the peer is gone or not ready");
+                }
+            }
+        } while (ne == 0);
+        if (ne < 0) {
+            throw new RunFailure("poll CQ failed " + ne);
+        }
+        if (sendCq.status(0) != 0) {
+            throw BwRunner.completionError(sendCq, 0, scnt, ccnt, "client");
+        }
+    }
+
+    /** --latency_gap: busy wait that many microseconds before each post. */
+    private void gap() {
+        long end = System.nanoTime() + p.latencyGap * 1000L;
+        while (System.nanoTime() < end) {
+            Thread.onSpinWait();
+        }
+    }
+
+    /** Ticks of the -D sample window. */
+    long sampleTicks() {
+        return timer.sampleEnd() - timer.sampleStart();
+    }
+}

@@ -1,0 +1,172 @@
+package dev.panverbs.tools.perftest;
+
+import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.Assumptions;
+
+import java.io.ByteArrayOutputStream;
+import java.io.File;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * Shared plumbing of the tools' integration tests: the device under test, the C perftest binaries, and running a
+ * panverbs side in-process (one JVM start is ~10 s under TCG; in-process runs cost nothing).
+ */
+final class ItSupport {
+    private ItSupport() { }
+
+    private static final AtomicInteger NEXT_PORT = new AtomicInteger(19515);
+
+    /** A TCP port no earlier run of this JVM used (TIME_WAIT-free). */
+    static int port() {
+        return NEXT_PORT.getAndIncrement();
+    }
+
+    /**
+     * {@code $PANVERBS_TEST_DEVICE}, else the first device. Where a device is expected (CI=true or
+     * PANVERBS_REQUIRE_DEVICE=1, as in the Soft-RoCE guest) a missing one fails the test; elsewhere it is skipped.
+     */
+    static String device() {
+        List<String> names;
+        String problem = null;
+        try {
+            names = new CoreEngine().deviceNames();
+        } catch (RuntimeException e) {
+            names = List.of();
+            problem = e.getMessage();
+        }
+        String wanted = System.getenv("PANVERBS_TEST_DEVICE");
+        if (wanted != null && !wanted.isEmpty()) {
+            if (!names.contains(wanted)) {
+                Assertions.fail("PANVERBS_TEST_DEVICE=" + wanted + " does not exist; devices: " + names);
+            }
+            return wanted;
+        }
+        if (!names.isEmpty()) {
+            return names.get(0);
+        }
+        String reason = "no RDMA device" + (problem == null ? "" : " (" + problem + ")") + ": run the integration "
+                + "tests in the Soft-RoCE guest with testbed/test, or attach a device and set PANVERBS_TEST_DEVICE";
+        if ("true".equalsIgnoreCase(System.getenv("CI")) || "1".equals(System.getenv("PANVERBS_REQUIRE_DEVICE"))) {
+            Assertions.fail(reason);
+        }
+        Assumptions.abort(reason);
+        throw new AssertionError("unreachable");
+    }
+
+    /** Path of a C perftest binary; missing perftest fails where a device is expected. */
+    static String cTool(String name) {
+        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(File.pathSeparator)) {
+            Path p = Path.of(dir, name);
+            if (Files.isExecutable(p)) {
+                return p.toString();
+            }
+        }
+        String reason = "perftest's " + name + " is not on PATH: apt-get install perftest";
+        if ("true".equalsIgnoreCase(System.getenv("CI")) || "1".equals(System.getenv("PANVERBS_REQUIRE_DEVICE"))) {
+            Assertions.fail(reason);
+        }
+        Assumptions.abort(reason);
+        throw new AssertionError("unreachable");
+    }
+
+    /** A finished run of one side. */
+    record Side(int rc, String out, String err) {
+        PerftestTranscript transcript() {
+            return PerftestTranscript.parse(out);
+        }
+
+        String describe(String who) {
+            return who + " exit " + rc + "\n--- stdout\n" + out + "--- stderr\n" + err;
+        }
+    }
+
+    /** The panverbs side, running in a thread of this JVM. */
+    static CompletableFuture<Side> javaSide(PerftestTest test, List<String> args,
+                                            Supplier<? extends VerbsEngine> engine) {
+        CompletableFuture<Side> f = new CompletableFuture<>();
+        Thread.ofPlatform().name("panverbs-" + test.programName()).daemon().start(() -> {
+            ByteArrayOutputStream o = new ByteArrayOutputStream();
+            ByteArrayOutputStream e = new ByteArrayOutputStream();
+            int rc;
+            try (PrintStream out = new PrintStream(o, true, StandardCharsets.UTF_8);
+                 PrintStream err = new PrintStream(e, true, StandardCharsets.UTF_8)) {
+                rc = PerftestMain.run(test, test.programName(), args, out, err, engine);
+            } catch (Throwable t) {
+                f.completeExceptionally(t);
+                return;
+            }
+            f.complete(new Side(rc, o.toString(StandardCharsets.UTF_8), e.toString(StandardCharsets.UTF_8)));
+        });
+        return f;
+    }
+
+    /** Runs the Java client, retrying while the server is not listening yet (perftest's client does not wait). */
+    static Side javaClient(PerftestTest test, List<String> args, long timeoutSeconds) throws Exception {
+        long deadline = System.nanoTime() + timeoutSeconds * 1_000_000_000L;
+        while (true) {
+            Side s = javaSide(test, args, CoreEngine::new).get(timeoutSeconds, TimeUnit.SECONDS);
+            if (s.rc() == 0 || !s.err().contains("Couldn't connect") || System.nanoTime() > deadline) {
+                return s;
+            }
+            Thread.sleep(300);
+        }
+    }
+
+    /** A C perftest process with its output captured to files. */
+    static final class CProcess {
+        final Process process;
+        final Path out;
+        final Path err;
+
+        CProcess(List<String> command, Path dir, String name) throws IOException {
+            out = dir.resolve(name + ".out");
+            err = dir.resolve(name + ".err");
+            process = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        }
+
+        Side await(long timeoutSeconds) throws Exception {
+            if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor();
+                Assertions.fail("C perftest still running after " + timeoutSeconds + " s:\n" + Files.readString(out)
+                        + Files.readString(err));
+            }
+            return new Side(process.exitValue(), Files.readString(out), Files.readString(err));
+        }
+
+        /**
+         * Gives the server a moment to start listening (its banner sits in a stdio buffer, so it cannot be
+         * watched); the client retries anyway.
+         */
+        void awaitStart() throws Exception {
+            Thread.sleep(1000);
+        }
+    }
+
+    /** Runs a C client, retrying while the Java server is not listening yet. */
+    static Side cClient(List<String> command, Path dir, String name, long timeoutSeconds) throws Exception {
+        long deadline = System.nanoTime() + timeoutSeconds * 1_000_000_000L;
+        while (true) {
+            Side s = new CProcess(command, dir, name).await(timeoutSeconds);
+            if (s.rc() == 0 || !s.err().contains("Couldn't connect") || System.nanoTime() > deadline) {
+                return s;
+            }
+            Thread.sleep(300);
+        }
+    }
+
+    static List<String> concat(List<String> a, String... more) {
+        List<String> l = new ArrayList<>(a);
+        l.addAll(List.of(more));
+        return l;
+    }
+}
