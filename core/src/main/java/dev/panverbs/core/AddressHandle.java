@@ -32,6 +32,7 @@ public final class AddressHandle extends VerbsObject {
 
     static AddressHandle create(ProtectionDomain pd, AddressVector av) {
         MemorySegment pdHandle = pd.resource.handle("ibv_create_ah");
+        DeviceChecks.addressVector(pd.context(), Errors.call("ibv_create_ah", "av", av), av);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = arena.allocate(ibv_ah_attr.layout());
             av.writeTo(attr);
@@ -39,19 +40,19 @@ public final class AddressHandle extends VerbsObject {
             MemorySegment ah = LibIbverbsQueues.ibv_create_ah(errno, pdHandle, attr);
             if (ah.equals(MemorySegment.NULL)) {
                 int e = Errno.get(errno);
-                throw Errors.failure(Errors.call("ibv_create_ah", "av", av), e, hint(av, e));
+                throw Errors.failure(Errors.call("ibv_create_ah", "av", av), e, hint(pd, av, e));
             }
             return new AddressHandle(pd, ah, av);
         }
     }
 
-    private static String hint(AddressVector av, int errno) {
+    private static String hint(ProtectionDomain pd, AddressVector av, int errno) {
         if (!av.isGlobal()) {
             return "on RoCE ports (link layer ETHERNET) an address needs a GRH: AddressVector.builder(port)"
                     + ".grh(peerGid, sgidIndex, hopLimit)";
         }
-        if (errno == dev.panverbs.bindings.verbs.verbs_h.EINVAL()) {
-            return "check the sgid index (Context.queryGidTable(); on RoCE use Context.roceV2GidIndex) and the port";
+        if (errno == dev.panverbs.bindings.verbs.verbs_h.EINVAL() || errno == dev.panverbs.bindings.verbs.verbs_h.ENODATA()) {
+            return "check the sgid index and the port; " + DeviceChecks.validGids(pd.context(), av.portNum());
         }
         return null;
     }

@@ -167,7 +167,7 @@ public final class CompletionChannel extends VerbsObject {
 
     /** Waits up to {@code timeout} for the next completion event; empty on timeout. See {@link #getCqEvent(long)}. */
     public java.util.Optional<CompletionQueue> getCqEvent(java.time.Duration timeout) {
-        long ms = Math.max(0, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+        long ms = Units.clampedMillis(timeout);
         return java.util.Optional.ofNullable(getCqEvent(ms));
     }
 

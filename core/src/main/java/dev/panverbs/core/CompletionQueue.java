@@ -33,8 +33,11 @@ import java.lang.foreign.ValueLayout;
  * {@code IBV_EVENT_CQ_ERR} and moves the affected QPs to the error state; a failing {@code ibv_poll_cq} is thrown
  * as {@link VerbsException}. Size the CQ for every outstanding WR of every QP that uses it.
  *
- * <p>Thread safety: one poller at a time per CQ (polling retires WRs from single-consumer rings); arming may happen
- * on another thread.
+ * <p>Thread safety: one poller at a time per CQ (polling retires WRs from single-consumer rings); a second poller
+ * caught polling at the same time gets {@link IllegalStateException} (best effort: the check is not atomic). Arming
+ * may happen on another thread. {@link #close()} from another thread while a poll is inside the provider waits for
+ * it to return (up to 5 s) before {@code ibv_destroy_cq}; the poller's next call then throws
+ * {@link IllegalStateException}.
  */
 public class CompletionQueue extends VerbsObject {
     private static final long WC_SIZE = ibv_wc.layout().byteSize();
@@ -51,11 +54,20 @@ public class CompletionQueue extends VerbsObject {
     private final int cqe;
     final QueuePairDirectory queuePairs = new QueuePairDirectory();
 
+    /** Marks the poller inside {@code ibv_poll_cq} or an open poll pass; see {@link CallGuard}. */
+    final CallGuard pollGuard;
+
     CompletionQueue(Context context, CompletionChannel channel, MemorySegment cq, String kind) {
-        super(ResourceKind.COMPLETION_QUEUE, kind + "[" + Units.hex(cq.address()) + " on "
-                        + context.device().name() + "]", cq, CompletionQueue::destroy,
+        this(context, channel, cq, kind + "[" + Units.hex(cq.address()) + " on " + context.device().name() + "]",
+                new CallGuard());
+    }
+
+    private CompletionQueue(Context context, CompletionChannel channel, MemorySegment cq, String description,
+                            CallGuard pollGuard) {
+        super(ResourceKind.COMPLETION_QUEUE, description, cq, h -> destroy(h, description, pollGuard),
                 channel == null ? new dev.panverbs.core.internal.Resource[] {context.resource}
                         : new dev.panverbs.core.internal.Resource[] {context.resource, channel.resource});
+        this.pollGuard = pollGuard;
         this.context = context;
         this.channel = channel;
         this.cq = cq.reinterpret(ibv_cq.sizeof());
@@ -63,7 +75,11 @@ public class CompletionQueue extends VerbsObject {
         this.cqe = ibv_cq.cqe(this.cq);
     }
 
-    private static void destroy(MemorySegment cq) {
+    private static void destroy(MemorySegment cq, String description, CallGuard pollGuard) {
+        Thread busy = pollGuard.awaitIdle(); // a poller on another thread must leave the provider first
+        if (busy != null) {
+            throw CallGuard.stillInUse(description, "ibv_destroy_cq", busy);
+        }
         int rc = LibIbverbsQueues.ibv_destroy_cq(cq);
         if (rc != 0) {
             throw Errors.failure(Errors.call("ibv_destroy_cq", "cq", Units.hex(cq.address())), rc,
@@ -94,9 +110,19 @@ public class CompletionQueue extends VerbsObject {
      * <p>Errors: a negative return of the provider (CQ in error, e.g. after an overrun) → {@link VerbsException}.
      */
     public int poll(WorkCompletions completions) {
-        resource.checkOpen("ibv_poll_cq");
-        MemorySegment array = completions.array();
-        int n = ops.ibv_poll_cq(cq, completions.capacity(), array);
+        CallGuard guard = pollGuard;
+        if (!guard.enter(Thread.currentThread())) {
+            throw pollRefused(guard, "ibv_poll_cq");
+        }
+        MemorySegment array;
+        int n;
+        try {
+            resource.checkOpen("ibv_poll_cq");
+            array = completions.array();
+            n = ops.ibv_poll_cq(cq, completions.capacity(), array);
+        } finally {
+            guard.exit();
+        }
         if (n < 0) {
             completions.count(0);
             throw pollFailed(n);
@@ -137,6 +163,23 @@ public class CompletionQueue extends VerbsObject {
 
     // ---- cold ----
 
+    /** Why {@code verb} cannot start: an open pass of this thread, a poller on another thread, or closed. */
+    final RuntimeException pollRefused(CallGuard guard, String verb) {
+        Thread holder = guard.holder();
+        if (holder == Thread.currentThread()) {
+            return new IllegalStateException(verb + ": a poll pass is open on " + this + " in this thread "
+                    + "(startPoll() returned true and endPoll() was not called); the provider holds the CQ lock until "
+                    + "ibv_end_poll, so this call would spin forever: call endPoll() first");
+        }
+        if (resource.isClosed()) {
+            return resource.closedException(verb);
+        }
+        return new IllegalStateException(verb + ": " + this + " is being polled by thread \""
+                + (holder == null ? "?" : holder.getName()) + "\" at the same time; a CQ has one poller at a time "
+                + "(its completions retire work requests from single-consumer rings): poll it from one thread, or "
+                + "give each thread its own CQ");
+    }
+
     private VerbsException pollFailed(int rc) {
         return Errors.failure(Errors.call("ibv_poll_cq", "cq", this), -rc,
                 "the CQ is in error; if it overran (more outstanding completions than cqe=" + cqe
@@ -157,7 +200,7 @@ public class CompletionQueue extends VerbsObject {
 
         Builder(Context context, int cqe) {
             if (cqe < 1) {
-                throw new IllegalArgumentException("a CQ needs at least 1 entry, got " + cqe);
+                throw new IllegalArgumentException("ibv_create_cq(cqe=" + cqe + "): a CQ needs at least 1 entry");
             }
             this.context = context;
             this.cqe = cqe;
@@ -165,8 +208,19 @@ public class CompletionQueue extends VerbsObject {
 
         /** Report completion events to {@code channel} ({@code channel} argument). */
         public Builder channel(CompletionChannel channel) {
+            if (channel != null && channel.context() != context) {
+                throw new IllegalArgumentException("ibv_create_cq: " + channel + " belongs to another Context than "
+                        + context + "; create the channel with the CQ's context");
+            }
             this.channel = channel;
             return this;
+        }
+
+        /** {@code cqe <= max_cqe}: the kernel's bare EINVAL, refused naming the limit. */
+        private void checkCqe(String verb) {
+            context.resource.checkOpen(verb);
+            DeviceChecks.atMost(Errors.call(verb, "cqe", cqe), "cqe", cqe, "max_cqe",
+                    context.attributes().maxCqe(), "DeviceAttributes.maxCqe()");
         }
 
         /** The completion vector (interrupt) for events, {@code 0 .. context.numCompVectors()-1}. */
@@ -207,6 +261,7 @@ public class CompletionQueue extends VerbsObject {
             if (wcFlags != 0 || singleThreaded) {
                 throw new IllegalStateException("wcFlags and singleThreaded apply to extended CQs: call buildEx()");
             }
+            checkCqe("ibv_create_cq");
             MemorySegment ctx = context.resource.handle("ibv_create_cq");
             MemorySegment ch = channel == null ? MemorySegment.NULL : channel.resource.handle("ibv_create_cq");
             try (Arena arena = Arena.ofConfined()) {
@@ -228,6 +283,7 @@ public class CompletionQueue extends VerbsObject {
          * timestamp clock; otherwise those of {@link #build()}.
          */
         public ExtendedCompletionQueue buildEx() {
+            checkCqe("ibv_create_cq_ex");
             return ExtendedCompletionQueue.create(context, channel, cqe, compVector, wcFlags, singleThreaded);
         }
     }

@@ -44,7 +44,8 @@ import java.util.Objects;
  * Every field is checked: a wrong magic, another version, an unknown kind, a length other than the kind's,
  * a length above {@value #MAX_PAYLOAD} (never read), a truncated message, an out-of-range field, or a peer
  * whose transport differs from ours fails with a {@link ProtocolException} saying which; a silent peer fails
- * with {@link SocketTimeoutException} after the timeout. Nothing waits forever.
+ * with {@link SocketTimeoutException} after the timeout, as does a peer that trickles a message slower than that
+ * (each message must arrive whole within the timeout). Nothing waits forever.
  *
  * <p>Thread safety: one exchange per thread; not for concurrent use.
  */
@@ -81,7 +82,8 @@ public final class ConnectionExchange implements AutoCloseable {
      * {@code timeout} each.
      */
     public static ConnectionExchange connect(String host, int port, Duration timeout) throws IOException {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        millis(timeout); // a non-positive timeout is refused before connecting
+        long deadline = System.nanoTime() + nanos(timeout);
         while (true) {
             Socket s = new Socket();
             try {
@@ -184,14 +186,29 @@ public final class ConnectionExchange implements AutoCloseable {
     }
 
     private ByteBuffer readMessage(short expectedKind, String what) throws IOException {
-        return readMessage(in, expectedKind, what, timeout);
+        try {
+            return readMessage(in, socket, expectedKind, what, timeout);
+        } finally {
+            socket.setSoTimeout(millis(timeout));
+        }
     }
 
     /** Reads and checks one message of {@code expectedKind}; returns its payload. */
     static ByteBuffer readMessage(InputStream input, short expectedKind, String what, Duration timeout)
             throws IOException {
+        return readMessage(input, null, expectedKind, what, timeout);
+    }
+
+    /**
+     * Reads and checks one message; the whole message must arrive within {@code timeout}, so a peer that trickles a
+     * byte at a time cannot stretch the wait (with a {@code socket}, each read waits only for the time left;
+     * without, at most one more {@code timeout}).
+     */
+    private static ByteBuffer readMessage(InputStream input, Socket socket, short expectedKind, String what,
+                                          Duration timeout) throws IOException {
+        long deadline = System.nanoTime() + nanos(timeout);
         byte[] h = new byte[HEADER_SIZE];
-        readFully(input, h, what + " header", timeout);
+        readFully(input, socket, h, what + " header", timeout, deadline);
         ByteBuffer header = ByteBuffer.wrap(h);
         int magic = header.getInt();
         short version = header.getShort();
@@ -222,7 +239,7 @@ public final class ConnectionExchange implements AutoCloseable {
                     + " payload bytes, the peer announced " + length);
         }
         byte[] payload = new byte[length];
-        readFully(input, payload, what + " payload", timeout);
+        readFully(input, socket, payload, what + " payload", timeout, deadline);
         return ByteBuffer.wrap(payload);
     }
 
@@ -259,15 +276,25 @@ public final class ConnectionExchange implements AutoCloseable {
         }
     }
 
-    private static void readFully(InputStream input, byte[] buf, String what, Duration timeout) throws IOException {
+    private static void readFully(InputStream input, Socket socket, byte[] buf, String what, Duration timeout,
+                                  long deadline) throws IOException {
         int n = 0;
         while (n < buf.length) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw new SocketTimeoutException("the peer sent only " + n + " of " + buf.length + " bytes of the "
+                        + what + " within " + timeout + " (a slow or stalling peer): giving up");
+            }
+            if (socket != null) {
+                socket.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000)));
+            }
             int r;
             try {
                 r = input.read(buf, n, buf.length - n);
             } catch (SocketTimeoutException e) {
                 throw new SocketTimeoutException("the peer sent " + n + " of " + buf.length + " bytes of the " + what
-                        + " and then nothing for " + timeout);
+                        + (n == 0 && what.endsWith("header") ? " and then nothing for " + timeout
+                        : " within " + timeout + " (a slow or stalling peer): giving up"));
             }
             if (r < 0) {
                 throw new EOFException("truncated message: the peer closed the connection after " + n + " of "
@@ -277,8 +304,13 @@ public final class ConnectionExchange implements AutoCloseable {
         }
     }
 
+    /** {@code d} in nanoseconds, saturated so that a deadline {@code now + nanos(d)} cannot overflow. */
+    private static long nanos(Duration d) {
+        return d.compareTo(Duration.ofNanos(Long.MAX_VALUE / 4)) > 0 ? Long.MAX_VALUE / 4 : d.toNanos();
+    }
+
     private static int millis(Duration d) {
-        long ms = d.toMillis();
+        long ms = d.isNegative() || d.isZero() ? 0 : dev.panverbs.core.internal.Units.clampedMillis(d);
         if (ms <= 0) {
             throw new IllegalArgumentException("timeout must be positive, got " + d);
         }

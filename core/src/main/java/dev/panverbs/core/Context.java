@@ -244,6 +244,8 @@ public final class Context extends VerbsObject {
         if (portNum < 1 || portNum > 255) {
             throw new IllegalArgumentException(Errors.call(verb, "port", portNum) + ": ports are numbered from 1 to 255");
         }
+        resource.checkOpen(verb);
+        DeviceChecks.port(this, Errors.call(verb, "device", device.name(), "port", portNum), portNum);
     }
 
     /**
@@ -263,7 +265,7 @@ public final class Context extends VerbsObject {
      * checks. See {@link #getAsyncEvent()}.
      */
     public Optional<AsyncEvent> getAsyncEvent(Duration timeout) {
-        long millis = Math.max(0, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+        long millis = dev.panverbs.core.internal.Units.clampedMillis(timeout);
         return awaitAsyncEvent(millis);
     }
 

@@ -29,6 +29,11 @@ final class DataPathAccess {
         return region.length();
     }
 
+    /** Whether the region grants {@code IBV_ACCESS_LOCAL_WRITE} (one volatile read). */
+    static boolean localWrite(MemoryRegion region) {
+        return (region.accessMask() & Access.LOCAL_WRITE.value()) != 0;
+    }
+
     static Object protectionDomain(MemoryRegion region) {
         return region.protectionDomain();
     }

@@ -18,7 +18,7 @@ import java.util.Set;
  * @param maxMrSize               the largest memory region in bytes, unsigned ({@code -1}: 2^64 - 1, no
  *                                limit, as rxe reports)
  * @param pageSizeCap             the supported page sizes (bit n set: 2^n bytes)
- * @param vendorId                the IEEE vendor id (0x02c9 Mellanox; 0 for rxe)
+ * @param vendorId                the IEEE vendor id (0x02c9 Mellanox; 0xffffff for rxe)
  * @param vendorPartId            the vendor's part id
  * @param hwVer                   the hardware version
  * @param physPortCnt             the number of physical ports (numbered from 1)

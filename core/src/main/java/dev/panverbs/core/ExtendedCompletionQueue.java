@@ -36,7 +36,11 @@ import java.nio.ByteOrder;
  * <p>It is also a {@link CompletionQueue}: {@link #poll(WorkCompletions)} works on it too.
  *
  * <p>Thread safety: between {@link #startPoll()} and {@link #endPoll()} the provider may hold the CQ lock; the
- * three calls and the reads between them must happen on one thread. One poller at a time.
+ * three calls and the reads between them must happen on one thread, which is enforced: {@code nextPoll},
+ * {@code endPoll} and the readers throw {@link IllegalStateException} without an open pass on the calling thread,
+ * and {@code startPoll}/{@code poll} throw while one is open (rather than spin forever on the provider's lock). One
+ * poller at a time. {@link #close()} from another thread waits (up to 5 s) for an open pass to end; closing on the
+ * thread that holds the pass abandons it.
  */
 public final class ExtendedCompletionQueue extends CompletionQueue {
     private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
@@ -54,8 +58,6 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
      * double unlock in cq_ex polling"). With this quirk, {@link #endPoll()} skips the provider call after such a pass.
      */
     private final boolean nextPollEndsPass;
-    /** A pass is open: {@link #startPoll()} returned true and {@link #endPoll()} has not been called. */
-    private boolean polling;
     /** {@link #nextPoll()} returned false in the open pass. */
     private boolean exhausted;
 
@@ -130,24 +132,34 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
      * → {@link IllegalStateException} (in C: a deadlock or a double unlock).
      */
     public boolean startPoll() {
-        resource.checkOpen("ibv_start_poll");
-        if (polling) {
-            throw passState("ibv_start_poll", "a poll pass is already open: call endPoll() first");
+        CallGuard guard = pollGuard;
+        if (!guard.enter(Thread.currentThread())) {
+            throw pollRefused(guard, "ibv_start_poll");
         }
-        exhausted = false;
-        boolean found = current(ops.ibv_start_poll(pollAttr), "ibv_start_poll");
-        polling = found;
+        boolean found;
+        try {
+            resource.checkOpen("ibv_start_poll");
+            exhausted = false;
+            found = current(ops.ibv_start_poll(pollAttr), "ibv_start_poll");
+        } catch (RuntimeException | Error e) {
+            guard.exit();
+            throw e;
+        }
+        if (!found) { // no pass: the provider released the CQ lock
+            guard.exit();
+        }
         return found;
     }
 
     /**
      * Advances to the next completion ({@code ibv_next_poll(3)}); {@code false} when none is left, and from then on
      * until {@link #endPoll()} without calling the provider again.
+     *
+     * @throws IllegalStateException without an open pass on this thread (the provider would advance a CQ it does not
+     *                               hold, skipping or repeating completions)
      */
     public boolean nextPoll() {
-        if (!polling) {
-            throw passState("ibv_next_poll", "no poll pass is open: startPoll() must return true first");
-        }
+        inPass("ibv_next_poll");
         if (exhausted) {
             return false;
         }
@@ -159,21 +171,26 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
     /**
      * Ends the poll pass ({@code ibv_end_poll(3)}): releases the consumed entries and the CQ lock. Required after
      * every {@link #startPoll()} that returned true, whether or not {@link #nextPoll()} reached the end.
+     *
+     * @throws IllegalStateException without an open pass on this thread (a second {@code ibv_end_poll} would release
+     *                               a lock it does not hold and consume an entry twice)
      */
     public void endPoll() {
-        if (!polling) {
-            throw passState("ibv_end_poll", "no poll pass is open (startPoll() returned false, or endPoll() was "
-                    + "already called)");
+        inPass("ibv_end_poll");
+        try {
+            if (!(exhausted && nextPollEndsPass)) { // else the provider's next_poll already ended the pass
+                ops.ibv_end_poll();
+            }
+        } finally {
+            pollGuard.exit();
         }
-        polling = false;
-        if (exhausted && nextPollEndsPass) {
-            return; // the provider's next_poll already ended the pass (see nextPollEndsPass)
-        }
-        ops.ibv_end_poll();
     }
 
-    private IllegalStateException passState(String verb, String what) {
-        return new IllegalStateException(verb + "(" + this + "): " + what);
+    /** Hot path: the calling thread has an open pass (which also keeps the CQ from being destroyed under it). */
+    private void inPass(String verb) {
+        if (!pollGuard.heldBy(Thread.currentThread())) {
+            throw noPass(verb);
+        }
     }
 
     private boolean current(int rc, String verb) {
@@ -214,26 +231,31 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
 
     /** The current completion's {@code wr_id} (a field of {@code ibv_cq_ex}, no call). */
     public long wrId() {
+        inPass("wr_id");
         return ops.wr_id();
     }
 
     /** The current completion's status (a field of {@code ibv_cq_ex}, no call). */
     public WorkCompletionStatus status() {
+        inPass("status");
         return WorkCompletionStatus.of(ops.status());
     }
 
     /** The current completion's raw C status. */
     public int statusValue() {
+        inPass("status");
         return ops.status();
     }
 
     /** {@code ibv_wc_read_opcode}: valid on success. */
     public WorkCompletionOpcode readOpcode() {
+        inPass("ibv_wc_read_opcode");
         return WorkCompletionOpcode.of(ops.ibv_wc_read_opcode());
     }
 
     /** {@code ibv_wc_read_vendor_err}. */
     public int readVendorErr() {
+        inPass("ibv_wc_read_vendor_err");
         return ops.ibv_wc_read_vendor_err();
     }
 
@@ -258,6 +280,7 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
 
     /** {@code ibv_wc_read_qp_num} (always available: panverbs requests it). */
     public int readQpNum() {
+        inPass("ibv_wc_read_qp_num");
         return ops.ibv_wc_read_qp_num();
     }
 
@@ -269,6 +292,7 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
 
     /** {@code ibv_wc_read_wc_flags}. */
     public int readWcFlags() {
+        inPass("ibv_wc_read_wc_flags");
         return ops.ibv_wc_read_wc_flags();
     }
 
@@ -306,6 +330,19 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
         if ((wcFlags & field.bit()) == 0) {
             throw notRequested(field);
         }
+        if (!pollGuard.heldBy(Thread.currentThread())) {
+            throw noPass("ibv_wc_read_" + field.name().toLowerCase(java.util.Locale.ROOT));
+        }
+    }
+
+    private IllegalStateException noPass(String verb) {
+        if (resource.isClosed()) {
+            return resource.closedException(verb);
+        }
+        Thread holder = pollGuard.holder();
+        return new IllegalStateException(verb + ": no poll pass is open on " + this + " in this thread"
+                + (holder != null ? " (thread \"" + holder.getName() + "\" has one)" : "")
+                + "; call it only between startPoll() returning true and endPoll()");
     }
 
     private IllegalStateException notRequested(CompletionField field) {

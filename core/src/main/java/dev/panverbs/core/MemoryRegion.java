@@ -39,6 +39,8 @@ public final class MemoryRegion extends VerbsObject {
     private volatile ProtectionDomain pd;
     private volatile MemorySegment buffer;
     private volatile Set<Access> access;
+    /** {@link Access#mask} of {@link #access}, for the post path's LOCAL_WRITE check. */
+    private volatile int accessMask;
     private volatile long iova;
     private volatile int lkey;
     private volatile int rkey;
@@ -59,6 +61,7 @@ public final class MemoryRegion extends VerbsObject {
         this.buffer = buffer;
         this.length = length;
         this.access = frozen(access);
+        this.accessMask = Access.mask(access);
         this.registration = registration;
         readKeys(mr);
     }
@@ -154,7 +157,8 @@ public final class MemoryRegion extends VerbsObject {
 
     /**
      * The registered memory. For an MR made by {@link ProtectionDomain#allocate} its scope is the MR's own
-     * arena: using it after {@link #close()} throws instead of touching freed memory.
+     * arena: after {@link #close()} this method throws {@link IllegalStateException} naming the MR, and a segment
+     * obtained before throws on use, instead of touching freed memory.
      */
     public MemorySegment buffer() {
         MemorySegment b = buffer;
@@ -162,12 +166,19 @@ public final class MemoryRegion extends VerbsObject {
             throw new UnsupportedOperationException(resource.description()
                     + " was registered from a DMA-BUF: its memory has no CPU mapping here");
         }
+        if (!b.scope().isAlive()) { // an owned buffer, freed by close(): name the MR, not just "Already closed"
+            throw resource.closedException("buffer() (its memory was freed with it)");
+        }
         return b;
     }
 
     /** The access rights it was registered with. */
     public Set<Access> access() {
         return access;
+    }
+
+    int accessMask() {
+        return accessMask;
     }
 
     /** The protection domain the MR belongs to (changes with {@link Rereg#pd}). */
@@ -223,7 +234,9 @@ public final class MemoryRegion extends VerbsObject {
          * arena frees the memory (the {@code MemorySegment.reinterpret(arena, cleanup)} pattern: cleanup
          * actions run in reverse order of registration, after the allocation's own). The segment must belong
          * to {@code arena} ({@code segment.scope().equals(arena.scope())}). With a confined arena, call
-         * {@link #register()} from the arena's owner thread.
+         * {@link #register()} from the arena's owner thread. Closing the arena deregisters the MR even while work
+         * requests still use it (unlike {@link MemoryRegion#close()}, which refuses): the NIC then fails them with a
+         * protection error rather than writing into freed memory.
          */
         public Builder deregisterWith(Arena arena) {
             Objects.requireNonNull(arena, "arena");
@@ -270,7 +283,10 @@ public final class MemoryRegion extends VerbsObject {
                     MemorySegment.ofAddress(segment.address()).reinterpret(tie, ignored -> {
                         MemoryRegion r = ref.getAndSet(null);
                         if (r != null) {
-                            r.close();
+                            // not close(): its in-flight refusal cannot stop the arena from freeing the memory (it
+                            // would only abort the arena's cleanup, leaking it with the MR still registered).
+                            // Deregistering first makes the NIC fail the outstanding WRs instead of writing there.
+                            r.resource.close();
                         }
                     });
                 }
@@ -429,6 +445,7 @@ public final class MemoryRegion extends VerbsObject {
                 }
             }
             mr.access = frozen(acc);
+            mr.accessMask = Access.mask(acc);
             mr.readKeys(handle);
         }
     }

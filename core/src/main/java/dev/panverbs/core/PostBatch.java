@@ -31,7 +31,9 @@ import java.lang.foreign.ValueLayout;
  *
  * <p>One object per QP, reused by every {@code startSend}: nothing is allocated. Not thread-safe: between
  * {@code startSend} and {@code submit}/{@code close} the provider holds the send-queue lock, and all calls must come
- * from that thread.
+ * from that thread (enforced: other threads get {@link IllegalStateException}, as does a second {@code startSend} or
+ * a {@code postSend} on the same QP, which would spin forever on that lock). Closing the QP on the batch's thread
+ * aborts the batch; closing it on another thread waits (up to 5 s) for the batch to be submitted or closed.
  */
 public final class PostBatch implements AutoCloseable {
     private static final long SGE_SIZE = ibv_sge.layout().byteSize();
@@ -50,7 +52,10 @@ public final class PostBatch implements AutoCloseable {
     private final long[] refs; // MemoryRegion.trackingId per SGE
     private final MemorySegment sgeList;
     private final MemorySegment bufList;
+    /** Open on the thread holding {@code qp.sendGuard}; written by that thread only. */
     private boolean active;
+    /** The current WR's SGEs are written by the NIC (RDMA READ, atomics). */
+    private boolean writesLocally;
     private int count;
     private int room;
     private int inlineBytes;
@@ -72,11 +77,17 @@ public final class PostBatch implements AutoCloseable {
     }
 
     PostBatch start() {
-        if (active) {
-            throw new IllegalStateException("ibv_wr_start: a batch is already open on " + qp
-                    + " (submit or close it first)");
+        CallGuard guard = qp.sendGuard;
+        if (!guard.enter(Thread.currentThread())) {
+            throw startRefused(guard);
         }
-        ops.ibv_wr_start();
+        try {
+            qp.resource.checkOpen("ibv_wr_start");
+            ops.ibv_wr_start();
+        } catch (RuntimeException | Error e) {
+            guard.exit();
+            throw e;
+        }
         active = true;
         count = 0;
         room = qp.sendTracker.room();
@@ -160,6 +171,9 @@ public final class PostBatch implements AutoCloseable {
     public PostBatch setSge(MemoryRegion region, long offset, int length) {
         current();
         rules.checkSge(region, offset, length);
+        if (writesLocally) {
+            rules.checkLocalWrite(region, length, "an RDMA READ or atomic");
+        }
         ops.ibv_wr_set_sge(DataPathAccess.lkey(region), DataPathAccess.address(region) + offset, length);
         stage(region, 0);
         refCounts[count - 1] = 1;
@@ -178,6 +192,9 @@ public final class PostBatch implements AutoCloseable {
         for (int i = 0; i < n; i++) {
             MemoryRegion r = regions[i];
             rules.checkSge(r, offsets[i], lengths[i]);
+            if (writesLocally) {
+                rules.checkLocalWrite(r, lengths[i], "an RDMA READ or atomic");
+            }
             long s = i * SGE_SIZE;
             sgeList.set(ValueLayout.JAVA_LONG, s, DataPathAccess.address(r) + offsets[i]);
             sgeList.set(ValueLayout.JAVA_INT, s + 8, lengths[i]);
@@ -235,11 +252,16 @@ public final class PostBatch implements AutoCloseable {
      * {@code ENOMEM}: the send queue overflowed.
      */
     public void submit() {
-        if (!active) {
-            throw new IllegalStateException("ibv_wr_complete: no open batch on " + qp + " (call startSend)");
+        if (!active || !qp.sendGuard.heldBy(Thread.currentThread())) {
+            throw notOpen("ibv_wr_complete");
         }
         active = false;
-        int rc = ops.ibv_wr_complete();
+        int rc;
+        try {
+            rc = ops.ibv_wr_complete();
+        } finally {
+            qp.sendGuard.exit(); // after the call: a close on another thread waits for it
+        }
         if (rc != 0) {
             throw completeFailed(rc);
         }
@@ -257,8 +279,22 @@ public final class PostBatch implements AutoCloseable {
     public void close() {
         if (active) {
             active = false;
-            ops.ibv_wr_abort();
+            try {
+                ops.ibv_wr_abort();
+            } finally {
+                qp.sendGuard.exit();
+            }
             clearStaged();
+        }
+    }
+
+    /**
+     * Aborts this thread's open batch while its QP is being destroyed (the provider's send-queue lock is released
+     * before {@code ibv_destroy_qp}). A batch open on another thread is left to it: the QP's close waits for it.
+     */
+    void abandon() {
+        if (active && qp.sendGuard.heldBy(Thread.currentThread())) {
+            close();
         }
     }
 
@@ -268,7 +304,7 @@ public final class PostBatch implements AutoCloseable {
     }
 
     private void begin(SendOperation op, long wrId, int sendFlags) {
-        if (!active) {
+        if (!active || !qp.sendGuard.heldBy(Thread.currentThread()) || qp.resource.isClosed()) {
             throw notActive();
         }
         if ((sendOps & op.bit()) == 0) {
@@ -282,12 +318,17 @@ public final class PostBatch implements AutoCloseable {
         signaled[i] = qp.sqSigAll() || (sendFlags & SendFlag.SIGNALED_BIT) != 0;
         refCounts[i] = 0;
         flags[i] = sendFlags;
+        writesLocally = op == SendOperation.RDMA_READ || op == SendOperation.ATOMIC_CMP_AND_SWP
+                || op == SendOperation.ATOMIC_FETCH_AND_ADD;
         ops.wr_id(wrId);
         ops.wr_flags(sendFlags);
     }
 
     private void current() {
-        if (!active || count == 0) {
+        if (!active || !qp.sendGuard.heldBy(Thread.currentThread())) {
+            throw notActive();
+        }
+        if (count == 0) {
             throw new IllegalStateException("no current work request: call an operation (send, rdmaWrite, ...) "
                     + "before its data (setSge, setInlineData)");
         }
@@ -319,7 +360,35 @@ public final class PostBatch implements AutoCloseable {
     // ---- cold ----
 
     private IllegalStateException notActive() {
-        return new IllegalStateException("the batch of " + qp + " is not open: startSend() first");
+        return notOpen("ibv_wr_*");
+    }
+
+    private IllegalStateException notOpen(String verb) {
+        if (qp.resource.isClosed()) {
+            return qp.resource.closedException(verb + " (its PostBatch was aborted)");
+        }
+        Thread holder = qp.sendGuard.holder();
+        if (active && holder != Thread.currentThread()) {
+            return new IllegalStateException(verb + ": the batch of " + qp + " was started by thread \""
+                    + (holder == null ? "?" : holder.getName()) + "\"; the provider holds the send-queue lock for "
+                    + "that thread: build and submit a batch on the thread that started it");
+        }
+        return new IllegalStateException(verb + ": the batch of " + qp + " is not open: startSend() first");
+    }
+
+    private IllegalStateException startRefused(CallGuard guard) {
+        Thread holder = guard.holder();
+        if (holder == Thread.currentThread()) {
+            return new IllegalStateException("ibv_wr_start: a batch is already open on " + qp
+                    + " in this thread (submit or close it first; a second ibv_wr_start would spin forever on the "
+                    + "send-queue lock)");
+        }
+        if (qp.resource.isClosed()) {
+            return qp.resource.closedException("ibv_wr_start");
+        }
+        return new IllegalStateException("ibv_wr_start: " + qp + " is being posted to by thread \""
+                + (holder == null ? "?" : holder.getName()) + "\" at the same time; the send side has one producer "
+                + "at a time");
     }
 
     private UnsupportedVerbException notEnabled(SendOperation op) {

@@ -95,11 +95,23 @@ public final class ProtectionDomain extends VerbsObject {
             throw new IllegalArgumentException(Errors.call("pd.allocate", "size", size) + ": size must be positive");
         }
         Access.validate("ibv_reg_mr", access);
+        String call = Errors.call("pd.allocate", "size", Units.bytes(size));
+        long maxMrSize = context.attributes().maxMrSize();
+        if (Long.compareUnsigned(size, maxMrSize) > 0) {
+            throw DeviceChecks.invalid(call, "size " + size + " exceeds the device's max_mr_size of "
+                    + Long.toUnsignedString(maxMrSize) + " (DeviceAttributes.maxMrSize())");
+        }
         Arena arena = Arena.ofShared();
         MemorySegment memory;
         try {
             memory = arena.allocate(size, MemoryRegion.PAGE_SIZE);
-        } catch (OutOfMemoryError | RuntimeException e) {
+        } catch (OutOfMemoryError e) { // native malloc failed: not the Java heap, nothing else is affected
+            arena.close();
+            int enomem = dev.panverbs.bindings.verbs.verbs_h.ENOMEM();
+            throw new VerbsException(call, enomem, Errno.name(enomem), Errno.strerror(enomem), "could not allocate "
+                    + Units.bytes(size) + " of native memory (" + e.getMessage() + "); register a smaller region, or "
+                    + "your own memory with regMr");
+        } catch (RuntimeException e) {
             arena.close();
             throw e;
         }

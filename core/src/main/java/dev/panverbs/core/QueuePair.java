@@ -51,13 +51,18 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <h2>Thread safety</h2>
  * The send side (sendRequests/postSend/startSend) is single-producer, the receive side (receiveRequests/postRecv)
- * too; the two sides may run on different threads, and the CQs may be polled on others. Control verbs (modify,
- * query, close) must not race with posting.
+ * too; the two sides may run on different threads, and the CQs may be polled on others. A second producer caught
+ * posting at the same time gets {@link IllegalStateException} (best effort), as does a {@code postSend} while this
+ * thread's {@link PostBatch} is open (the provider would spin forever on its own send-queue lock).
+ * {@link #close()} from another thread waits (up to 5 s) for a post or batch in progress to leave the provider before
+ * {@code ibv_destroy_qp}; closing on the thread of an open batch aborts it. Control verbs (modify, query) must not
+ * race with posting or closing.
  */
 public final class QueuePair extends VerbsObject {
     /** Live QPs, for {@link MemoryRegion#close()}'s in-flight check (control path). */
     private static final Set<QueuePair> LIVE = ConcurrentHashMap.newKeySet();
     private static final int ENOMEM = ENOMEM();
+    private static final int EINVAL = EINVAL();
 
     final int qpNum;
     final QueuePairType type;
@@ -77,6 +82,11 @@ public final class QueuePair extends VerbsObject {
     private final MemorySegment badWr;
     private final PostBatch batch;
     volatile boolean detached;
+    /** Mark the producer inside a post or an open batch (send side) and inside a post (receive side). */
+    final CallGuard sendGuard;
+    private final CallGuard recvGuard;
+    /** The port set at INIT (0 until then), for the path-MTU check of later transitions. */
+    private int portNum;
     /**
      * The state the last successful {@link #modify} set (RESET at creation). The device moves a QP on its own only
      * to SQE or ERR, never into RESET, INIT or RTR, so this is enough to refuse posts those states forbid without a
@@ -88,6 +98,8 @@ public final class QueuePair extends VerbsObject {
         super(ResourceKind.QUEUE_PAIR, c.description(), c.qp(), c.cleanup()::destroy,
                 c.pd().resource, c.sendCq().resource, c.recvCq().resource);
         c.cleanup().owner = this;
+        this.sendGuard = c.cleanup().sendGuard;
+        this.recvGuard = c.cleanup().recvGuard;
         this.pd = c.pd();
         this.sendCq = c.sendCq();
         this.recvCq = c.recvCq();
@@ -99,7 +111,7 @@ public final class QueuePair extends VerbsObject {
         this.qpNum = ibv_qp.qp_num(qp);
         this.ops = ContextOps.of(ibv_qp.context(qp));
         Arena arena = c.cleanup().arena;
-        this.rules = new WorkRequestRules(toString(), type, c.atomics(), capabilities.maxInlineData(), pd);
+        this.rules = new WorkRequestRules(toString(), type, c.atomics(), capabilities.maxInlineData(), pd, resource);
         this.sendTracker = new WorkQueueTracker(Math.max(capabilities.maxSendWr(), 1), capabilities.maxSendSge());
         this.recvTracker = new WorkQueueTracker(Math.max(capabilities.maxRecvWr(), 1), capabilities.maxRecvSge());
         this.sendRequests = new SendRequests(rules, Math.max(capabilities.maxSendWr(), 1),
@@ -119,6 +131,8 @@ public final class QueuePair extends VerbsObject {
     /** Runs when the resource is destroyed (by close or by a parent's cascade). */
     static final class Cleanup {
         final Arena arena = Arena.ofShared();
+        final CallGuard sendGuard = new CallGuard();
+        final CallGuard recvGuard = new CallGuard();
         QueuePair owner;
 
         void destroy(MemorySegment handle) {
@@ -128,7 +142,20 @@ public final class QueuePair extends VerbsObject {
                 LIVE.remove(q);
                 q.sendCq.queuePairs.detach(q);
                 q.recvCq.queuePairs.detach(q);
+                if (q.batch != null) {
+                    q.batch.abandon(); // this thread's open batch: ibv_wr_abort releases the send-queue lock
+                }
             }
+            // posts and batches of other threads leave the provider first (the QP is already marked closing)
+            Thread busy = sendGuard.awaitIdle();
+            if (busy == null) {
+                busy = recvGuard.awaitIdle();
+            }
+            if (busy != null) {
+                throw CallGuard.stillInUse(q != null ? q.toString() : Units.hex(handle.address()), "ibv_destroy_qp",
+                        busy);
+            }
+            closeArena();
             int rc = LibIbverbsQueues.ibv_destroy_qp(handle);
             if (rc != 0) {
                 throw Errors.failure(Errors.call("ibv_destroy_qp", "qp", Units.hex(handle.address())), rc);
@@ -137,7 +164,25 @@ public final class QueuePair extends VerbsObject {
                 q.sendTracker.retireAll();
                 q.recvTracker.retireAll();
             }
-            arena.close();
+        }
+
+        /**
+         * Closes the arena of the WR chains before the QP is destroyed. A post passes the chain to the provider, so
+         * the linker holds the arena acquired for the duration of the call and {@code close()} fails while one runs:
+         * retried until it succeeds, this guarantees that no post is inside the provider when the QP is freed.
+         */
+        private void closeArena() {
+            long deadline = System.nanoTime() + CallGuard.AWAIT_NANOS;
+            while (arena.scope().isAlive()) {
+                try {
+                    arena.close();
+                } catch (IllegalStateException acquired) {
+                    if (System.nanoTime() - deadline > 0) {
+                        throw acquired;
+                    }
+                    Thread.onSpinWait();
+                }
+            }
         }
     }
 
@@ -193,10 +238,17 @@ public final class QueuePair extends VerbsObject {
         QueuePairState current = state();
         QueuePairState next = attrs.qpState() != null ? attrs.qpState() : current;
         QueuePairTransitions.check(type, current, next, attrs.mask());
+        String call = Errors.call("ibv_modify_qp", "qp", this, "transition", current + "->" + next,
+                "attributes", attrs.attributes());
+        DeviceChecks.modifyQp(pd.context(), call, attrs, portNum);
         int rc = LibIbverbsQueues.ibv_modify_qp(resource.handle("ibv_modify_qp"), attrs.segment(), attrs.mask());
         if (rc != 0) {
-            throw Errors.failure(Errors.call("ibv_modify_qp", "qp", this, "transition", current + "->" + next,
-                    "attributes", attrs.attributes()), rc);
+            throw Errors.failure(call, rc, attrs.isSet(QueuePairAttribute.AV) && (rc == EINVAL || rc == ENODATA())
+                    ? "check the address vector's port and GID index; " + DeviceChecks.validGids(pd.context(),
+                    attrs.avPortNum()) : null);
+        }
+        if (attrs.isSet(QueuePairAttribute.PORT)) {
+            portNum = attrs.portNumValue();
         }
         trackedState = next;
         if (next == QueuePairState.RESET) { // RESET discards both queues without completions
@@ -338,8 +390,26 @@ public final class QueuePair extends VerbsObject {
      * {@code EINVAL} naming the state, raised before the provider sees the chain: some providers (rxe) would queue
      * the WRs and run them once the QP reaches RTS. Other errnos ({@code EINVAL}: malformed WR) →
      * {@link PostException} carrying the index of the refused WR ({@code bad_wr}).
+     * A chain of another QP → {@link IllegalArgumentException}; an open {@link PostBatch} of this thread or a
+     * concurrent producer → {@link IllegalStateException}. In ERR the WRs are accepted and complete with
+     * {@code WR_FLUSH_ERR}.
      */
     public int postSend(SendRequests wrs) {
+        CallGuard guard = sendGuard;
+        if (!guard.enter(Thread.currentThread())) {
+            throw postRefused(guard, "ibv_post_send");
+        }
+        try {
+            if (wrs != sendRequests) {
+                throw foreignChain("ibv_post_send");
+            }
+            return postSendChain(wrs);
+        } finally {
+            guard.exit();
+        }
+    }
+
+    private int postSendChain(SendRequests wrs) {
         MemorySegment h = resource.handle("ibv_post_send");
         int from = wrs.posted;
         int n = wrs.count() - from;
@@ -392,6 +462,21 @@ public final class QueuePair extends VerbsObject {
      * INIT on they are queued.
      */
     public int postRecv(ReceiveRequests wrs) {
+        CallGuard guard = recvGuard;
+        if (!guard.enter(Thread.currentThread())) {
+            throw postRefused(guard, "ibv_post_recv");
+        }
+        try {
+            if (wrs != receiveRequests) {
+                throw foreignChain("ibv_post_recv");
+            }
+            return postRecvChain(wrs);
+        } finally {
+            guard.exit();
+        }
+    }
+
+    private int postRecvChain(ReceiveRequests wrs) {
         MemorySegment h = resource.handle("ibv_post_recv");
         int from = wrs.posted;
         int n = wrs.count() - from;
@@ -425,6 +510,29 @@ public final class QueuePair extends VerbsObject {
             wrs.clear();
         }
         return accepted;
+    }
+
+    // ---- cold: refusals of the post path ----
+
+    private IllegalArgumentException foreignChain(String verb) {
+        return new IllegalArgumentException(verb + ": the chain belongs to another queue pair; post " + this
+                + "'s own chain (" + (verb.equals("ibv_post_send") ? "sendRequests()" : "receiveRequests()") + ")");
+    }
+
+    private RuntimeException postRefused(CallGuard guard, String verb) {
+        Thread holder = guard.holder();
+        if (holder == Thread.currentThread()) {
+            return new IllegalStateException(verb + ": a PostBatch is open on " + this + " in this thread "
+                    + "(startSend() without submit() or close()); the provider holds the send-queue lock until "
+                    + "ibv_wr_complete/ibv_wr_abort, so this call would spin forever: submit or close the batch first");
+        }
+        if (resource.isClosed()) {
+            return resource.closedException(verb);
+        }
+        return new IllegalStateException(verb + ": " + this + " is being posted to by thread \""
+                + (holder == null ? "?" : holder.getName()) + "\" at the same time; each side of a QP (send, "
+                + "receive) has one producer at a time (its chain and outstanding-WR ring are not thread-safe): post "
+                + "from one thread, or synchronize");
     }
 
     /**

@@ -240,6 +240,16 @@ public final class QueuePairAttributes {
         return mask;
     }
 
+    /** {@code port_num} as set by {@link #portNum}. */
+    int portNumValue() {
+        return Byte.toUnsignedInt(ibv_qp_attr.port_num(attr));
+    }
+
+    /** The port of the address vector set by {@link #ahAttr}. */
+    int avPortNum() {
+        return Byte.toUnsignedInt(dev.panverbs.bindings.verbs.ibv_ah_attr.port_num(ibv_qp_attr.ah_attr(attr)));
+    }
+
     MemorySegment segment() {
         return attr;
     }

@@ -121,6 +121,12 @@ public final class QueuePairBuilder {
                 throw Errors.failure(Errors.call("ibv_query_device_ex", "context", context.device().name()), rc);
             }
             MemorySegment orig = ibv_device_attr_ex.orig_attr(dev);
+            int maxQpWr = ibv_device_attr.max_qp_wr(orig);
+            int maxSge = ibv_device_attr.max_sge(orig);
+            DeviceChecks.atMost(call, "maxSendWr", maxSendWr, "max_qp_wr", maxQpWr, "DeviceAttributes.maxQpWr()");
+            DeviceChecks.atMost(call, "maxRecvWr", maxRecvWr, "max_qp_wr", maxQpWr, "DeviceAttributes.maxQpWr()");
+            DeviceChecks.atMost(call, "maxSendSge", maxSendSge, "max_sge", maxSge, "DeviceAttributes.maxSge()");
+            DeviceChecks.atMost(call, "maxRecvSge", maxRecvSge, "max_sge", maxSge, "DeviceAttributes.maxSge()");
             boolean atomics = ibv_device_attr.atomic_cap(orig) != IBV_ATOMIC_NONE();
             int maxRdAtomic = Math.min(16, Math.min(ibv_device_attr.max_qp_rd_atom(orig),
                     ibv_device_attr.max_qp_init_rd_atom(orig)));
@@ -155,7 +161,11 @@ public final class QueuePairBuilder {
                 qp = VerbsContextInline.ibv_create_qp_ex(errno, ctx, attr);
             }
             if (qp.address() == 0) {
-                throw Errors.failure(call, Errno.get(errno));
+                int e = Errno.get(errno);
+                throw Errors.failure(call, e, e == EINVAL() ? "the sizes are within the device's max_qp_wr="
+                        + maxQpWr + " and max_sge=" + maxSge + (maxInlineData > 0 ? "; maxInlineData=" + maxInlineData
+                        + " may exceed the provider's inline limit, which ibv_query_device does not report: ask "
+                        + "for less (the granted value is in QueuePair.capabilities())" : "") : null);
             }
             MemorySegment qpEx = sendOps.isEmpty() ? MemorySegment.NULL : LibIbverbsQueues.ibv_qp_to_qp_ex(qp);
             QueuePairCapabilities granted = QueuePairCapabilities.readFrom(ibv_qp_init_attr_ex.cap(attr));

@@ -100,6 +100,7 @@ public final class ReceiveRequests {
 
     /** Starts a receive WR with id {@code wrId}; add its buffers with {@link #sge}. */
     public ReceiveRequests recv(long wrId) {
+        rules.checkOpen("ibv_post_recv");
         if (count == capacity) {
             throw rules.chainFull(capacity);
         }
@@ -115,18 +116,21 @@ public final class ReceiveRequests {
 
     /**
      * Appends a buffer to the current receive WR: {@code length} bytes at {@code offset} in {@code region}, checked
-     * against the region's bounds, its protection domain and whether it is still registered.
+     * against the region's bounds, its protection domain, whether it is still registered and whether it grants
+     * {@link Access#LOCAL_WRITE} (the NIC writes received data into it).
      *
      * <p>DMA contract: the bytes stay registered until the WR's completion is polled; {@link MemoryRegion#close()}
      * refuses to deregister the region meanwhile.
      */
     public ReceiveRequests sge(MemoryRegion region, long offset, int length) {
         rules.checkSge(region, offset, length);
+        rules.checkLocalWrite(region, length, "a receive");
         appendSge(DataPathAccess.address(region) + offset, length, DataPathAccess.lkey(region), region.trackingId);
         return this;
     }
 
     void appendSge(long addr, int length, int lkey, long regionId) {
+        rules.checkOpen("ibv_post_recv");
         if (count == posted) {
             throw rules.noCurrentWr();
         }

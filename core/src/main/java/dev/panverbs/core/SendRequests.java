@@ -93,6 +93,14 @@ public final class SendRequests {
     /** WRs of this chain already accepted by the provider (a partial post left the rest pending). */
     int posted;
     private int inlineBytes;
+    /** The current WR's SGEs are written by the NIC (RDMA READ, atomics): they need LOCAL_WRITE. */
+    private boolean writesLocally;
+    /**
+     * The current WR was started with {@link SendFlag#INLINE_BIT}: the provider copies its SGEs into the WQE as
+     * inline data, so they count against {@code max_inline_data} too (rxe sums their lengths in 32 bits: past 4 GiB
+     * the sum wraps, its check passes and the copy runs off the WQE into the mapped send queue).
+     */
+    private boolean inlineWr;
     /** SGEs of the current (last) WR, mirrored from its native {@code num_sge}. */
     private int currentSges;
 
@@ -209,13 +217,20 @@ public final class SendRequests {
     /**
      * Appends one scatter/gather entry to the current WR: {@code length} bytes at {@code offset} in {@code region}
      * ({@code struct ibv_sge} with the region's lkey). Rejected in Java when it leaves the region, when the region is
-     * closed, or when it belongs to another protection domain than the QP.
+     * closed, when it belongs to another protection domain than the QP, or when the NIC must write it (RDMA READ,
+     * atomics) and the region lacks {@link Access#LOCAL_WRITE}.
      *
      * <p>DMA contract: the bytes must stay registered until the WR's completion has been polled; the QP keeps
      * the region referenced until then and {@link MemoryRegion#close()} refuses to deregister it meanwhile.
      */
     public SendRequests sge(MemoryRegion region, long offset, int length) {
         rules.checkSge(region, offset, length);
+        if (writesLocally) {
+            rules.checkLocalWrite(region, length, "an RDMA READ or atomic");
+        }
+        if (inlineWr) {
+            inlineBytes = rules.checkInlineSge(length, inlineBytes);
+        }
         appendSge(DataPathAccess.address(region) + offset, length, DataPathAccess.lkey(region), region.trackingId);
         return this;
     }
@@ -264,6 +279,7 @@ public final class SendRequests {
     }
 
     private long start(WorkRequestOpcode opcode, long wrId, int sendFlags) {
+        rules.checkOpen("ibv_post_send");
         rules.checkOpcode(opcode);
         if (count == capacity) {
             throw rules.chainFull(capacity);
@@ -280,11 +296,14 @@ public final class SendRequests {
         signaled[i] = (sendFlags & SendFlag.SIGNALED_BIT) != 0;
         numSges[i] = 0;
         inlineBytes = 0;
+        writesLocally = opcode == WorkRequestOpcode.RDMA_READ || opcode.isAtomic();
+        inlineWr = (sendFlags & SendFlag.INLINE_BIT) != 0;
         currentSges = 0;
         return w;
     }
 
     private long current() {
+        rules.checkOpen("ibv_post_send");
         if (count == posted) {
             throw rules.noCurrentWr();
         }

@@ -33,8 +33,11 @@ abstract class VerbsObject implements AutoCloseable {
      * <p>Failures do not stop the cascade: the first is thrown, the others are suppressed in it, and the
      * object counts as closed either way.
      *
-     * <p>Thread safety: safe to call from any thread, but not while another thread is inside a verb on this
-     * object or one of its children (as in C, that verb would then run on a destroyed object).
+     * <p>Thread safety: safe to call from any thread. Threads waiting on a {@link CompletionChannel} or for an async
+     * event wake and throw {@link IllegalStateException}; a poll, post, open poll pass or send batch on another
+     * thread is waited for (up to 5 s) before its CQ or QP is destroyed, and that thread's next call throws. Other
+     * verbs (modify, query, registration, creation) must not race with the close of their object or its parents:
+     * as in C, they could run on a destroyed object.
      *
      * @throws VerbsException when a destroy verb of the cascade fails (e.g. {@code EBUSY})
      */

@@ -1,5 +1,6 @@
 package dev.panverbs.core;
 
+import dev.panverbs.core.internal.Resource;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -16,8 +17,16 @@ final class WorkRequestRules {
     private final int maxInlineData;
     /** The QP's protection domain (identity-compared with the region's). */
     private final Object pd;
+    /** The QP's lifecycle, so a chain of a closed QP fails naming it (null in layout tests). */
+    private final Resource qp;
 
     WorkRequestRules(String qpName, QueuePairType type, boolean atomicsSupported, int maxInlineData, Object pd) {
+        this(qpName, type, atomicsSupported, maxInlineData, pd, null);
+    }
+
+    WorkRequestRules(String qpName, QueuePairType type, boolean atomicsSupported, int maxInlineData, Object pd,
+                     Resource qp) {
+        this.qp = qp;
         this.qpName = qpName;
         this.type = type;
         this.atomicsSupported = atomicsSupported;
@@ -54,6 +63,14 @@ final class WorkRequestRules {
         return maxInlineData;
     }
 
+    /** The QP is open (one volatile read): a chain of a closed QP is refused naming it, not by a closed arena. */
+    void checkOpen(String verb) {
+        Resource r = qp;
+        if (r != null) {
+            r.checkOpen(verb);
+        }
+    }
+
     void checkOpcode(WorkRequestOpcode op) {
         if ((allowedOpcodes & (1 << op.value())) == 0) {
             throw opcodeRefused(op);
@@ -70,6 +87,17 @@ final class WorkRequestRules {
         }
     }
 
+    /**
+     * The region grants {@link Access#LOCAL_WRITE}, which the NIC needs to write into it: receive buffers, RDMA READ
+     * and atomic result buffers. Without it the WR fails as LOC_PROT_ERR (READ) or LOC_QP_OP_ERR (receive, on rxe)
+     * and the QP goes to ERR, so it is refused here. A zero-length SGE writes nothing and passes.
+     */
+    void checkLocalWrite(MemoryRegion region, int length, String use) {
+        if (length != 0 && !DataPathAccess.localWrite(region)) {
+            throw noLocalWrite(region, use);
+        }
+    }
+
     /** Whether {@code [offset, offset + length)} lies inside a region of {@code size} bytes (overflow-safe). */
     static boolean inBounds(long offset, int length, long size) {
         return offset >= 0 && length >= 0 && offset <= size - length;
@@ -80,6 +108,10 @@ final class WorkRequestRules {
             throw new IllegalArgumentException("inline data must be a native segment (the provider copies it from "
                     + "its address); copy heap arrays into a native buffer first");
         }
+        if (!data.scope().isAlive()) {
+            throw new IllegalStateException("inline data of " + qpName + ": the segment's arena is closed (its memory "
+                    + "is freed); the provider copies inline data during the post, so keep it alive until then");
+        }
         long len = data.byteSize();
         if (len > maxInlineData - alreadyInline) {
             throw inlineTooLong(len + alreadyInline);
@@ -87,10 +119,24 @@ final class WorkRequestRules {
         return (int) len;
     }
 
+    /** An SGE of a WR flagged INLINE: the running inline total stays within {@code max_inline_data}. */
+    int checkInlineSge(int length, int alreadyInline) {
+        if (length > maxInlineData - alreadyInline) {
+            throw new IllegalArgumentException("SGEs of a work request flagged INLINE are copied as inline data: "
+                    + ((long) length + alreadyInline) + " bytes exceed " + qpName + "'s max_inline_data of "
+                    + maxInlineData + "; drop SendFlag.INLINE_BIT to send them from the memory region");
+        }
+        return alreadyInline + length;
+    }
+
     void checkUd(AddressHandle ah) {
         if (type != QueuePairType.UD) {
             throw new IllegalStateException("ud(ah, remoteQpn, remoteQkey) addresses UD work requests; " + qpName
                     + " is " + type);
+        }
+        if (ah.protectionDomain() != pd) {
+            throw new IllegalArgumentException("ud(ah, ...): " + ah + " belongs to another protection domain than "
+                    + qpName + " (ibv_post_send(3): the AH and the QP must share a PD); create the AH in the QP's PD");
         }
     }
 
@@ -119,6 +165,12 @@ final class WorkRequestRules {
     private IllegalArgumentException foreignRegion(MemoryRegion region) {
         return new IllegalArgumentException("SGE names " + region + ", registered in another protection domain "
                 + "than " + qpName + "'s: its lkey would fail with LOC_PROT_ERR; register the memory in the QP's PD");
+    }
+
+    private IllegalArgumentException noLocalWrite(MemoryRegion region, String use) {
+        return new IllegalArgumentException("SGE of " + use + " on " + qpName + " names " + region + ", registered "
+                + "with " + region.access() + " without LOCAL_WRITE: the NIC must write into it, so the WR would "
+                + "complete with LOC_PROT_ERR and move the QP to ERR; register it with Access.LOCAL_WRITE");
     }
 
     private IndexOutOfBoundsException outOfBounds(MemoryRegion region, long offset, int length, long size) {

@@ -185,6 +185,51 @@ class ConnectionExchangeTest {
     }
 
     @Test
+    void tricklingPeerIsCutOffAtTheTimeoutNotPerByte() throws Exception {
+        byte[] full = ConnectionExchange.encode(RC_B);
+        CompletableFuture<Void> peer = CompletableFuture.runAsync(() -> {
+            try (Socket s = server.accept()) {
+                OutputStream o = s.getOutputStream();
+                for (byte b : full) { // one byte per 100 ms: each gap well inside the 500 ms read timeout
+                    o.write(b);
+                    o.flush();
+                    Thread.sleep(100);
+                }
+            } catch (IOException e) {
+                // the exchange hung up on us, as it should
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        long start = System.nanoTime();
+        try (ConnectionExchange ex = ConnectionExchange.connect("127.0.0.1", server.getLocalPort(), TIMEOUT)) {
+            assertThatThrownBy(() -> ex.exchange(RC_A)).isInstanceOf(SocketTimeoutException.class)
+                    .hasMessageContaining("bytes of the endpoint header within PT0.5S");
+        }
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("68 bytes would take 6.8 s")
+                .isLessThan(Duration.ofSeconds(3));
+        peer.get(15, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void nonPositiveTimeoutsAreRefusedAndHugeOnesDoNotOverflow() throws Exception {
+        assertThatThrownBy(() -> ConnectionExchange.connect("127.0.0.1", server.getLocalPort(), Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("timeout must be positive");
+        assertThatThrownBy(() -> ConnectionExchange.accept(server, Duration.ofMillis(-1)))
+                .isInstanceOf(IllegalArgumentException.class);
+        CompletableFuture<Void> peer = rawPeer(ConnectionExchange.encode(RC_B), 200);
+        try (ConnectionExchange ex = ConnectionExchange.connect("127.0.0.1", server.getLocalPort(),
+                Duration.ofSeconds(Long.MAX_VALUE))) {
+            assertThat(ex.exchange(RC_A)).isEqualTo(RC_B);
+        }
+        peer.get(5, TimeUnit.SECONDS);
+        assertThat(dev.panverbs.core.internal.Units.clampedMillis(Duration.ofSeconds(Long.MAX_VALUE)))
+                .isEqualTo(Integer.MAX_VALUE);
+        assertThat(dev.panverbs.core.internal.Units.clampedMillis(Duration.ofMillis(-5))).isZero();
+        assertThat(dev.panverbs.core.internal.Units.clampedMillis(Duration.ofMillis(1500))).isEqualTo(1500);
+    }
+
+    @Test
     void invalidFieldsAreRejected() {
         byte[] badMtu = ConnectionExchange.encode(RC_B);
         badMtu[13] = 9;

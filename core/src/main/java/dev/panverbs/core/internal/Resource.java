@@ -44,7 +44,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Thread safety: all methods may be called from any thread. Registration and the cascade are
  * synchronised; {@link #checkOpen} is one volatile read for hot paths. Closing an object while another
  * thread is inside a verb on it is a caller error that this class does not prevent (C has the same rule):
- * the other thread's verb may run on a destroyed handle.
+ * the other thread's verb may run on a destroyed handle. The objects whose verbs block or spin (channels, async
+ * events, CQ polling, QP posting) make their destroyer wait for, or wake, such a thread themselves.
  */
 public final class Resource implements AutoCloseable {
 

@@ -6,6 +6,18 @@ public final class Units {
     private Units() {}
 
     /** {@code 1 GiB}, {@code 64 KiB}, {@code 1536 B}: exact binary units, else bytes. */
+    /**
+     * {@code d} in milliseconds clamped to {@code 0 .. Integer.MAX_VALUE} (about 24 days): a negative timeout means
+     * "do not wait", and a huge one (even {@code Duration.ofSeconds(Long.MAX_VALUE)}, whose {@code toMillis()}
+     * overflows) "wait that long".
+     */
+    public static int clampedMillis(java.time.Duration d) {
+        if (d.isNegative()) {
+            return 0;
+        }
+        return d.compareTo(java.time.Duration.ofMillis(Integer.MAX_VALUE)) >= 0 ? Integer.MAX_VALUE : (int) d.toMillis();
+    }
+
     public static String bytes(long n) {
         String[] units = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
         int u = 0;
