@@ -9,6 +9,7 @@ import dev.panverbs.bindings.verbs.ibv_qp;
 import dev.panverbs.bindings.verbs.ibv_qp_attr;
 import dev.panverbs.bindings.verbs.ibv_qp_init_attr;
 import dev.panverbs.core.internal.Errors;
+import dev.panverbs.core.internal.NativeHandles;
 import dev.panverbs.core.internal.ResourceKind;
 import dev.panverbs.core.internal.Units;
 
@@ -133,7 +134,19 @@ public final class QueuePair extends VerbsObject {
         final Arena arena = Arena.ofShared();
         final CallGuard sendGuard = new CallGuard();
         final CallGuard recvGuard = new CallGuard();
+        private final String destroyVerb;
+        private final NativeHandles.Destroy destroyer;
         QueuePair owner;
+
+        Cleanup() {
+            this("ibv_destroy_qp", LibIbverbsQueues::ibv_destroy_qp);
+        }
+
+        /** For an adopted QP: {@code destroyer} is the verb of the API that created it. */
+        Cleanup(String destroyVerb, NativeHandles.Destroy destroyer) {
+            this.destroyVerb = destroyVerb;
+            this.destroyer = destroyer;
+        }
 
         void destroy(MemorySegment handle) {
             QueuePair q = owner;
@@ -152,13 +165,13 @@ public final class QueuePair extends VerbsObject {
                 busy = recvGuard.awaitIdle();
             }
             if (busy != null) {
-                throw CallGuard.stillInUse(q != null ? q.toString() : Units.hex(handle.address()), "ibv_destroy_qp",
+                throw CallGuard.stillInUse(q != null ? q.toString() : Units.hex(handle.address()), destroyVerb,
                         busy);
             }
             closeArena();
-            int rc = LibIbverbsQueues.ibv_destroy_qp(handle);
+            int rc = destroyer.destroy(handle);
             if (rc != 0) {
-                throw Errors.failure(Errors.call("ibv_destroy_qp", "qp", Units.hex(handle.address())), rc);
+                throw Errors.failure(Errors.call(destroyVerb, "qp", Units.hex(handle.address())), rc);
             }
             if (q != null) { // nothing can complete any more: the NIC forgot the QP
                 q.sendTracker.retireAll();
@@ -184,6 +197,12 @@ public final class QueuePair extends VerbsObject {
                 }
             }
         }
+    }
+
+    /** An adopted QP starts in the state its creator left it in (rdma_cm moves it to INIT). */
+    void adoptedIn(QueuePairState state, int port) {
+        trackedState = state;
+        portNum = port;
     }
 
     /** The QP number ({@code ibv_qp.qp_num}) that peers put in {@code destQpNum}. */
