@@ -2,6 +2,8 @@ package dev.panverbs.core;
 
 import dev.panverbs.core.internal.NativeHandles;
 import dev.panverbs.core.internal.Resource;
+import java.lang.foreign.MemorySegment;
+import java.util.Set;
 
 /** Implements {@link NativeHandles.Access}: the only bridge from the internal package into this one. */
 final class CoreAccess implements NativeHandles.Access {
@@ -19,5 +21,12 @@ final class CoreAccess implements NativeHandles.Access {
         }
         throw new IllegalArgumentException("not a verbs object of dev.panverbs.core: "
                 + (verbsObject == null ? "null" : verbsObject.getClass().getName()));
+    }
+
+    @Override
+    public QueuePair adoptQueuePair(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
+                                    QueuePairType type, MemorySegment qp, Set<SendOperation> sendOps,
+                                    String destroyVerb, NativeHandles.Destroy destroy) {
+        return QueuePairBuilder.adopt(pd, sendCq, recvCq, type, qp, sendOps, destroyVerb, destroy);
     }
 }

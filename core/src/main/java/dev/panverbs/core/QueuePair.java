@@ -9,6 +9,7 @@ import dev.panverbs.bindings.verbs.ibv_qp;
 import dev.panverbs.bindings.verbs.ibv_qp_attr;
 import dev.panverbs.bindings.verbs.ibv_qp_init_attr;
 import dev.panverbs.core.internal.Errors;
+import dev.panverbs.core.internal.NativeHandles;
 import dev.panverbs.core.internal.ResourceKind;
 import dev.panverbs.core.internal.Units;
 
@@ -34,7 +35,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * Two APIs, both allocation-free after warm-up: the classic {@link #postSend(SendRequests)}/{@link #postRecv}
  * over the QP's preallocated native WR chains ({@link #sendRequests()}, {@link #receiveRequests()}), and the
  * extended {@link #startSend()} ({@code ibv_wr_start} ... {@code ibv_wr_complete}). Operations the QP type or the
- * device cannot do are refused up front with {@link UnsupportedVerbException} naming the capability.
+ * device cannot do are refused up front with {@link UnsupportedVerbException} naming the capability. Sends posted in
+ * RESET, INIT or RTR, and receives posted in RESET, are refused before the provider sees them
+ * ({@link PostException}, {@code EINVAL}, naming the state; IB spec 10.3.1), since some providers (rxe) would queue
+ * them and run them later.
  *
  * <h2>DMA safety</h2>
  * Every SGE is checked against its {@link MemoryRegion}: inside its bounds, registered in this QP's protection
@@ -130,7 +134,19 @@ public final class QueuePair extends VerbsObject {
         final Arena arena = Arena.ofShared();
         final CallGuard sendGuard = new CallGuard();
         final CallGuard recvGuard = new CallGuard();
+        private final String destroyVerb;
+        private final NativeHandles.Destroy destroyer;
         QueuePair owner;
+
+        Cleanup() {
+            this("ibv_destroy_qp", LibIbverbsQueues::ibv_destroy_qp);
+        }
+
+        /** For an adopted QP: {@code destroyer} is the verb of the API that created it. */
+        Cleanup(String destroyVerb, NativeHandles.Destroy destroyer) {
+            this.destroyVerb = destroyVerb;
+            this.destroyer = destroyer;
+        }
 
         void destroy(MemorySegment handle) {
             QueuePair q = owner;
@@ -149,13 +165,13 @@ public final class QueuePair extends VerbsObject {
                 busy = recvGuard.awaitIdle();
             }
             if (busy != null) {
-                throw CallGuard.stillInUse(q != null ? q.toString() : Units.hex(handle.address()), "ibv_destroy_qp",
+                throw CallGuard.stillInUse(q != null ? q.toString() : Units.hex(handle.address()), destroyVerb,
                         busy);
             }
             closeArena();
-            int rc = LibIbverbsQueues.ibv_destroy_qp(handle);
+            int rc = destroyer.destroy(handle);
             if (rc != 0) {
-                throw Errors.failure(Errors.call("ibv_destroy_qp", "qp", Units.hex(handle.address())), rc);
+                throw Errors.failure(Errors.call(destroyVerb, "qp", Units.hex(handle.address())), rc);
             }
             if (q != null) { // nothing can complete any more: the NIC forgot the QP
                 q.sendTracker.retireAll();
@@ -181,6 +197,12 @@ public final class QueuePair extends VerbsObject {
                 }
             }
         }
+    }
+
+    /** An adopted QP starts in the state its creator left it in (rdma_cm moves it to INIT). */
+    void adoptedIn(QueuePairState state, int port) {
+        trackedState = state;
+        portNum = port;
     }
 
     /** The QP number ({@code ibv_qp.qp_num}) that peers put in {@code destQpNum}. */

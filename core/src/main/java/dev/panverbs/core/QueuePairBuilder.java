@@ -7,6 +7,9 @@ import dev.panverbs.bindings.LibIbverbsQueues;
 import dev.panverbs.bindings.VerbsContextInline;
 import dev.panverbs.bindings.verbs.ibv_device_attr;
 import dev.panverbs.bindings.verbs.ibv_device_attr_ex;
+import dev.panverbs.bindings.verbs.ibv_qp;
+import dev.panverbs.bindings.verbs.ibv_qp_attr;
+import dev.panverbs.bindings.verbs.ibv_qp_init_attr;
 import dev.panverbs.bindings.verbs.ibv_qp_init_attr_ex;
 import dev.panverbs.core.internal.Errors;
 import dev.panverbs.core.internal.Units;
@@ -14,6 +17,7 @@ import dev.panverbs.core.internal.Units;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.EnumSet;
+import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -39,11 +43,7 @@ public final class QueuePairBuilder {
         if (type != QueuePairType.RC && type != QueuePairType.UC && type != QueuePairType.UD) {
             throw new IllegalArgumentException("panverbs creates RC, UC and UD queue pairs, not " + type);
         }
-        for (CompletionQueue cq : new CompletionQueue[] {sendCq, recvCq}) {
-            if (cq.context != pd.context()) {
-                throw new IllegalArgumentException(cq + " belongs to another context than " + pd);
-            }
-        }
+        sameContext(pd, sendCq, recvCq);
         this.pd = pd;
         this.type = type;
         this.sendCq = sendCq;
@@ -115,12 +115,7 @@ public final class QueuePairBuilder {
                 "maxSendSge", maxSendSge, "maxRecvSge", maxRecvSge, "maxInlineData", maxInlineData,
                 "sendOps", sendOps);
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment dev = arena.allocate(ibv_device_attr_ex.layout());
-            int rc = VerbsContextInline.ibv_query_device_ex(ctx, MemorySegment.NULL, dev);
-            if (rc != 0) {
-                throw Errors.failure(Errors.call("ibv_query_device_ex", "context", context.device().name()), rc);
-            }
-            MemorySegment orig = ibv_device_attr_ex.orig_attr(dev);
+            MemorySegment orig = queryDevice(context, ctx, arena);
             int maxQpWr = ibv_device_attr.max_qp_wr(orig);
             int maxSge = ibv_device_attr.max_sge(orig);
             DeviceChecks.atMost(call, "maxSendWr", maxSendWr, "max_qp_wr", maxQpWr, "DeviceAttributes.maxQpWr()");
@@ -128,19 +123,8 @@ public final class QueuePairBuilder {
             DeviceChecks.atMost(call, "maxSendSge", maxSendSge, "max_sge", maxSge, "DeviceAttributes.maxSge()");
             DeviceChecks.atMost(call, "maxRecvSge", maxRecvSge, "max_sge", maxSge, "DeviceAttributes.maxSge()");
             boolean atomics = ibv_device_attr.atomic_cap(orig) != IBV_ATOMIC_NONE();
-            int maxRdAtomic = Math.min(16, Math.min(ibv_device_attr.max_qp_rd_atom(orig),
-                    ibv_device_attr.max_qp_init_rd_atom(orig)));
-            for (SendOperation op : sendOps) {
-                WorkRequestOpcode opcode = WorkRequestOpcode.valueOf(op.name());
-                if (!WorkRequestRules.typeAllows(type, opcode)) {
-                    throw new UnsupportedVerbException(call, "a " + type + " QP cannot post " + op,
-                            op + " on " + type + " queue pairs");
-                }
-                if (opcode.isAtomic() && !atomics) {
-                    throw new UnsupportedVerbException(call, context.device().name()
-                            + " reports atomic_cap = IBV_ATOMIC_NONE", "atomic operations (" + op + ")");
-                }
-            }
+            int maxRdAtomic = maxRdAtomic(orig);
+            checkSendOps(call, context, type, sendOps, atomics);
             MemorySegment attr = arena.allocate(ibv_qp_init_attr_ex.layout());
             ibv_qp_init_attr_ex.send_cq(attr, sendCq.resource.handle(verb));
             ibv_qp_init_attr_ex.recv_cq(attr, recvCq.resource.handle(verb));
@@ -173,6 +157,112 @@ public final class QueuePairBuilder {
                     + context.device().name() + "]";
             return new QueuePair(new Created(pd, sendCq, recvCq, type, granted, sqSigAll, atomics,
                     Math.max(maxRdAtomic, 1), qp, qpEx, opsBits, new QueuePair.Cleanup(), description));
+        }
+    }
+
+    /**
+     * {@link dev.panverbs.core.internal.NativeHandles.Access#adoptQueuePair}: what {@link #build()} does after the
+     * create verb, for a QP another API created. On an exception the caller still owns {@code qp}.
+     */
+    static QueuePair adopt(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq, QueuePairType type,
+                           MemorySegment qp, Set<SendOperation> sendOps, String destroyVerb,
+                           dev.panverbs.core.internal.NativeHandles.Destroy destroy) {
+        Objects.requireNonNull(type, "type");
+        Objects.requireNonNull(destroyVerb, "destroyVerb");
+        Objects.requireNonNull(destroy, "destroy");
+        sameContext(pd, sendCq, recvCq);
+        if (qp == null || qp.address() == 0) {
+            throw new IllegalArgumentException("adoptQueuePair: the ibv_qp handle is NULL");
+        }
+        Context context = pd.context();
+        String call = Errors.call("adoptQueuePair", "type", type, "qp", Units.hex(qp.address()), "sendOps", sendOps,
+                "destroyVerb", destroyVerb);
+        MemorySegment ctx = context.resource.handle("adoptQueuePair");
+        MemorySegment q = qp.reinterpret(ibv_qp.sizeof());
+        expect(call, "context", ibv_qp.context(q), ctx, context.toString());
+        expect(call, "pd", ibv_qp.pd(q), pd.resource.handle("adoptQueuePair"), pd.toString());
+        expect(call, "send_cq", ibv_qp.send_cq(q), sendCq.resource.handle("adoptQueuePair"), sendCq.toString());
+        expect(call, "recv_cq", ibv_qp.recv_cq(q), recvCq.resource.handle("adoptQueuePair"), recvCq.toString());
+        if (ibv_qp.qp_type(q) != type.value()) {
+            throw new IllegalArgumentException(call + ": the QP's qp_type is " + ibv_qp.qp_type(q) + ", not " + type);
+        }
+        if (ibv_qp.srq(q).address() != 0) {
+            throw new IllegalArgumentException(call + ": a QP on a shared receive queue cannot be adopted yet "
+                    + "(core tracks receive WRs per QP)");
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment orig = queryDevice(context, ctx, arena);
+            boolean atomics = ibv_device_attr.atomic_cap(orig) != IBV_ATOMIC_NONE();
+            checkSendOps(call, context, type, sendOps, atomics);
+            long opsBits = SendOperation.bits(sendOps);
+            MemorySegment qpEx = MemorySegment.NULL;
+            if (!sendOps.isEmpty()) {
+                qpEx = LibIbverbsQueues.ibv_qp_to_qp_ex(qp);
+                if (qpEx.address() == 0) {
+                    throw new IllegalArgumentException(call + ": ibv_qp_to_qp_ex returned NULL: the QP was not "
+                            + "created with send_ops_flags; adopt it with no sendOps");
+                }
+            }
+            MemorySegment attr = arena.allocate(ibv_qp_attr.layout());
+            MemorySegment init = arena.allocate(ibv_qp_init_attr.layout());
+            int rc = LibIbverbsQueues.ibv_query_qp(qp, attr, IBV_QP_STATE() | IBV_QP_CAP() | IBV_QP_PORT(), init);
+            if (rc != 0) {
+                throw Errors.failure(Errors.call("ibv_query_qp", "qp", Units.hex(qp.address())), rc);
+            }
+            QueuePairCapabilities granted = QueuePairCapabilities.readFrom(ibv_qp_init_attr.cap(init));
+            QueuePairState state = QueuePairState.of(ibv_qp_attr.qp_state(attr));
+            String description = "QueuePair[" + type + " " + Units.hex(qp.address()) + " on "
+                    + context.device().name() + ", adopted]";
+            QueuePair wrapped = new QueuePair(new Created(pd, sendCq, recvCq, type, granted,
+                    ibv_qp_init_attr.sq_sig_all(init) != 0, atomics, Math.max(maxRdAtomic(orig), 1), qp, qpEx,
+                    opsBits, new QueuePair.Cleanup(destroyVerb, destroy), description));
+            int port = state == QueuePairState.RESET ? 0 : Byte.toUnsignedInt(ibv_qp_attr.port_num(attr));
+            wrapped.adoptedIn(state, port);
+            return wrapped;
+        }
+    }
+
+    private static void expect(String call, String field, MemorySegment actual, MemorySegment expected, String what) {
+        if (actual.address() != expected.address()) {
+            throw new IllegalArgumentException(call + ": the QP's " + field + " is " + Units.hex(actual.address())
+                    + ", not that of " + what);
+        }
+    }
+
+    private static void sameContext(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq) {
+        for (CompletionQueue cq : new CompletionQueue[] {sendCq, recvCq}) {
+            if (cq.context != pd.context()) {
+                throw new IllegalArgumentException(cq + " belongs to another context than " + pd);
+            }
+        }
+    }
+
+    /** {@code ibv_query_device_ex}'s {@code orig_attr}, allocated in {@code arena}. */
+    private static MemorySegment queryDevice(Context context, MemorySegment ctx, Arena arena) {
+        MemorySegment dev = arena.allocate(ibv_device_attr_ex.layout());
+        int rc = VerbsContextInline.ibv_query_device_ex(ctx, MemorySegment.NULL, dev);
+        if (rc != 0) {
+            throw Errors.failure(Errors.call("ibv_query_device_ex", "context", context.device().name()), rc);
+        }
+        return ibv_device_attr_ex.orig_attr(dev);
+    }
+
+    private static int maxRdAtomic(MemorySegment orig) {
+        return Math.min(16, Math.min(ibv_device_attr.max_qp_rd_atom(orig), ibv_device_attr.max_qp_init_rd_atom(orig)));
+    }
+
+    private static void checkSendOps(String call, Context context, QueuePairType type, Set<SendOperation> sendOps,
+                                     boolean atomics) {
+        for (SendOperation op : sendOps) {
+            WorkRequestOpcode opcode = WorkRequestOpcode.valueOf(op.name());
+            if (!WorkRequestRules.typeAllows(type, opcode)) {
+                throw new UnsupportedVerbException(call, "a " + type + " QP cannot post " + op,
+                        op + " on " + type + " queue pairs");
+            }
+            if (opcode.isAtomic() && !atomics) {
+                throw new UnsupportedVerbException(call, context.device().name()
+                        + " reports atomic_cap = IBV_ATOMIC_NONE", "atomic operations (" + op + ")");
+            }
         }
     }
 

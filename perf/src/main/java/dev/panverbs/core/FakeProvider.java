@@ -87,8 +87,12 @@ public final class FakeProvider {
             Constructor<MemoryRegion> c = MemoryRegion.class.getDeclaredConstructor(ProtectionDomain.class,
                     MemorySegment.class, MemorySegment.class, long.class, String.class, Set.class, registration);
             c.setAccessible(true);
-            return c.newInstance(pd, mr, buffer, buffer.byteSize(), "fake",
+            MemoryRegion region = c.newInstance(pd, mr, buffer, buffer.byteSize(), "fake",
                     EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE), rc.newInstance((Arena) null));
+            java.lang.reflect.Field iova = MemoryRegion.class.getDeclaredField("iova");
+            iova.setAccessible(true);
+            iova.setLong(region, buffer.address()); // as ibv_reg_mr: the iova is the buffer's address
+            return region;
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException("MemoryRegion's constructor changed: update FakeProvider", e);
         }

@@ -48,7 +48,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 2)
+@Warmup(iterations = 5, time = 3)
 @Measurement(iterations = 5, time = 2)
 @Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
 public class DataPathBenchmark {

@@ -1,10 +1,15 @@
 package dev.panverbs.core.internal;
 
 import dev.panverbs.core.CompletionChannel;
+import dev.panverbs.core.CompletionQueue;
 import dev.panverbs.core.Context;
 import dev.panverbs.core.MemoryRegion;
 import dev.panverbs.core.ProtectionDomain;
+import dev.panverbs.core.QueuePair;
+import dev.panverbs.core.QueuePairType;
+import dev.panverbs.core.SendOperation;
 import java.lang.foreign.MemorySegment;
+import java.util.Set;
 
 /**
  * The one deliberate route from a public verbs object to its native handle and lifecycle, for code of this
@@ -18,7 +23,8 @@ import java.lang.foreign.MemorySegment;
  * MemorySegment pd  = NativeHandles.pd(protectionDomain, "mlx5dv_create_qp");
  * MemorySegment qp  = Mlx5dv.mlx5dv_create_qp(errno, ctx, attr, dvAttr);   // raw binding
  * if (qp.equals(MemorySegment.NULL)) throw Errors.failure(call, Errno.get(errno));
- * QueuePair wrapped = NativeHandles.access().adoptQueuePair(...);        // same lifetime rules as any QP
+ * QueuePair wrapped = NativeHandles.access().adoptQueuePair(protectionDomain, sendCq, recvCq,
+ *         QueuePairType.RC, qp, Set.of(), "ibv_destroy_qp", LibIbverbsQueues::ibv_destroy_qp);
  * }</pre>
  * A provider object that is no core type holds its own {@link Resource} made by {@link Resource#adopt} with
  * {@code NativeHandles.resource(context)} as parent, so the cascade closes it with the context.
@@ -37,6 +43,35 @@ public final class NativeHandles {
     public interface Access {
         /** The lifecycle of a core verbs object; {@link IllegalArgumentException} for anything else. */
         Resource resourceOf(Object verbsObject);
+
+        /**
+         * Wraps a {@code struct ibv_qp *} created by another verb ({@code mlx5dv_create_qp},
+         * {@code rdma_create_qp}, a raw {@code ibv_create_qp}) into a {@link QueuePair} with the lifetime rules
+         * of a built one: child of {@code pd}, {@code sendCq} and {@code recvCq} (closed by their cascade), its
+         * completions retired through the CQs, its work requests tracked against memory-region closes.
+         *
+         * <p>The granted capabilities, {@code sq_sig_all}, the state and the port are read with
+         * {@code ibv_query_qp}; the handle's {@code pd}, {@code send_cq}, {@code recv_cq} and {@code qp_type}
+         * must be those given. A QP on a shared receive queue is refused (core tracks receives per QP).
+         *
+         * @param sendOps     empty for a QP posted with {@code ibv_post_send} only; otherwise the
+         *                    {@code send_ops_flags} it was created with, and {@code ibv_qp_to_qp_ex} must
+         *                    return its {@code struct ibv_qp_ex *} ({@link QueuePair#startSend()})
+         * @param destroyVerb the verb {@code destroy} calls, named in errors ({@code "rdma_destroy_qp"})
+         * @param destroy     runs exactly once, when the QP is closed directly or by a parent's cascade
+         * @throws IllegalArgumentException if the handle does not match the arguments; the caller then still
+         *                                  owns it and must destroy it
+         */
+        QueuePair adoptQueuePair(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
+                                 QueuePairType type, MemorySegment qp, Set<SendOperation> sendOps,
+                                 String destroyVerb, Destroy destroy);
+    }
+
+    /** How an adopted handle is destroyed: by the verb family that created it. */
+    @FunctionalInterface
+    public interface Destroy {
+        /** Destroys {@code handle}: 0, or the errno value the failed verb reported. */
+        int destroy(MemorySegment handle);
     }
 
     private static volatile Access access;

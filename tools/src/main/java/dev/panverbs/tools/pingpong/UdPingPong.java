@@ -1,0 +1,74 @@
+package dev.panverbs.tools.pingpong;
+
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code ud_pingpong}: ping-pong over unreliable-datagram QPs, wire-compatible with rdma-core's
+ * {@code ibv_ud_pingpong} (same TCP exchange, options, defaults and output, Q_Key {@code 0x11111111}).
+ *
+ * <p>The default size is 1024 bytes: rdma-core 44's usage text and man page say 2048, but its code (and the
+ * Debian binary) use 1024, and both sides must agree because each receive buffer holds exactly size + 40 bytes
+ * (the GRH). A message cannot exceed the port's active MTU.
+ */
+@Command(name = "ud_pingpong", sortOptions = false, exitCodeOnInvalidInput = 1, exitCodeOnExecutionException = 1,
+        usageHelpAutoWidth = true,
+        description = "Ping-pong over UD QPs; interoperates with rdma-core's ibv_ud_pingpong.")
+public final class UdPingPong implements Callable<Integer> {
+    /** {@code ibv_ud_pingpong}'s default message size in rdma-core 44 (not the 2048 its usage text claims). */
+    public static final int DEFAULT_SIZE = 1024;
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    PingPongOptions options;
+
+    @Option(order = 4, names = {"-s", "--size"}, paramLabel = "<size>", converter = CInteger.class,
+            description = "size of message to exchange (default 1024)")
+    long size = DEFAULT_SIZE;
+
+    private final PingPongCommand.Runner runner;
+    private PrintWriter out;
+    private PrintWriter err;
+
+    /** The command with the real RDMA runner. */
+    public UdPingPong() {
+        this(PingPongRun::ud);
+    }
+
+    UdPingPong(PingPongCommand.Runner runner) {
+        this.runner = runner;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        // as a picocli subcommand (no execute() call) the streams come from the command line
+        PrintWriter err = this.err != null ? this.err : spec.commandLine().getErr();
+        PrintWriter out = this.out != null ? this.out : spec.commandLine().getOut();
+        return runner.run(options.settings(size, 0), out, err);
+    }
+
+    /** Parses {@code args} and runs; returns the exit status. */
+    static int execute(PingPongCommand.Runner runner, String[] args, PrintWriter out, PrintWriter err) {
+        UdPingPong command = new UdPingPong(runner);
+        command.out = out;
+        command.err = err;
+        int status = PingPongCommand.commandLine(command, out, err).execute(args);
+        out.flush();
+        err.flush();
+        return status;
+    }
+
+    /** Entry point of {@code tools/bin/ud_pingpong}. */
+    public static void main(String[] args) {
+        PrintWriter out = new PrintWriter(System.out, true);
+        PrintWriter err = new PrintWriter(System.err, true);
+        System.exit(execute(PingPongRun::ud, args, out, err));
+    }
+}
