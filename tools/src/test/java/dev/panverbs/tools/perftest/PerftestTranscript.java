@@ -18,9 +18,14 @@ record PerftestTranscript(List<String> headerKeys, Map<String, String> header, L
     static final Pattern BW_ROW = Pattern.compile(
             " \\d+ +\\d+ +\\d+\\.\\d{2} +\\d+\\.\\d{2} *\\t\\t   \\d+\\.\\d{6}( *)?(\\t    \\d+\\.\\d{2} *)?");
     static final Pattern BW_ROW_ACCURATE = Pattern.compile(" \\d+ +\\d+ +\\d+\\.\\d{6} +\\d+\\.\\d{6} +\\d+\\.\\d{6}");
+    /**
+     * A latency figure as C's printf writes it: the C tools under TCG sometimes divide by a zero cycle count and
+     * print inf or -nan in any column (their clock, not ours); the layout is still checked.
+     */
+    private static final String LAT = "(?:\\d+\\.\\d{2}|-?inf|-?nan)";
     /** {@code REPORT_FMT_LAT}. */
-    static final Pattern LAT_ROW = Pattern.compile(" \\d+ +\\d+ {10}\\d+\\.\\d{2} +\\d+\\.\\d{2} +\\d+\\.\\d{2} +\\t"
-            + " {7}\\d+\\.\\d{2} +\\t(\\d+\\.\\d{2}|-?nan) *\\t\\t\\d+\\.\\d{2} +\\t\\t\\d+\\.\\d{2} *");
+    static final Pattern LAT_ROW = Pattern.compile(" \\d+ +\\d+ {10}" + LAT + " +" + LAT + " +" + LAT + " +\\t"
+            + " {7}" + LAT + " +\\t" + LAT + " *\\t\\t" + LAT + " +\\t\\t" + LAT + " *");
     /** {@code REPORT_FMT_LAT_DUR}. */
     static final Pattern LAT_DUR_ROW = Pattern.compile(" \\d+ +\\d+ +(\\d+\\.\\d{2}|-?inf|-?nan) +\\d+\\.\\d{2} *");
     static final Pattern ADDRESS = Pattern.compile(" (local|remote) address: LID (0000|0x[0-9a-f]{2,}) QPN "
