@@ -174,8 +174,8 @@ public class CompletionQueue extends VerbsObject {
         if (resource.isClosed()) {
             return resource.closedException(verb);
         }
-        return new IllegalStateException(verb + ": " + this + " is being polled by thread \""
-                + (holder == null ? "?" : holder.getName()) + "\" at the same time; a CQ has one poller at a time "
+        return new IllegalStateException(verb + ": " + this + " is being polled by "
+                + QueuePair.holderName(holder) + " at the same time; a CQ has one poller at a time "
                 + "(its completions retire work requests from single-consumer rings): poll it from one thread, or "
                 + "give each thread its own CQ");
     }

@@ -370,8 +370,8 @@ public final class PostBatch implements AutoCloseable {
         }
         Thread holder = qp.sendGuard.holder();
         if (active && holder != Thread.currentThread()) {
-            return new IllegalStateException(verb + ": the batch of " + qp + " was started by thread \""
-                    + (holder == null ? "?" : holder.getName()) + "\"; the provider holds the send-queue lock for "
+            return new IllegalStateException(verb + ": the batch of " + qp + " was started by "
+                    + QueuePair.holderName(holder) + "; the provider holds the send-queue lock for "
                     + "that thread: build and submit a batch on the thread that started it");
         }
         return new IllegalStateException(verb + ": the batch of " + qp + " is not open: startSend() first");
@@ -387,8 +387,8 @@ public final class PostBatch implements AutoCloseable {
         if (qp.resource.isClosed()) {
             return qp.resource.closedException("ibv_wr_start");
         }
-        return new IllegalStateException("ibv_wr_start: " + qp + " is being posted to by thread \""
-                + (holder == null ? "?" : holder.getName()) + "\" at the same time; the send side has one producer "
+        return new IllegalStateException("ibv_wr_start: " + qp + " is being posted to by "
+                + QueuePair.holderName(holder) + " at the same time; the send side has one producer "
                 + "at a time");
     }
 

@@ -548,8 +548,8 @@ public final class QueuePair extends VerbsObject {
         if (resource.isClosed()) {
             return resource.closedException(verb);
         }
-        return new IllegalStateException(verb + ": " + this + " is being posted to by thread \""
-                + (holder == null ? "?" : holder.getName()) + "\" at the same time; each side of a QP (send, "
+        return new IllegalStateException(verb + ": " + this + " is being posted to by "
+                + holderName(holder) + " at the same time; each side of a QP (send, "
                 + "receive) has one producer at a time (its chain and outstanding-WR ring are not thread-safe): post "
                 + "from one thread, or synchronize");
     }
@@ -648,5 +648,10 @@ public final class QueuePair extends VerbsObject {
     @Override
     public void close() {
         super.close();
+    }
+
+    /** "thread \"name\"", or "another thread" when the holder left before the (cold) message was built. */
+    static String holderName(Thread holder) {
+        return holder == null ? "another thread" : "thread \"" + holder.getName() + "\"";
     }
 }
