@@ -22,7 +22,7 @@ import java.lang.foreign.ValueLayout;
  * returns the count; nothing is allocated per poll or per completion. The function pointer
  * {@code ibv_context.ops.poll_cq} is read once, at creation.
  *
- * <p>Polling also retires the work requests the completions cover from their QP's outstanding set (see
+ * <p>Polling also retires the work requests the completions cover from their work queue's outstanding set (see
  * {@link QueuePair} on DMA safety): poll every completion of a QP through its {@code CompletionQueue}.
  *
  * <p><b>Events</b>: with a {@link CompletionChannel}, {@link #reqNotify(boolean)} arms the CQ
@@ -42,9 +42,6 @@ import java.lang.foreign.ValueLayout;
 public class CompletionQueue extends VerbsObject {
     private static final long WC_SIZE = ibv_wc.layout().byteSize();
     private static final long WC_WR_ID = ibv_wc.wr_id$offset();
-    private static final long WC_STATUS = ibv_wc.status$offset();
-    private static final long WC_OPCODE = ibv_wc.opcode$offset();
-    private static final long WC_QP_NUM = ibv_wc.qp_num$offset();
 
     final Context context;
     final CompletionChannel channel;
@@ -52,7 +49,8 @@ public class CompletionQueue extends VerbsObject {
     /** {@code ibv_context.ops.poll_cq}/{@code req_notify_cq}, read once. */
     private final ContextOps ops;
     private final int cqe;
-    final QueuePairDirectory queuePairs = new QueuePairDirectory();
+    /** The work queues completing here, by the route token in the provider's {@code wr_id}. */
+    final CompletionRoutes routes = new CompletionRoutes();
 
     /** Marks the poller inside {@code ibv_poll_cq} or an open poll pass; see {@link CallGuard}. */
     final CallGuard pollGuard;
@@ -128,20 +126,16 @@ public class CompletionQueue extends VerbsObject {
             throw pollFailed(n);
         }
         completions.count(n);
-        for (int i = 0; i < n; i++) {
-            long wc = i * WC_SIZE;
-            retire(array.get(ValueLayout.JAVA_INT, wc + WC_QP_NUM), array.get(ValueLayout.JAVA_LONG, wc + WC_WR_ID),
-                    array.get(ValueLayout.JAVA_INT, wc + WC_STATUS), array.get(ValueLayout.JAVA_INT, wc + WC_OPCODE));
+        WorkQueue[] table = routes.table();
+        for (int i = 0; i < n; i++) { // retire, and give each completion back the caller's wr_id
+            long at = i * WC_SIZE + WC_WR_ID;
+            long providerWrId = array.get(ValueLayout.JAVA_LONG, at);
+            long wrId = CompletionRoutes.retire(table, providerWrId);
+            if (wrId != providerWrId) {
+                array.set(ValueLayout.JAVA_LONG, at, wrId);
+            }
         }
         return n;
-    }
-
-    /** Retires what one completion covers from its QP's outstanding work requests. */
-    final void retire(int qpNum, long wrId, int status, int opcode) {
-        QueuePair qp = queuePairs.get(qpNum);
-        if (qp != null) {
-            qp.retire(this, wrId, status, opcode);
-        }
     }
 
     /**
@@ -175,7 +169,7 @@ public class CompletionQueue extends VerbsObject {
             return resource.closedException(verb);
         }
         return new IllegalStateException(verb + ": " + this + " is being polled by "
-                + QueuePair.holderName(holder) + " at the same time; a CQ has one poller at a time "
+                + WorkQueue.holderName(holder) + " at the same time; a CQ has one poller at a time "
                 + "(its completions retire work requests from single-consumer rings): poll it from one thread, or "
                 + "give each thread its own CQ");
     }

@@ -12,6 +12,7 @@ import dev.panverbs.core.internal.RdmaCoreVersion;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
 /**
@@ -46,6 +47,7 @@ import java.nio.ByteOrder;
 public final class ExtendedCompletionQueue extends CompletionQueue {
     private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
     private static final int ENOENT = Errno.ENOENT;
+    private static final long CQ_EX_WR_ID = dev.panverbs.bindings.verbs.ibv_cq_ex.wr_id$offset();
 
     /** The polling slots of the {@code ibv_cq_ex}, read once. */
     private final CqExOps ops;
@@ -107,7 +109,6 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
             ibv_cq_init_attr_ex.channel(attr, channel == null ? MemorySegment.NULL
                     : channel.resource.handle("ibv_create_cq_ex"));
             ibv_cq_init_attr_ex.comp_vector(attr, compVector);
-            // the QP number lets polling find which QP's outstanding work requests a completion retires
             ibv_cq_init_attr_ex.wc_flags(attr, wcFlags | IBV_WC_EX_WITH_QP_NUM());
             if (singleThreaded) {
                 ibv_cq_init_attr_ex.comp_mask(attr, IBV_CQ_INIT_ATTR_MASK_FLAGS());
@@ -216,27 +217,13 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
         throw Errors.failure(Errors.call(verb, "cq", this), rc);
     }
 
+    /** Retires what the current completion covers and gives it back the caller's {@code wr_id}. */
     private void retireCurrent() {
-        QueuePair qp = queuePairs.single();
-        if (qp == null) {
-            if (queuePairs.size() == 0) {
-                return;
-            }
-            qp = queuePairs.get(ops.ibv_wc_read_qp_num());
-            if (qp == null) {
-                return;
-            }
+        long providerWrId = ops.wr_id();
+        long wrId = CompletionRoutes.retire(routes.table(), providerWrId);
+        if (wrId != providerWrId) { // a field of ibv_cq_ex that the provider rewrites at every start/next_poll
+            ops.cq().set(ValueLayout.JAVA_LONG, CQ_EX_WR_ID, wrId);
         }
-        int status = ops.status();
-        long wrId = ops.wr_id();
-        int opcode = 0;
-        if (status == 0 && qp.sharesCq()) {
-            // which queue: the opcode decides, but reading it is a provider call; QueuePair.retire needs the
-            // RECV bit only when the wr_id alone is ambiguous
-            opcode = qp.needsOpcode(wrId) ? ops.ibv_wc_read_opcode()
-                    : qp.recvTracker.headIs(wrId) && qp.sendTracker.outstanding() == 0 ? IBV_WC_RECV() : 0;
-        }
-        qp.retire(this, wrId, status, opcode);
     }
 
     /** The current completion's {@code wr_id} (a field of {@code ibv_cq_ex}, no call). */

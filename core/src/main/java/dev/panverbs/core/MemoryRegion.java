@@ -9,10 +9,10 @@ import dev.panverbs.core.internal.ResourceKind;
 import dev.panverbs.core.internal.Units;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.VarHandle;
 import java.util.EnumSet;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -30,48 +30,49 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>Thread safety: the accessors may be read from any thread; {@link #rereg()} changes the keys and must
  * not race with work requests that use this MR (as in C).
  */
-public final class MemoryRegion extends VerbsObject {
+public final class MemoryRegion extends VerbsObject implements LocalKey {
 
     /** Alignment of memory allocated by {@link ProtectionDomain#allocate}: the x86-64 and common arm64 page. */
     static final long PAGE_SIZE = 4096;
-    private static final AtomicLong TRACKING_IDS = new AtomicLong();
-
-    private volatile ProtectionDomain pd;
+    private final MemorySegment handle;
     private volatile MemorySegment buffer;
     private volatile Set<Access> access;
-    /** {@link Access#mask} of {@link #access}, for the post path's LOCAL_WRITE check. */
-    private volatile int accessMask;
-    private volatile long iova;
-    private volatile int lkey;
-    private volatile int rkey;
-    private volatile long length;
     private final Registration registration;
     /**
-     * Unique among all regions of this JVM: the queue pairs' in-flight tracking records it instead of a reference,
-     * so posting stores no object reference (no GC write barrier per SGE).
+     * Everything the post paths read (keys, iova, length, PD, rights, tracking id, memory scope), replaced as a whole
+     * on rereg and close; see {@link KeySnapshot}. Volatile: a close publishes a not-open snapshot before it scans
+     * for in-flight references, a post publishes its references before it re-reads this (Dekker).
      */
-    final long trackingId = TRACKING_IDS.incrementAndGet();
+    volatile KeySnapshot snapshot;
 
-    private MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment buffer, long length, String what,
-                         Set<Access> access, Registration registration) {
+    private MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment buffer, long length, long iova,
+                         String what, Set<Access> access, Registration registration) {
         super(ResourceKind.MEMORY_REGION, "MemoryRegion[" + Units.bytes(length) + " at " + what + ", mr "
                 + Units.hex(mr.address()) + " on " + pd.context().device().name() + "]",
                 mr, registration::deregister, pd.resource);
-        this.pd = pd;
+        this.handle = mr;
         this.buffer = buffer;
-        this.length = length;
         this.access = frozen(access);
-        this.accessMask = Access.mask(access);
         this.registration = registration;
-        readKeys(mr);
+        MemorySegment s = mr.reinterpret(ibv_mr.sizeof());
+        this.snapshot = new KeySnapshot(this, iova, length, ibv_mr.lkey(s), ibv_mr.rkey(s), pd, Access.mask(access),
+                KeySnapshot.nextTrackingId(), buffer == null ? null : buffer.scope(), true);
+        registration.region = this;
     }
 
     /** Wraps an MR registered over a DMA-BUF ({@code ibv_reg_dmabuf_mr}): no CPU-visible buffer. */
     static MemoryRegion ofDmabuf(ProtectionDomain pd, MemorySegment mr, long length, long iova, int fd,
                                  Set<Access> access) {
-        MemoryRegion region = new MemoryRegion(pd, mr, null, length, "dmabuf fd " + fd, access, new Registration(null));
-        region.iova = iova;
-        return region;
+        return new MemoryRegion(pd, mr, null, length, iova, "dmabuf fd " + fd, access, new Registration(null));
+    }
+
+    /**
+     * A region over {@code mr}, already registered by the caller (tests over a fake provider, which registers
+     * nothing); it is deregistered with {@code ibv_dereg_mr} like any other.
+     */
+    static MemoryRegion wrap(ProtectionDomain pd, MemorySegment mr, MemorySegment buffer, Set<Access> access) {
+        return new MemoryRegion(pd, mr, buffer, buffer.byteSize(), buffer.address(), Units.hex(buffer.address()),
+                access, new Registration(null));
     }
 
     /**
@@ -82,6 +83,7 @@ public final class MemoryRegion extends VerbsObject {
     private static final class Registration {
         volatile Arena owned;
         final AtomicReference<MemoryRegion> tie = new AtomicReference<>();
+        MemoryRegion region;
 
         Registration(Arena owned) {
             this.owned = owned;
@@ -89,6 +91,10 @@ public final class MemoryRegion extends VerbsObject {
 
         void deregister(MemorySegment mr) {
             tie.set(null); // the caller's arena no longer needs to reach this MR
+            MemoryRegion r = region;
+            if (r != null) { // posts from now on refuse the key (a cascade or the arena tie, not close())
+                r.snapshot = r.snapshot.closed();
+            }
             int rc = LibIbverbs.ibv_dereg_mr(mr);
             if (rc != 0) {
                 throw Errors.failure(Errors.call("ibv_dereg_mr", "mr", Units.hex(mr.address())), rc,
@@ -100,12 +106,6 @@ public final class MemoryRegion extends VerbsObject {
                 a.close();
             }
         }
-    }
-
-    private void readKeys(MemorySegment mr) {
-        MemorySegment s = mr.reinterpret(ibv_mr.sizeof());
-        this.lkey = ibv_mr.lkey(s);
-        this.rkey = ibv_mr.rkey(s);
     }
 
     /**
@@ -120,39 +120,70 @@ public final class MemoryRegion extends VerbsObject {
      * <p>Errors: {@code EBUSY}: memory windows are still bound (close them first) → {@link VerbsException}.
      */
     @Override
-    public void close() {
-        if (!isClosed()) { // DMA safety: refused while posted work requests still reference this region
-            int inFlight = QueuePair.inFlight(this);
-            if (inFlight > 0) {
-                throw new IllegalStateException("ibv_dereg_mr: " + this + " is still referenced by " + inFlight
-                        + " outstanding work request(s); poll their completions (or move the QP to ERR and poll the"
-                        + " flushes, or close the QP) before deregistering it");
+    public synchronized void close() {
+        if (!isClosed()) { // DMA safety: refused while posted or posting work requests reference this region
+            KeySnapshot current = quiesce("ibv_dereg_mr", "deregistering it");
+            try {
+                super.close();
+            } catch (RuntimeException | Error e) {
+                if (!isClosed()) {
+                    snapshot = current;
+                }
+                throw e;
             }
         }
-        super.close();
+    }
+
+    /**
+     * Makes the key unusable for new posts, then checks that no work request references it: a post publishes its
+     * references before it re-reads the key's snapshot, this publishes the not-open snapshot before it scans them,
+     * and a full fence on each side orders the store before the load (Dekker), so either the post sees the key
+     * closing and refuses, or this sees the post's references and refuses. Returns the open snapshot (to restore).
+     */
+    private KeySnapshot quiesce(String verb, String action) {
+        KeySnapshot current = snapshot;
+        snapshot = current.closed();
+        VarHandle.fullFence();
+        int inFlight = current.pd.inFlight(current.trackingId);
+        if (inFlight > 0) {
+            snapshot = current;
+            throw new IllegalStateException(verb + ": " + this + " is still referenced by " + inFlight
+                    + " outstanding work request(s); poll their completions (or move the QP to ERR and poll the"
+                    + " flushes, or close the QP) before " + action);
+        }
+        return current;
     }
 
     /** The local key, for scatter/gather entries ({@code ibv_mr.lkey}). */
+    @Override
     public int lkey() {
-        return lkey;
+        return snapshot.lkey;
     }
 
     /** The remote key that peers put in RDMA and atomic work requests ({@code ibv_mr.rkey}). */
     public int rkey() {
-        return rkey;
+        return snapshot.rkey;
+    }
+
+    /** Whether the region is still registered (not closed). */
+    @Override
+    public boolean isOpen() {
+        return !isClosed();
     }
 
     /**
      * The address peers use for the first byte: the segment's address, the iova given at registration, or
      * 0 for a zero-based MR. Remote work requests target {@code address() + offset}.
      */
+    @Override
     public long address() {
-        return iova;
+        return snapshot.address;
     }
 
     /** The length of the region in bytes. */
+    @Override
     public long length() {
-        return length;
+        return snapshot.length;
     }
 
     /**
@@ -177,13 +208,10 @@ public final class MemoryRegion extends VerbsObject {
         return access;
     }
 
-    int accessMask() {
-        return accessMask;
-    }
-
     /** The protection domain the MR belongs to (changes with {@link Rereg#pd}). */
+    @Override
     public ProtectionDomain protectionDomain() {
-        return pd;
+        return snapshot.pd;
     }
 
     /**
@@ -274,9 +302,8 @@ public final class MemoryRegion extends VerbsObject {
                     throw Errors.failure(Errors.call(verb, "length", Units.bytes(segment.byteSize()), "addr",
                             Units.hex(segment.address()), "iova", Units.hex(va), "access", access), errnoValue);
                 }
-                MemoryRegion region = new MemoryRegion(pd, mr, segment, segment.byteSize(),
+                MemoryRegion region = new MemoryRegion(pd, mr, segment, segment.byteSize(), va,
                         Units.hex(segment.address()), access, new Registration(owned));
-                region.iova = va;
                 if (tie != null) {
                     AtomicReference<MemoryRegion> ref = region.registration.tie;
                     ref.set(region);
@@ -347,7 +374,7 @@ public final class MemoryRegion extends VerbsObject {
 
         /** {@code IBV_REREG_MR_CHANGE_PD}: move the MR to another PD of the same context. */
         public Rereg pd(ProtectionDomain pd) {
-            if (pd.context() != mr.pd.context()) {
+            if (pd.context() != mr.protectionDomain().context()) {
                 throw new IllegalArgumentException("ibv_rereg_mr: the new PD belongs to another Context");
             }
             this.newPd = pd;
@@ -399,7 +426,22 @@ public final class MemoryRegion extends VerbsObject {
             if (flags == 0) {
                 throw new IllegalStateException("ibv_rereg_mr: nothing to change; call pd(), translation() or access() first");
             }
-            MemorySegment handle = mr.resource.handle("ibv_rereg_mr");
+            synchronized (mr) { // not with close(), nor with another rereg
+                MemorySegment handle = mr.resource.handle("ibv_rereg_mr");
+                // the keys may change: refused while work requests name them (and posts refuse meanwhile)
+                KeySnapshot old = mr.quiesce("ibv_rereg_mr", "re-registering it");
+                try {
+                    apply(handle, flags, acc, old);
+                } catch (RuntimeException | Error e) {
+                    if (!mr.isClosed()) {
+                        mr.snapshot = old;
+                    }
+                    throw e;
+                }
+            }
+        }
+
+        private void apply(MemorySegment handle, int flags, Set<Access> acc, KeySnapshot old) {
             MemorySegment pdHandle = newPd != null ? newPd.resource.handle("ibv_rereg_mr") : MemorySegment.NULL;
             MemorySegment addr = newBuffer != null ? newBuffer : MemorySegment.NULL;
             long length = newBuffer != null ? newBuffer.byteSize() : 0;
@@ -423,30 +465,36 @@ public final class MemoryRegion extends VerbsObject {
                 VerbsException failure = Errors.failure(call, e, ReregFailure.describe(rc, unusable));
                 if (unusable) {
                     try {
-                        mr.close();
+                        mr.resource.close(); // nothing references it (quiesced): deregister without re-checking
                     } catch (RuntimeException closeFailure) {
                         failure.addSuppressed(closeFailure);
                     }
                 }
                 throw failure;
             }
+            ProtectionDomain pd = old.pd;
             if (newPd != null) {
-                mr.resource.replaceParent(mr.pd.resource, newPd.resource);
-                mr.pd = newPd;
+                mr.resource.replaceParent(pd.resource, newPd.resource);
+                pd = newPd;
             }
+            long iova = old.address;
+            long size = old.length;
+            MemorySegment.Scope scope = old.scope;
             if (newBuffer != null) {
                 Arena oldOwned = mr.registration.owned;
                 mr.buffer = newBuffer;
-                mr.length = newBuffer.byteSize();
-                mr.iova = newBuffer.address();
+                size = newBuffer.byteSize();
+                iova = newBuffer.address();
+                scope = newBuffer.scope();
                 mr.registration.owned = null;
                 if (oldOwned != null) {
                     oldOwned.close();
                 }
             }
             mr.access = frozen(acc);
-            mr.accessMask = Access.mask(acc);
-            mr.readKeys(handle);
+            MemorySegment s = handle.reinterpret(ibv_mr.sizeof());
+            mr.snapshot = new KeySnapshot(mr, iova, size, ibv_mr.lkey(s), ibv_mr.rkey(s), pd, Access.mask(acc),
+                    old.trackingId, scope, true);
         }
     }
 }

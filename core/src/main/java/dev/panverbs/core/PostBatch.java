@@ -40,17 +40,20 @@ public final class PostBatch implements AutoCloseable {
     private static final long SGE_SIZE = ibv_sge.layout().byteSize();
     private static final long BUF_SIZE = ibv_data_buf.layout().byteSize();
 
+    private final SendQueue queue;
     private final QueuePair qp;
     private final QpExOps ops;
     private final long sendOps;
     private final WorkRequestRules rules;
+    private final WorkQueueTracker tracker;
     private final int capacity;
     private final int maxSge;
     private final long[] wrIds;
-    private final boolean[] signaled;
     private final int[] refCounts;
     private final int[] flags;
-    private final long[] refs; // MemoryRegion.trackingId per SGE
+    /** Key snapshot per SGE ({@code wr * maxSge + sge}), re-checked at submit, and their tracking ids. */
+    private final KeySnapshot[] keys;
+    private final long[] refs;
     private final MemorySegment sgeList;
     private final MemorySegment bufList;
     /** Open on the thread holding {@code qp.sendGuard}; written by that thread only. */
@@ -59,26 +62,30 @@ public final class PostBatch implements AutoCloseable {
     private boolean writesLocally;
     private int count;
     private int room;
+    /** The tracker position of the batch's first WR. */
+    private long base;
     private int inlineBytes;
 
-    PostBatch(QueuePair qp, QpExOps ops, long sendOps, Arena arena) {
-        this.qp = qp;
+    PostBatch(SendQueue queue, QpExOps ops, long sendOps, Arena arena) {
+        this.queue = queue;
+        this.qp = queue.qp;
         this.ops = ops;
         this.sendOps = sendOps;
-        this.rules = qp.rules;
+        this.rules = queue.rules;
+        this.tracker = queue.tracker;
         this.capacity = Math.max(qp.capabilities().maxSendWr(), 1);
         this.maxSge = Math.max(qp.capabilities().maxSendSge(), 1);
         this.wrIds = new long[capacity];
-        this.signaled = new boolean[capacity];
         this.refCounts = new int[capacity];
         this.flags = new int[capacity];
+        this.keys = new KeySnapshot[capacity * maxSge];
         this.refs = new long[capacity * maxSge];
         this.sgeList = arena.allocate(ibv_sge.layout(), maxSge);
         this.bufList = arena.allocate(ibv_data_buf.layout(), maxSge);
     }
 
     PostBatch start() {
-        CallGuard guard = qp.sendGuard;
+        CallGuard guard = queue.guard;
         if (!guard.enter(Thread.currentThread())) {
             throw startRefused(guard);
         }
@@ -91,7 +98,8 @@ public final class PostBatch implements AutoCloseable {
         }
         active = true;
         count = 0;
-        room = qp.sendTracker.room();
+        room = tracker.room();
+        base = tracker.tail();
         return this;
     }
 
@@ -169,14 +177,15 @@ public final class PostBatch implements AutoCloseable {
      * {@code ibv_wr_set_sge}: the current WR's data is {@code length} bytes at {@code offset} in {@code region};
      * checked like {@link SendRequests#sge}.
      */
-    public PostBatch setSge(MemoryRegion region, long offset, int length) {
+    public PostBatch setSge(LocalKey key, long offset, int length) {
         current();
-        rules.checkSge(region, offset, length);
+        KeySnapshot k = DataPathAccess.snapshot(key);
+        rules.checkSge(k, offset, length);
         if (writesLocally) {
-            rules.checkLocalWrite(region, length, "an RDMA READ or atomic");
+            rules.checkLocalWrite(k, length, "an RDMA READ or atomic");
         }
-        ops.ibv_wr_set_sge(DataPathAccess.lkey(region), DataPathAccess.address(region) + offset, length);
-        stage(region, 0);
+        ops.ibv_wr_set_sge(k.lkey, k.address + offset, length);
+        stage(k, 0);
         refCounts[count - 1] = 1;
         return this;
     }
@@ -185,22 +194,22 @@ public final class PostBatch implements AutoCloseable {
      * {@code ibv_wr_set_sge_list}: the current WR's data is the first {@code n} triples of the caller's
      * (reusable) arrays; at most {@code max_send_sge}.
      */
-    public PostBatch setSgeList(MemoryRegion[] regions, long[] offsets, int[] lengths, int n) {
+    public PostBatch setSgeList(LocalKey[] regions, long[] offsets, int[] lengths, int n) {
         current();
         if (n < 0 || n > maxSge) {
             throw rules.tooManySges(maxSge);
         }
         for (int i = 0; i < n; i++) {
-            MemoryRegion r = regions[i];
-            rules.checkSge(r, offsets[i], lengths[i]);
+            KeySnapshot k = DataPathAccess.snapshot(regions[i]);
+            rules.checkSge(k, offsets[i], lengths[i]);
             if (writesLocally) {
-                rules.checkLocalWrite(r, lengths[i], "an RDMA READ or atomic");
+                rules.checkLocalWrite(k, lengths[i], "an RDMA READ or atomic");
             }
             long s = i * SGE_SIZE;
-            sgeList.set(ValueLayout.JAVA_LONG, s, DataPathAccess.address(r) + offsets[i]);
+            sgeList.set(ValueLayout.JAVA_LONG, s, k.address + offsets[i]);
             sgeList.set(ValueLayout.JAVA_INT, s + 8, lengths[i]);
-            sgeList.set(ValueLayout.JAVA_INT, s + 12, DataPathAccess.lkey(r));
-            stage(r, i);
+            sgeList.set(ValueLayout.JAVA_INT, s + 12, k.lkey);
+            stage(k, i);
         }
         refCounts[count - 1] = n;
         ops.ibv_wr_set_sge_list(n, sgeList);
@@ -247,32 +256,61 @@ public final class PostBatch implements AutoCloseable {
     }
 
     /**
-     * Posts the batch ({@code ibv_wr_complete(3)}): rings the doorbell and releases the send-queue lock.
+     * Posts the batch ({@code ibv_wr_complete(3)}): rings the doorbell and releases the send-queue lock. The WRs'
+     * key references are published first, then every key is re-checked: one closed, re-registered or whose memory's
+     * arena was closed since its {@code setSge} aborts the whole batch ({@code ibv_wr_abort}) with
+     * {@link IllegalStateException} naming it.
      *
      * <p>Errors: a non-zero return (the provider rolled back every WR of the batch) → {@link VerbsException};
      * {@code ENOMEM}: the send queue overflowed.
      */
     public void submit() {
-        if (!active || !qp.sendGuard.heldBy(Thread.currentThread())) {
+        if (!active || !queue.guard.heldBy(Thread.currentThread())) {
             throw notOpen("ibv_wr_complete");
         }
+        for (int i = 0; i < count; i++) {
+            tracker.put(base + i, wrIds[i], refs, i * maxSge, refCounts[i]);
+        }
+        tracker.publish(base + count);
+        int stale = firstStaleKey();
         active = false;
         int rc;
         try {
-            rc = ops.ibv_wr_complete();
+            if (stale >= 0) {
+                ops.ibv_wr_abort();
+            } else {
+                rc = ops.ibv_wr_complete();
+                if (rc != 0) {
+                    tracker.rollback(base);
+                    throw completeFailed(rc);
+                }
+            }
         } finally {
-            qp.sendGuard.exit(); // after the call: a close on another thread waits for it
+            queue.guard.exit(); // after the call: a close on another thread waits for it
         }
-        if (rc != 0) {
-            throw completeFailed(rc);
+        if (stale >= 0) {
+            tracker.rollback(base);
+            clearStaged();
+            throw rules.staleKey("ibv_wr_complete", keys[stale], stale / maxSge);
         }
-        WorkQueueTracker tracker = qp.sendTracker;
-        long t = tracker.tail();
-        for (int i = 0; i < count; i++) {
-            tracker.put(t + i, wrIds[i], signaled[i], refs, i * maxSge, refCounts[i]);
-        }
-        tracker.publish(t + count);
         clearStaged();
+    }
+
+    /** The first SGE slot whose key is no longer as staged, or -1 (see {@link WorkRequests#firstStaleKey}). */
+    private int firstStaleKey() {
+        KeySnapshot previous = null;
+        for (int i = 0; i < count; i++) {
+            for (int j = 0; j < refCounts[i]; j++) {
+                KeySnapshot k = keys[i * maxSge + j];
+                if (k != previous) {
+                    if (DataPathAccess.snapshot(k.owner) != k || !k.memoryAlive()) {
+                        return i * maxSge + j;
+                    }
+                    previous = k;
+                }
+            }
+        }
+        return -1;
     }
 
     /** Aborts the batch if it was not submitted ({@code ibv_wr_abort(3)}): none of its WRs is posted. */
@@ -283,7 +321,7 @@ public final class PostBatch implements AutoCloseable {
             try {
                 ops.ibv_wr_abort();
             } finally {
-                qp.sendGuard.exit();
+                queue.guard.exit();
             }
             clearStaged();
         }
@@ -294,7 +332,7 @@ public final class PostBatch implements AutoCloseable {
      * before {@code ibv_destroy_qp}). A batch open on another thread is left to it: the QP's close waits for it.
      */
     void abandon() {
-        if (active && qp.sendGuard.heldBy(Thread.currentThread())) {
+        if (active && queue.guard.heldBy(Thread.currentThread())) {
             close();
         }
     }
@@ -316,12 +354,11 @@ public final class PostBatch implements AutoCloseable {
         }
         int i = count++;
         wrIds[i] = wrId;
-        signaled[i] = qp.sqSigAll() || (sendFlags & SendFlag.SIGNALED_BIT) != 0;
         refCounts[i] = 0;
         flags[i] = sendFlags;
         writesLocally = op == SendOperation.RDMA_READ || op == SendOperation.ATOMIC_CMP_AND_SWP
                 || op == SendOperation.ATOMIC_FETCH_AND_ADD;
-        ops.wr_id(wrId);
+        ops.wr_id(tracker.encode(base + i)); // the completion names the slot; the caller's id is returned by poll
         ops.wr_flags(sendFlags);
     }
 
@@ -344,8 +381,9 @@ public final class PostBatch implements AutoCloseable {
         }
     }
 
-    private void stage(MemoryRegion region, int k) {
-        refs[(count - 1) * maxSge + k] = region.trackingId;
+    private void stage(KeySnapshot key, int k) {
+        keys[(count - 1) * maxSge + k] = key;
+        refs[(count - 1) * maxSge + k] = key.trackingId;
     }
 
     private void aligned(long remoteAddr) {
@@ -368,10 +406,10 @@ public final class PostBatch implements AutoCloseable {
         if (qp.resource.isClosed()) {
             return qp.resource.closedException(verb + " (its PostBatch was aborted)");
         }
-        Thread holder = qp.sendGuard.holder();
+        Thread holder = queue.guard.holder();
         if (active && holder != Thread.currentThread()) {
             return new IllegalStateException(verb + ": the batch of " + qp + " was started by "
-                    + QueuePair.holderName(holder) + "; the provider holds the send-queue lock for "
+                    + WorkQueue.holderName(holder) + "; the provider holds the send-queue lock for "
                     + "that thread: build and submit a batch on the thread that started it");
         }
         return new IllegalStateException(verb + ": the batch of " + qp + " is not open: startSend() first");
@@ -388,7 +426,7 @@ public final class PostBatch implements AutoCloseable {
             return qp.resource.closedException("ibv_wr_start");
         }
         return new IllegalStateException("ibv_wr_start: " + qp + " is being posted to by "
-                + QueuePair.holderName(holder) + " at the same time; the send side has one producer "
+                + WorkQueue.holderName(holder) + " at the same time; the send side has one producer "
                 + "at a time");
     }
 

@@ -21,7 +21,7 @@ public class PostException extends VerbsException {
         return badWrIndex;
     }
 
-    static PostException of(String verb, QueuePair qp, int errno, int badIndex, Class<?> opcodeType, int opcode) {
+    static PostException of(String verb, Object qp, int errno, int badIndex, Class<?> opcodeType, int opcode) {
         String call = verb + "(" + qp + ", wr[" + badIndex + "]"
                 + (opcodeType != null ? ", opcode=" + opcodeName(opcode) : "") + ")";
         String hint = errno == dev.panverbs.bindings.verbs.verbs_h.EINVAL()

@@ -8,6 +8,7 @@ import dev.panverbs.core.internal.Units;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArraySet;
 
 /**
  * A protection domain ({@code struct ibv_pd}, {@code ibv_alloc_pd(3)}): groups the memory regions, address
@@ -21,6 +22,11 @@ import java.util.Set;
 public final class ProtectionDomain extends VerbsObject {
 
     private final Context context;
+    /**
+     * The live work queues of this PD's QPs (later SRQs): {@link MemoryRegion#close()} scans their outstanding work
+     * requests for references to the region. Control path only; the post and poll paths never touch it.
+     */
+    final Set<WorkQueue> workQueues = new CopyOnWriteArraySet<>();
 
     ProtectionDomain(Context context, MemorySegment handle) {
         super(ResourceKind.PROTECTION_DOMAIN,
@@ -34,6 +40,15 @@ public final class ProtectionDomain extends VerbsObject {
         if (rc != 0) {
             throw Errors.failure(Errors.call("ibv_dealloc_pd", "pd", Units.hex(pd.address())), rc);
         }
+    }
+
+    /** How many outstanding work requests of this PD's queues reference the key with {@code trackingId}. */
+    int inFlight(long trackingId) {
+        int n = 0;
+        for (WorkQueue q : workQueues) {
+            n += q.tracker.references(trackingId);
+        }
+        return n;
     }
 
     /** The context this PD was allocated on. */

@@ -15,9 +15,7 @@ import dev.panverbs.core.internal.Units;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A queue pair ({@code struct ibv_qp}, {@code ibv_create_qp(3)}): a send queue and a receive queue of one RC, UC or
@@ -32,39 +30,36 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@link #toErr()} flushes outstanding work requests, {@link #toReset()} forgets them, then {@code toInit} again.
  *
  * <h2>Posting</h2>
- * Two APIs, both allocation-free after warm-up: the classic {@link #postSend(SendRequests)}/{@link #postRecv}
- * over the QP's preallocated native WR chains ({@link #sendRequests()}, {@link #receiveRequests()}), and the
- * extended {@link #startSend()} ({@code ibv_wr_start} ... {@code ibv_wr_complete}). Operations the QP type or the
+ * Two APIs, both allocation-free after warm-up: the classic native WR chains that each work queue owns,
+ * filled and posted in place ({@code qp.sendRequests().rdmaWrite(...).sge(...).post()}, {@link #receiveRequests()}),
+ * and the extended {@link #startSend()} ({@code ibv_wr_start} ... {@code ibv_wr_complete}). Both use the names and
+ * argument order of the {@code ibv_wr_*} builders. Operations the QP type or the
  * device cannot do are refused up front with {@link UnsupportedVerbException} naming the capability. Sends posted in
  * RESET, INIT or RTR, and receives posted in RESET, are refused before the provider sees them
  * ({@link PostException}, {@code EINVAL}, naming the state; IB spec 10.3.1), since some providers (rxe) would queue
  * them and run them later.
  *
  * <h2>DMA safety</h2>
- * Every SGE is checked against its {@link MemoryRegion}: inside its bounds, registered in this QP's protection
- * domain, not closed. The QP keeps each region referenced from posting until the completion that covers the work
- * request has been polled (a per-queue ring indexed by queue slot; unsignaled sends retire with the next signaled
- * completion). While a region is referenced, {@link MemoryRegion#close()} is <b>refused</b> with
- * {@link IllegalStateException}; poll the completions (or move the QP to ERR and poll the flushes, or close the QP)
- * first. Closing the arena of a region registered with {@code deregisterWith(arena)} cannot be refused: the region
- * is deregistered before the memory is freed, so the NIC fails the outstanding work requests with a protection error
- * instead of touching freed memory.
+ * Every SGE is checked against its {@link LocalKey} when it is added: inside its range, in this QP's protection
+ * domain, not closed, its memory not freed. The post re-checks every staged key after publishing the work requests'
+ * references and before ringing the doorbell, and refuses the whole call if one was closed, re-registered or lost
+ * its memory since. From then on the work queue keeps each key referenced until the completion that covers the work
+ * request has been polled (unsignaled sends retire with the next signaled completion); meanwhile
+ * {@link MemoryRegion#close()} is <b>refused</b> with {@link IllegalStateException}: poll the completions (or move
+ * the QP to ERR and poll the flushes, or close the QP) first. Closing the arena of a region registered with
+ * {@code deregisterWith(arena)} cannot be refused: the region is deregistered before the memory is freed, so the NIC
+ * fails the outstanding work requests with a protection error instead of touching freed memory.
  *
  * <h2>Thread safety</h2>
- * The send side (sendRequests/postSend/startSend) is single-producer, the receive side (receiveRequests/postRecv)
+ * The send queue (sendRequests/post/startSend) is single-producer, the receive queue (receiveRequests/post)
  * too; the two sides may run on different threads, and the CQs may be polled on others. A second producer caught
- * posting at the same time gets {@link IllegalStateException} (best effort), as does a {@code postSend} while this
+ * posting at the same time gets {@link IllegalStateException} (best effort), as does a send post while this
  * thread's {@link PostBatch} is open (the provider would spin forever on its own send-queue lock).
  * {@link #close()} from another thread waits (up to 5 s) for a post or batch in progress to leave the provider before
  * {@code ibv_destroy_qp}; closing on the thread of an open batch aborts it. Control verbs (modify, query) must not
  * race with posting or closing.
  */
 public final class QueuePair extends VerbsObject {
-    /** Live QPs, for {@link MemoryRegion#close()}'s in-flight check (control path). */
-    private static final Set<QueuePair> LIVE = ConcurrentHashMap.newKeySet();
-    private static final int ENOMEM = ENOMEM();
-    private static final int EINVAL = EINVAL();
-
     final int qpNum;
     final QueuePairType type;
     private final ProtectionDomain pd;
@@ -72,20 +67,12 @@ public final class QueuePair extends VerbsObject {
     private final CompletionQueue recvCq;
     private final QueuePairCapabilities capabilities;
     private final MemorySegment qp;
-    private final ContextOps ops;
     private final boolean sqSigAll;
     private final int maxRdAtomic;
     final WorkRequestRules rules;
-    final WorkQueueTracker sendTracker;
-    final WorkQueueTracker recvTracker;
-    private final SendRequests sendRequests;
-    private final ReceiveRequests receiveRequests;
-    private final MemorySegment badWr;
-    private final PostBatch batch;
-    volatile boolean detached;
-    /** Mark the producer inside a post or an open batch (send side) and inside a post (receive side). */
-    final CallGuard sendGuard;
-    private final CallGuard recvGuard;
+    final SendQueue sendQueue;
+    /** Null for a QP on a shared receive queue: its receives belong to the SRQ. */
+    final ReceiveQueue receiveQueue;
     /** The port set at INIT (0 until then), for the path-MTU check of later transitions. */
     private int portNum;
     /**
@@ -98,9 +85,6 @@ public final class QueuePair extends VerbsObject {
     QueuePair(QueuePairBuilder.Created c) {
         super(ResourceKind.QUEUE_PAIR, c.description(), c.qp(), c.cleanup()::destroy,
                 c.pd().resource, c.sendCq().resource, c.recvCq().resource);
-        c.cleanup().owner = this;
-        this.sendGuard = c.cleanup().sendGuard;
-        this.recvGuard = c.cleanup().recvGuard;
         this.pd = c.pd();
         this.sendCq = c.sendCq();
         this.recvCq = c.recvCq();
@@ -110,30 +94,22 @@ public final class QueuePair extends VerbsObject {
         this.maxRdAtomic = c.maxRdAtomic();
         this.qp = c.qp().reinterpret(ibv_qp.sizeof());
         this.qpNum = ibv_qp.qp_num(qp);
-        this.ops = ContextOps.of(ibv_qp.context(qp));
+        ContextOps ops = ContextOps.of(ibv_qp.context(qp));
         Arena arena = c.cleanup().arena;
         this.rules = new WorkRequestRules(toString(), type, c.atomics(), capabilities.maxInlineData(), pd, resource);
-        this.sendTracker = new WorkQueueTracker(Math.max(capabilities.maxSendWr(), 1), capabilities.maxSendSge());
-        this.recvTracker = new WorkQueueTracker(Math.max(capabilities.maxRecvWr(), 1), capabilities.maxRecvSge());
-        this.sendRequests = new SendRequests(rules, Math.max(capabilities.maxSendWr(), 1),
-                capabilities.maxSendSge(), arena);
-        this.receiveRequests = new ReceiveRequests(rules, Math.max(capabilities.maxRecvWr(), 1),
-                capabilities.maxRecvSge(), arena);
-        this.badWr = arena.allocate(ValueLayout.ADDRESS);
-        this.batch = c.qpEx().address() == 0 ? null
-                : new PostBatch(this, QpExOps.of(c.qpEx()), c.sendOps(), arena);
-        sendCq.queuePairs.attach(this);
-        if (recvCq != sendCq) {
-            recvCq.queuePairs.attach(this);
+        this.sendQueue = new SendQueue(this, ops, c.qpEx().address() == 0 ? null : QpExOps.of(c.qpEx()),
+                c.sendOps(), sqSigAll, arena);
+        this.receiveQueue = c.onSrq() ? null : new ReceiveQueue(this, ops, arena);
+        sendQueue.attach();
+        if (receiveQueue != null) {
+            receiveQueue.attach();
         }
-        LIVE.add(this);
+        c.cleanup().owner = this;
     }
 
     /** Runs when the resource is destroyed (by close or by a parent's cascade). */
     static final class Cleanup {
         final Arena arena = Arena.ofShared();
-        final CallGuard sendGuard = new CallGuard();
-        final CallGuard recvGuard = new CallGuard();
         private final String destroyVerb;
         private final NativeHandles.Destroy destroyer;
         QueuePair owner;
@@ -151,31 +127,28 @@ public final class QueuePair extends VerbsObject {
         void destroy(MemorySegment handle) {
             QueuePair q = owner;
             if (q != null) {
-                q.detached = true;
-                LIVE.remove(q);
-                q.sendCq.queuePairs.detach(q);
-                q.recvCq.queuePairs.detach(q);
-                if (q.batch != null) {
-                    q.batch.abandon(); // this thread's open batch: ibv_wr_abort releases the send-queue lock
+                if (q.sendQueue.batch != null) {
+                    q.sendQueue.batch.abandon(); // this thread's open batch: ibv_wr_abort releases the SQ lock
                 }
-            }
-            // posts and batches of other threads leave the provider first (the QP is already marked closing)
-            Thread busy = sendGuard.awaitIdle();
-            if (busy == null) {
-                busy = recvGuard.awaitIdle();
-            }
-            if (busy != null) {
-                throw CallGuard.stillInUse(q != null ? q.toString() : Units.hex(handle.address()), destroyVerb,
-                        busy);
+                // posts and batches of other threads leave the provider first (the QP is already marked closing)
+                Thread busy = q.sendQueue.guard.awaitIdle();
+                if (busy == null && q.receiveQueue != null) {
+                    busy = q.receiveQueue.guard.awaitIdle();
+                }
+                if (busy != null) {
+                    throw CallGuard.stillInUse(q.toString(), destroyVerb, busy);
+                }
             }
             closeArena();
             int rc = destroyer.destroy(handle);
-            if (rc != 0) {
+            if (rc != 0) { // the QP may still run: its work stays tracked, its keys referenced
                 throw Errors.failure(Errors.call(destroyVerb, "qp", Units.hex(handle.address())), rc);
             }
             if (q != null) { // nothing can complete any more: the NIC forgot the QP
-                q.sendTracker.retireAll();
-                q.recvTracker.retireAll();
+                q.sendQueue.detach();
+                if (q.receiveQueue != null) {
+                    q.receiveQueue.detach();
+                }
             }
         }
 
@@ -262,7 +235,7 @@ public final class QueuePair extends VerbsObject {
         DeviceChecks.modifyQp(pd.context(), call, attrs, portNum);
         int rc = LibIbverbsQueues.ibv_modify_qp(resource.handle("ibv_modify_qp"), attrs.segment(), attrs.mask());
         if (rc != 0) {
-            throw Errors.failure(call, rc, attrs.isSet(QueuePairAttribute.AV) && (rc == EINVAL || rc == ENODATA())
+            throw Errors.failure(call, rc, attrs.isSet(QueuePairAttribute.AV) && (rc == EINVAL() || rc == ENODATA())
                     ? "check the address vector's port and GID index; " + DeviceChecks.validGids(pd.context(),
                     attrs.avPortNum()) : null);
         }
@@ -271,8 +244,10 @@ public final class QueuePair extends VerbsObject {
         }
         trackedState = next;
         if (next == QueuePairState.RESET) { // RESET discards both queues without completions
-            sendTracker.retireAll();
-            recvTracker.retireAll();
+            sendQueue.tracker.retireAll();
+            if (receiveQueue != null) {
+                receiveQueue.tracker.retireAll();
+            }
         }
     }
 
@@ -385,173 +360,47 @@ public final class QueuePair extends VerbsObject {
         }
     }
 
-    // ---- classic posting ----
+    // ---- posting ----
 
-    /** This QP's reusable send chain for {@link #postSend}: single-producer, see {@link SendRequests}. */
+    /**
+     * The send queue's reusable chain for {@code ibv_post_send(3)}: fill it, then {@link SendRequests#post()}.
+     * Single-producer, see {@link SendRequests}.
+     */
     public SendRequests sendRequests() {
         resource.checkOpen("ibv_post_send");
-        return sendRequests;
+        return sendQueue.requests;
     }
 
-    /** This QP's reusable receive chain for {@link #postRecv}: single-producer, see {@link ReceiveRequests}. */
+    /**
+     * The receive queue's reusable chain for {@code ibv_post_recv(3)}: fill it, then {@link ReceiveRequests#post()}.
+     * Single-producer, see {@link ReceiveRequests}.
+     *
+     * @throws IllegalStateException for a QP on a shared receive queue (post receives to the SRQ)
+     */
     public ReceiveRequests receiveRequests() {
         resource.checkOpen("ibv_post_recv");
-        return receiveRequests;
+        if (receiveQueue == null) {
+            throw new IllegalStateException("ibv_post_recv: " + this + " receives through a shared receive queue "
+                    + "(ibv_qp_init_attr.srq); post receives to the SRQ");
+        }
+        return receiveQueue.requests;
     }
 
-    /**
-     * Posts the pending WRs of {@code wrs} as one chain ({@code ibv_post_send(3)}) and returns how many the provider
-     * accepted. When all were, the chain is cleared for reuse. Fewer means the send queue is full (back-pressure,
-     * {@code ENOMEM}, or this QP's own count of outstanding WRs): poll completions, then call again to post the rest.
-     * Allocation-free.
-     *
-     * <p>Errors: a QP in RESET, INIT or RTR (IB spec 10.3.1: an immediate error) → {@link PostException} with
-     * {@code EINVAL} naming the state, raised before the provider sees the chain: some providers (rxe) would queue
-     * the WRs and run them once the QP reaches RTS. Other errnos ({@code EINVAL}: malformed WR) →
-     * {@link PostException} carrying the index of the refused WR ({@code bad_wr}).
-     * A chain of another QP → {@link IllegalArgumentException}; an open {@link PostBatch} of this thread or a
-     * concurrent producer → {@link IllegalStateException}. In ERR the WRs are accepted and complete with
-     * {@code WR_FLUSH_ERR}.
-     */
-    public int postSend(SendRequests wrs) {
-        CallGuard guard = sendGuard;
-        if (!guard.enter(Thread.currentThread())) {
-            throw postRefused(guard, "ibv_post_send");
-        }
-        try {
-            if (wrs != sendRequests) {
-                throw foreignChain("ibv_post_send");
-            }
-            return postSendChain(wrs);
-        } finally {
-            guard.exit();
-        }
-    }
-
-    private int postSendChain(SendRequests wrs) {
-        MemorySegment h = resource.handle("ibv_post_send");
-        int from = wrs.posted;
-        int n = wrs.count() - from;
-        if (n <= 0) {
-            return 0;
-        }
+    /** Send side's state check (hot: one volatile read unless the tracked state refuses). */
+    void checkSendState(String verb, int index, int opcode) {
         QueuePairState refused;
         if (!trackedState.acceptsSends() && (refused = refusedState(true)) != null) {
-            throw PostException.notReady("ibv_post_send", this, refused, from, WorkRequestOpcode.class,
-                    wrs.opcodeValue(from));
-        }
-        if (type == QueuePairType.UD) {
-            for (int i = from; i < from + n; i++) {
-                if (!wrs.udAddressed[i]) {
-                    throw rules.udUnaddressed(i);
-                }
-            }
-        }
-        int room = sendTracker.room();
-        if (room <= 0) {
-            return 0;
-        }
-        int take = Math.min(n, room);
-        int last = from + take - 1;
-        wrs.terminate(last);
-        int rc;
-        badWr.set(ValueLayout.JAVA_LONG, 0, 0L);
-        try {
-            rc = ops.ibv_post_send(h, wrs.chainFrom(from), badWr);
-        } finally {
-            wrs.relink(last);
-        }
-        int accepted = rc == 0 ? take : accepted(wrs.indexOf(badWr.get(ValueLayout.JAVA_LONG, 0)), from, take);
-        record(sendTracker, wrs.wrIds, sqSigAll ? null : wrs.signaled, wrs.sgeRegions, wrs.numSges, wrs.maxSge(),
-                from, accepted);
-        wrs.posted = from + accepted;
-        if (rc != 0 && rc != ENOMEM) {
-            throw PostException.of("ibv_post_send", this, rc, from + accepted, WorkRequestOpcode.class,
-                    wrs.opcodeValue(from + accepted));
-        }
-        if (wrs.posted == wrs.count()) {
-            wrs.clear();
-        }
-        return accepted;
-    }
-
-    /**
-     * Posts the pending receive WRs of {@code wrs} ({@code ibv_post_recv(3)}); returns how many were accepted, as
-     * {@link #postSend}. Allocation-free. A QP in RESET refuses them ({@link PostException}, {@code EINVAL}); from
-     * INIT on they are queued.
-     */
-    public int postRecv(ReceiveRequests wrs) {
-        CallGuard guard = recvGuard;
-        if (!guard.enter(Thread.currentThread())) {
-            throw postRefused(guard, "ibv_post_recv");
-        }
-        try {
-            if (wrs != receiveRequests) {
-                throw foreignChain("ibv_post_recv");
-            }
-            return postRecvChain(wrs);
-        } finally {
-            guard.exit();
+            throw PostException.notReady(verb, this, refused, index, opcode < 0 ? null : WorkRequestOpcode.class,
+                    Math.max(opcode, 0));
         }
     }
 
-    private int postRecvChain(ReceiveRequests wrs) {
-        MemorySegment h = resource.handle("ibv_post_recv");
-        int from = wrs.posted;
-        int n = wrs.count() - from;
-        if (n <= 0) {
-            return 0;
-        }
+    /** Receive side's state check. */
+    void checkReceiveState(int index) {
         QueuePairState refused;
         if (!trackedState.acceptsReceives() && (refused = refusedState(false)) != null) {
-            throw PostException.notReady("ibv_post_recv", this, refused, from, null, 0);
+            throw PostException.notReady("ibv_post_recv", this, refused, index, null, 0);
         }
-        int take = Math.min(n, recvTracker.room());
-        if (take <= 0) {
-            return 0;
-        }
-        int last = from + take - 1;
-        wrs.terminate(last);
-        int rc;
-        badWr.set(ValueLayout.JAVA_LONG, 0, 0L);
-        try {
-            rc = ops.ibv_post_recv(h, wrs.chainFrom(from), badWr);
-        } finally {
-            wrs.relink(last);
-        }
-        int accepted = rc == 0 ? take : accepted(wrs.indexOf(badWr.get(ValueLayout.JAVA_LONG, 0)), from, take);
-        record(recvTracker, wrs.wrIds, null, wrs.sgeRegions, wrs.numSges, wrs.maxSge(), from, accepted);
-        wrs.posted = from + accepted;
-        if (rc != 0 && rc != ENOMEM) {
-            throw PostException.of("ibv_post_recv", this, rc, from + accepted, null, 0);
-        }
-        if (wrs.posted == wrs.count()) {
-            wrs.clear();
-        }
-        return accepted;
-    }
-
-    // ---- cold: refusals of the post path ----
-
-    private IllegalArgumentException foreignChain(String verb) {
-        return new IllegalArgumentException(verb + ": the chain belongs to another queue pair; post " + this
-                + "'s own chain (" + (verb.equals("ibv_post_send") ? "sendRequests()" : "receiveRequests()") + ")");
-    }
-
-    private RuntimeException postRefused(CallGuard guard, String verb) {
-        Thread holder = guard.holder();
-        if (holder == Thread.currentThread()) {
-            return new IllegalStateException(verb + ": a PostBatch is open on " + this + " in this thread "
-                    + "(startSend() without submit() or close()); the provider holds the send-queue lock until "
-                    + "ibv_wr_complete/ibv_wr_abort, so this call would spin forever: submit or close the batch first");
-        }
-        if (resource.isClosed()) {
-            return resource.closedException(verb);
-        }
-        return new IllegalStateException(verb + ": " + this + " is being posted to by "
-                + holderName(holder) + " at the same time; each side of a QP (send, "
-                + "receive) has one producer at a time (its chain and outstanding-WR ring are not thread-safe): post "
-                + "from one thread, or synchronize");
     }
 
     /**
@@ -568,77 +417,22 @@ public final class QueuePair extends VerbsObject {
     }
 
     /**
-     * Records WRs {@code from .. from+n-1} of a chain as outstanding, published to the poller at once.
-     * {@code signaled == null}: every WR completes (sq_sig_all, receives).
-     */
-    private static void record(WorkQueueTracker tracker, long[] wrIds, boolean[] signaled, long[] regions,
-                               int[] numSges, int maxSge, int from, int n) {
-        long t = tracker.tail();
-        for (int k = 0; k < n; k++) {
-            int i = from + k;
-            tracker.put(t + k, wrIds[i], signaled == null || signaled[i], regions, i * maxSge, numSges[i]);
-        }
-        tracker.publish(t + n);
-    }
-
-    /** WRs accepted before {@code bad_wr}; a provider that left bad_wr unset (or out of the chain) posted none. */
-    private static int accepted(int badIndex, int from, int take) {
-        return badIndex >= from && badIndex < from + take ? badIndex - from : 0;
-    }
-
-    // ---- extended posting ----
-
-    /**
      * Starts a batch of work requests with the {@code ibv_wr_*} API ({@code ibv_wr_start(3)}); the batch must be
      * {@link PostBatch#submit() submitted} ({@code ibv_wr_complete}) or closed, which aborts it
      * ({@code ibv_wr_abort}). Use try-with-resources. The same {@link PostBatch} object is reused: no allocation.
      *
      * @throws IllegalStateException if the QP was built without {@code sendOps} (no {@code ibv_qp_ex})
-     * @throws VerbsException         ({@code EINVAL}) if the QP is in RESET, INIT or RTR, as {@link #postSend}
+     * @throws PostException          ({@code EINVAL}) if the QP is in RESET, INIT or RTR, as a classic post
      */
     public PostBatch startSend() {
+        PostBatch batch = sendQueue.batch;
         if (batch == null) {
             resource.checkOpen("ibv_wr_start"); // open checked by batch.start, after it marks the send side busy
             throw new IllegalStateException("ibv_wr_start: " + this + " was created without sendOps; build it with "
                     + "QueuePairBuilder.sendOps(...) to use the ibv_wr_* API");
         }
-        QueuePairState refused;
-        if (!trackedState.acceptsSends() && (refused = refusedState(true)) != null) {
-            throw PostException.notReady("ibv_wr_start", this, refused, 0, null, 0);
-        }
+        checkSendState("ibv_wr_start", 0, -1);
         return batch.start();
-    }
-
-    // ---- completions ----
-
-    /**
-     * Whether a successful completion of {@code wrId} on a CQ that serves both queues of this QP can be attributed
-     * without its opcode: receive completions arrive in posting order, so one that is not the receive queue's
-     * oldest WR is a send's. Spares the extended CQ's {@code read_opcode} call in the common cases.
-     */
-    boolean needsOpcode(long wrId) {
-        return recvTracker.outstanding() != 0 && sendTracker.outstanding() != 0 && recvTracker.headIs(wrId);
-    }
-
-    /** Retires the WRs one completion of {@code cq} covers. Poll path: no allocation. */
-    void retire(CompletionQueue cq, long wrId, int status, int opcode) {
-        boolean error = status != 0;
-        if (cq == recvCq && (cq != sendCq || (error ? recvTracker.headIs(wrId) : (opcode & IBV_WC_RECV()) != 0))) {
-            recvTracker.retire(wrId, true);
-        } else {
-            sendTracker.retire(wrId, error);
-        }
-    }
-
-    /** How many outstanding WRs of all live QPs reference {@code region} (for {@link MemoryRegion#close()}). */
-    static int inFlight(MemoryRegion region) {
-        int n = 0;
-        for (QueuePair q : LIVE) {
-            if (q.pd == region.protectionDomain()) {
-                n += q.sendTracker.references(region.trackingId) + q.recvTracker.references(region.trackingId);
-            }
-        }
-        return n;
     }
 
     /**
@@ -648,10 +442,5 @@ public final class QueuePair extends VerbsObject {
     @Override
     public void close() {
         super.close();
-    }
-
-    /** "thread \"name\"", or "another thread" when the holder left before the (cold) message was built. */
-    static String holderName(Thread holder) {
-        return holder == null ? "another thread" : "thread \"" + holder.getName() + "\"";
     }
 }

@@ -156,7 +156,7 @@ public final class QueuePairBuilder {
             String description = "QueuePair[" + type + " " + Units.hex(qp.address()) + " on "
                     + context.device().name() + "]";
             return new QueuePair(new Created(pd, sendCq, recvCq, type, granted, sqSigAll, atomics,
-                    Math.max(maxRdAtomic, 1), qp, qpEx, opsBits, new QueuePair.Cleanup(), description));
+                    Math.max(maxRdAtomic, 1), qp, qpEx, opsBits, false, new QueuePair.Cleanup(), description));
         }
     }
 
@@ -186,10 +186,7 @@ public final class QueuePairBuilder {
         if (ibv_qp.qp_type(q) != type.value()) {
             throw new IllegalArgumentException(call + ": the QP's qp_type is " + ibv_qp.qp_type(q) + ", not " + type);
         }
-        if (ibv_qp.srq(q).address() != 0) {
-            throw new IllegalArgumentException(call + ": a QP on a shared receive queue cannot be adopted yet "
-                    + "(core tracks receive WRs per QP)");
-        }
+        boolean onSrq = ibv_qp.srq(q).address() != 0; // its receives are the SRQ's: no receive queue of its own
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment orig = queryDevice(context, ctx, arena);
             boolean atomics = ibv_device_attr.atomic_cap(orig) != IBV_ATOMIC_NONE();
@@ -215,7 +212,7 @@ public final class QueuePairBuilder {
                     + context.device().name() + ", adopted]";
             QueuePair wrapped = new QueuePair(new Created(pd, sendCq, recvCq, type, granted,
                     ibv_qp_init_attr.sq_sig_all(init) != 0, atomics, Math.max(maxRdAtomic(orig), 1), qp, qpEx,
-                    opsBits, new QueuePair.Cleanup(destroyVerb, destroy), description));
+                    opsBits, onSrq, new QueuePair.Cleanup(destroyVerb, destroy), description));
             int port = state == QueuePairState.RESET ? 0 : Byte.toUnsignedInt(ibv_qp_attr.port_num(attr));
             wrapped.adoptedIn(state, port);
             return wrapped;
@@ -275,6 +272,6 @@ public final class QueuePairBuilder {
 
     record Created(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq, QueuePairType type,
                    QueuePairCapabilities caps, boolean sqSigAll, boolean atomics, int maxRdAtomic,
-                   MemorySegment qp, MemorySegment qpEx, long sendOps, QueuePair.Cleanup cleanup,
+                   MemorySegment qp, MemorySegment qpEx, long sendOps, boolean onSrq, QueuePair.Cleanup cleanup,
                    String description) {}
 }

@@ -11,7 +11,7 @@ import java.nio.ByteOrder;
 /**
  * A queue pair's reusable chain of send work requests for the classic {@code ibv_post_send(3)}: a native array of
  * {@code struct ibv_send_wr} and their {@code struct ibv_sge} lists, allocated once per QP
- * ({@link QueuePair#sendRequests()}), filled in place and posted in one call by {@link QueuePair#postSend}.
+ * ({@link QueuePair#sendRequests()}), filled in place and posted in one call by {@link #post()}.
  *
  * <pre>{@code
  * SendRequests wrs = qp.sendRequests();
@@ -22,10 +22,11 @@ import java.nio.ByteOrder;
  * int posted = qp.postSend(wrs);   // one ibv_post_send for the 16-WR chain
  * }</pre>
  *
- * <p>Each operation method starts a new WR (named as the {@code ibv_wr_*} builders of {@link PostBatch});
+ * <p>Each operation method starts a new WR, with the names and argument order of the {@code ibv_wr_*} builders of
+ * {@link PostBatch} ({@code rdmaWrite(wrId, flags, rkey, remoteAddr)});
  * {@link #sge}, {@link #inline} and {@link #ud} complete the current one. Every WR is checked in Java as it is
  * written: the operation against the QP type and device capabilities, each SGE against its memory region's bounds,
- * its protection domain and whether it is still registered. Flags are the precomputed C bits of {@link SendFlag}.
+ * its protection domain, whether it is still registered and whether its memory is still allocated. Flags are the precomputed C bits of {@link SendFlag}.
  *
  * <p>Native layout written (x86_64; offsets from the generated {@code ibv_send_wr}):
  * <pre>
@@ -38,21 +39,9 @@ import java.nio.ByteOrder;
  * <p>Nothing here allocates. Not thread-safe: one producer per QP send queue (the QP's send side is
  * single-producer unless the caller synchronizes).
  */
-public final class SendRequests {
+public final class SendRequests extends WorkRequests<SendRequests> {
     static final long WR_SIZE = ibv_send_wr.layout().byteSize();
-    static final long SGE_SIZE = ibv_sge.layout().byteSize();
 
-    /**
-     * Unaligned twins of JAVA_LONG/JAVA_INT: every offset written is naturally aligned by the C layout, so the
-     * per-access alignment check of the aligned layouts is redundant; dropping it keeps the hot methods small
-     * enough for C2 to inline into the caller's loop.
-     */
-    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
-    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
-    private static final long WR_ID = ibv_send_wr.wr_id$offset();
-    private static final long NEXT = ibv_send_wr.next$offset();
-    private static final long SG_LIST = ibv_send_wr.sg_list$offset();
-    private static final long NUM_SGE = ibv_send_wr.num_sge$offset();
     private static final long OPCODE = ibv_send_wr.opcode$offset();
     private static final long SEND_FLAGS = ibv_send_wr.send_flags$offset();
     private static final long IMM_DATA = ibv_send_wr.imm_data$offset();
@@ -68,30 +57,9 @@ public final class SendRequests {
     private static final long UD_AH = UD + ibv_send_wr.wr.ud.ah$offset();
     private static final long UD_QPN = UD + ibv_send_wr.wr.ud.remote_qpn$offset();
     private static final long UD_QKEY = UD + ibv_send_wr.wr.ud.remote_qkey$offset();
-    private static final long SGE_ADDR = ibv_sge.addr$offset();
-    private static final long SGE_LENGTH = ibv_sge.length$offset();
-    private static final long SGE_LKEY = ibv_sge.lkey$offset();
     private static final ValueLayout.OfInt BE32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
 
-    final MemorySegment wrs;
-    final long wrsAddress;
-    private final MemorySegment sges;
-    private final WorkRequestRules rules;
-    private final int capacity;
-    private final int maxSge;
-    /**
-     * The {@link MemoryRegion#trackingId} of each SGE (0 for inline data), by {@code wr * maxSge + sge}: recorded by
-     * the QP's tracker at post. Primitive, so writing a WR stores no object reference.
-     */
-    final long[] sgeRegions;
     final boolean[] udAddressed;
-    /** Java mirrors of each WR's {@code wr_id}, signaled flag and {@code num_sge}, read back when it is posted. */
-    final long[] wrIds;
-    final boolean[] signaled;
-    final int[] numSges;
-    private int count;
-    /** WRs of this chain already accepted by the provider (a partial post left the rest pending). */
-    int posted;
     private int inlineBytes;
     /**
      * Extra checks of the current WR's SGEs, 0 for most: {@link #SGE_LOCAL_WRITE} when the NIC writes them (RDMA READ,
@@ -102,51 +70,16 @@ public final class SendRequests {
     private int sgeChecks;
     private static final int SGE_LOCAL_WRITE = 1;
     private static final int SGE_INLINE = 2;
-    /** SGEs of the current (last) WR, mirrored from its native {@code num_sge}. */
-    private int currentSges;
 
     SendRequests(WorkRequestRules rules, int capacity, int maxSge, Arena arena) {
-        if (capacity < 1) {
-            throw new IllegalArgumentException("a send chain needs at least one WR");
-        }
-        this.rules = rules;
-        this.capacity = capacity;
-        this.maxSge = Math.max(maxSge, 1);
-        this.wrs = arena.allocate(ibv_send_wr.layout(), capacity);
-        this.sges = arena.allocate(ibv_sge.layout(), (long) capacity * this.maxSge);
-        this.wrsAddress = wrs.address();
-        this.sgeRegions = new long[capacity * this.maxSge];
+        super("ibv_post_send", rules, capacity, maxSge, WR_SIZE, arena.allocate(ibv_send_wr.layout(), Math.max(capacity, 1)),
+                arena.allocate(ibv_sge.layout(), (long) Math.max(capacity, 1) * Math.max(maxSge, 1)));
         this.udAddressed = new boolean[capacity];
-        this.wrIds = new long[capacity];
-        this.signaled = new boolean[capacity];
-        this.numSges = new int[capacity];
-        long sgesAddress = sges.address();
-        for (int i = 0; i < capacity; i++) {
-            wrs.set(LONG, i * WR_SIZE + SG_LIST, sgesAddress + i * this.maxSge * SGE_SIZE);
-            relink(i); // pre-linked: posting n WRs only cuts the chain after WR n-1 for the duration of the call
-        }
     }
 
-    /** How many WRs the chain holds at most (the QP's granted {@code max_send_wr}, capped at creation). */
-    public int capacity() {
-        return capacity;
-    }
-
-    /** WRs written since the last {@link #clear()} (posted or not). */
-    public int count() {
-        return count;
-    }
-
-    /** WRs written but not yet accepted by {@link QueuePair#postSend}. */
-    public int pending() {
-        return count - posted;
-    }
-
-    /** Forgets every WR (after a full post this happens by itself). */
-    public SendRequests clear() {
-        count = 0;
-        posted = 0;
-        return this;
+    @Override
+    public int post() {
+        return ((SendQueue) queue).post(this);
     }
 
     /** {@code IBV_WR_SEND}. */
@@ -169,25 +102,25 @@ public final class SendRequests {
         return this;
     }
 
-    /** {@code IBV_WR_RDMA_WRITE} to {@code remoteAddr} in the peer's MR {@code rkey}. */
-    public SendRequests rdmaWrite(long wrId, int sendFlags, long remoteAddr, int rkey) {
+    /** {@code IBV_WR_RDMA_WRITE} to {@code remoteAddr} in the peer's region {@code rkey}. */
+    public SendRequests rdmaWrite(long wrId, int sendFlags, int rkey, long remoteAddr) {
         long w = start(WorkRequestOpcode.RDMA_WRITE, wrId, sendFlags);
-        remote(w, remoteAddr, rkey);
+        remote(w, rkey, remoteAddr);
         return this;
     }
 
     /** {@code IBV_WR_RDMA_WRITE_WITH_IMM}: consumes a receive WR at the peer, which sees {@code immData}. */
-    public SendRequests rdmaWriteWithImm(long wrId, int sendFlags, long remoteAddr, int rkey, int immData) {
+    public SendRequests rdmaWriteWithImm(long wrId, int sendFlags, int rkey, long remoteAddr, int immData) {
         long w = start(WorkRequestOpcode.RDMA_WRITE_WITH_IMM, wrId, sendFlags);
-        remote(w, remoteAddr, rkey);
+        remote(w, rkey, remoteAddr);
         wrs.set(BE32, w + IMM_DATA, immData);
         return this;
     }
 
-    /** {@code IBV_WR_RDMA_READ} from {@code remoteAddr} into the SGEs. */
-    public SendRequests rdmaRead(long wrId, int sendFlags, long remoteAddr, int rkey) {
+    /** {@code IBV_WR_RDMA_READ} from {@code remoteAddr} in the peer's region {@code rkey} into the SGEs. */
+    public SendRequests rdmaRead(long wrId, int sendFlags, int rkey, long remoteAddr) {
         long w = start(WorkRequestOpcode.RDMA_READ, wrId, sendFlags);
-        remote(w, remoteAddr, rkey);
+        remote(w, rkey, remoteAddr);
         return this;
     }
 
@@ -195,20 +128,20 @@ public final class SendRequests {
      * {@code IBV_WR_ATOMIC_CMP_AND_SWP}: if the 8 bytes at {@code remoteAddr} (8-byte aligned) equal {@code compare},
      * replace them by {@code swap}; the original value lands in the (8-byte) SGE.
      */
-    public SendRequests atomicCmpAndSwp(long wrId, int sendFlags, long remoteAddr, int rkey, long compare, long swap) {
+    public SendRequests atomicCmpSwp(long wrId, int sendFlags, int rkey, long remoteAddr, long compare, long swap) {
         long w = start(WorkRequestOpcode.ATOMIC_CMP_AND_SWP, wrId, sendFlags);
-        atomic(w, remoteAddr, rkey, compare, swap);
+        atomic(w, rkey, remoteAddr, compare, swap);
         return this;
     }
 
     /** {@code IBV_WR_ATOMIC_FETCH_AND_ADD}: add {@code add}; the original value lands in the (8-byte) SGE. */
-    public SendRequests atomicFetchAndAdd(long wrId, int sendFlags, long remoteAddr, int rkey, long add) {
+    public SendRequests atomicFetchAdd(long wrId, int sendFlags, int rkey, long remoteAddr, long add) {
         long w = start(WorkRequestOpcode.ATOMIC_FETCH_AND_ADD, wrId, sendFlags);
-        atomic(w, remoteAddr, rkey, add, 0L);
+        atomic(w, rkey, remoteAddr, add, 0L);
         return this;
     }
 
-    /** {@code IBV_WR_LOCAL_INV}: invalidate local {@code rkey} (memory windows / fast-registered MRs). */
+    /** {@code IBV_WR_LOCAL_INV}: invalidate local {@code invalidateRkey} (memory windows / fast-registered MRs). */
     public SendRequests localInv(long wrId, int sendFlags, int invalidateRkey) {
         long w = start(WorkRequestOpcode.LOCAL_INV, wrId, sendFlags);
         wrs.set(INT, w + IMM_DATA, invalidateRkey);
@@ -216,20 +149,22 @@ public final class SendRequests {
     }
 
     /**
-     * Appends one scatter/gather entry to the current WR: {@code length} bytes at {@code offset} in {@code region}
-     * ({@code struct ibv_sge} with the region's lkey). Rejected in Java when it leaves the region, when the region is
-     * closed, when it belongs to another protection domain than the QP, or when the NIC must write it (RDMA READ,
-     * atomics) and the region lacks {@link Access#LOCAL_WRITE}.
+     * Appends one scatter/gather entry to the current WR: {@code length} bytes at {@code offset} in {@code key}
+     * ({@code struct ibv_sge} with its lkey). Rejected in Java when it leaves the key's range, when the key is closed
+     * or its memory's arena is, when it belongs to another protection domain than the QP, or when the NIC must write
+     * it (RDMA READ, atomics) and the key lacks {@link Access#LOCAL_WRITE}.
      *
-     * <p>DMA contract: the bytes must stay registered until the WR's completion has been polled; the QP keeps
-     * the region referenced until then and {@link MemoryRegion#close()} refuses to deregister it meanwhile.
+     * <p>DMA contract: a staged SGE already counts: {@link #post()} re-checks the key and refuses if it was closed
+     * or re-registered meanwhile. From the post until the WR's completion has been polled the queue keeps the key
+     * referenced, and {@link MemoryRegion#close()} refuses to deregister it.
      */
-    public SendRequests sge(MemoryRegion region, long offset, int length) {
-        rules.checkSge(region, offset, length);
+    public SendRequests sge(LocalKey key, long offset, int length) {
+        KeySnapshot k = DataPathAccess.snapshot(key);
+        rules.checkSge(k, offset, length);
         if (sgeChecks != 0) {
-            checkSpecialSge(region, length);
+            checkSpecialSge(k, length);
         }
-        appendSge(DataPathAccess.address(region) + offset, length, DataPathAccess.lkey(region), region.trackingId);
+        appendSge(k.address + offset, length, k.lkey, k);
         return this;
     }
 
@@ -240,11 +175,11 @@ public final class SendRequests {
      */
     public SendRequests inline(MemorySegment data) {
         try {
-            long w = current();
+            long w = current() * WR_SIZE;
             int len = rules.checkInline(data, inlineBytes);
             inlineBytes += len;
             wrs.set(INT, w + SEND_FLAGS, wrs.get(INT, w + SEND_FLAGS) | SendFlag.INLINE_BIT);
-            appendSge(data.address(), len, 0, 0L);
+            appendSge(data.address(), len, 0, null);
             return this;
         } catch (IllegalStateException e) {
             throw rules.ifClosed(e, "ibv_post_send");
@@ -254,90 +189,47 @@ public final class SendRequests {
     /** Addresses the current WR of a UD QP ({@code wr.ud}): to {@code remoteQpn} with queue key {@code remoteQkey}. */
     public SendRequests ud(AddressHandle ah, int remoteQpn, int remoteQkey) {
         try {
-            long w = current();
+            int i = current();
+            long w = i * WR_SIZE;
             rules.checkUd(ah);
             wrs.set(ValueLayout.ADDRESS_UNALIGNED, w + UD_AH, ah.resource.handle("ibv_post_send"));
             wrs.set(INT, w + UD_QPN, remoteQpn);
             wrs.set(INT, w + UD_QKEY, remoteQkey);
-            udAddressed[count - 1] = true;
+            udAddressed[i] = true;
             return this;
         } catch (IllegalStateException e) {
             throw rules.ifClosed(e, "ibv_post_send");
         }
     }
 
-    /** Appends an SGE without checks (package-private: layout tests and already-checked callers). */
-    void appendSge(long addr, int length, int lkey, long regionId) {
-        long w = current();
-        int n = currentSges;
-        if (n == maxSge) {
-            throw rules.tooManySges(maxSge);
-        }
-        int wr = count - 1;
-        long s = ((long) wr * maxSge + n) * SGE_SIZE;
-        try { // the chain lives in the QP's arena: a closed QP fails here, named by ifClosed
-            sges.set(LONG, s + SGE_ADDR, addr);
-        } catch (IllegalStateException e) {
-            throw rules.ifClosed(e, "ibv_post_send");
-        }
-        sges.set(INT, s + SGE_LENGTH, length);
-        sges.set(INT, s + SGE_LKEY, lkey);
-        sgeRegions[wr * maxSge + n] = regionId;
-        wrs.set(INT, w + NUM_SGE, n + 1);
-        currentSges = n + 1;
-        numSges[wr] = n + 1;
-    }
-
     private long start(WorkRequestOpcode opcode, long wrId, int sendFlags) {
         rules.checkOpcode(opcode);
-        if (count == capacity) {
-            throw rules.chainFull(capacity);
-        }
-        int i = count;
-        long w = i * WR_SIZE;
-        try { // the chain lives in the QP's arena: a closed QP fails here (FFM's liveness check, no extra read)
-            wrs.set(LONG, w + WR_ID, wrId);
-        } catch (IllegalStateException e) {
-            throw rules.ifClosed(e, "ibv_post_send");
-        }
-        count = i + 1;
-        wrs.set(INT, w + NUM_SGE, 0);
+        long w = startWr(wrId);
         wrs.set(INT, w + OPCODE, opcode.value());
         wrs.set(INT, w + SEND_FLAGS, sendFlags);
         wrs.set(INT, w + IMM_DATA, 0);
-        udAddressed[i] = false;
-        wrIds[i] = wrId;
-        signaled[i] = (sendFlags & SendFlag.SIGNALED_BIT) != 0;
-        numSges[i] = 0;
+        udAddressed[count - 1] = false;
         inlineBytes = 0;
         sgeChecks = (opcode.writesLocalSges() ? SGE_LOCAL_WRITE : 0)
                 | ((sendFlags & SendFlag.INLINE_BIT) != 0 ? SGE_INLINE : 0);
-        currentSges = 0;
         return w;
     }
 
-    private void checkSpecialSge(MemoryRegion region, int length) {
+    private void checkSpecialSge(KeySnapshot key, int length) {
         if ((sgeChecks & SGE_LOCAL_WRITE) != 0) {
-            rules.checkLocalWrite(region, length, "an RDMA READ or atomic");
+            rules.checkLocalWrite(key, length, "an RDMA READ or atomic");
         }
         if ((sgeChecks & SGE_INLINE) != 0) {
             inlineBytes = rules.checkInlineSge(length, inlineBytes);
         }
     }
 
-    private long current() {
-        if (count == posted) {
-            throw rules.noCurrentWr();
-        }
-        return (count - 1) * WR_SIZE;
-    }
-
-    private void remote(long w, long remoteAddr, int rkey) {
+    private void remote(long w, int rkey, long remoteAddr) {
         wrs.set(LONG, w + RDMA_ADDR, remoteAddr);
         wrs.set(INT, w + RDMA_RKEY, rkey);
     }
 
-    private void atomic(long w, long remoteAddr, int rkey, long compareAdd, long swap) {
+    private void atomic(long w, int rkey, long remoteAddr, long compareAdd, long swap) {
         if ((remoteAddr & 7) != 0) {
             throw rules.unalignedAtomic(remoteAddr);
         }
@@ -347,33 +239,8 @@ public final class SendRequests {
         wrs.set(INT, w + ATOMIC_RKEY, rkey);
     }
 
-    // ---- used by QueuePair's post path ----
-
-    int maxSge() {
-        return maxSge;
-    }
-
+    /** The opcode of WR {@code i} (messages). */
     int opcodeValue(int i) {
         return wrs.get(INT, i * WR_SIZE + OPCODE);
-    }
-
-    /** Cuts the chain after WR {@code last} (for the duration of one post). */
-    void terminate(int last) {
-        wrs.set(LONG, last * WR_SIZE + NEXT, 0L);
-    }
-
-    /** Restores the pre-linked {@code next} of WR {@code last}. */
-    void relink(int last) {
-        wrs.set(LONG, last * WR_SIZE + NEXT, last + 1 < capacity ? wrsAddress + (last + 1) * WR_SIZE : 0L);
-    }
-
-    /** The chain starting at WR {@code i}; only a retry after a partial post slices (and may allocate). */
-    MemorySegment chainFrom(int i) {
-        return i == 0 ? wrs : wrs.asSlice(i * WR_SIZE);
-    }
-
-    /** The index of the WR at native address {@code badWr}, as {@code ibv_post_send} reports it. */
-    int indexOf(long badWr) {
-        return (int) ((badWr - wrsAddress) / WR_SIZE);
     }
 }

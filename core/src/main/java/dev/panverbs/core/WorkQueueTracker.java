@@ -4,30 +4,35 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
- * The outstanding work requests of one work queue (a QP's send queue or receive queue) and the memory regions they
- * reference, so that a {@link MemoryRegion} is never deregistered while the NIC may still DMA through it.
+ * The outstanding work requests of one work queue (a QP's send queue or receive queue) and the keys they
+ * reference, so that memory is never deregistered while the NIC may still DMA through it. Post-path neutral: the
+ * classic chains, {@code ibv_wr_*} batches and any later path (mlx5 Direct WQE, a DCI pool) record and retire the
+ * same way.
  *
- * <p>A ring with one slot per work request the queue can hold ({@code max_send_wr}/{@code max_recv_wr} as granted):
- * posting records each WR (its {@code wr_id}, whether it is signaled, and the MRs its SGEs name) at the tail;
- * polling its completions retires from the head. Completions of a work queue arrive in posting order, so:
- * <ul>
- *   <li>a successful send completion retires every WR up to and including the first signaled WR with the same
- *       {@code wr_id}: unsignaled WRs before it completed too (IB spec 10.8.3, in-order completion);</li>
- *   <li>an error completion (a failed WR, or a flush after the QP entered ERR) retires through the first WR with
- *       its {@code wr_id}, signaled or not, since errors always complete;</li>
- *   <li>every receive WR completes, so a receive completion retires through its own WR.</li>
- * </ul>
- * Moving the QP to RESET, or destroying it, retires everything.
+ * <p>A ring with one slot per work request the queue can hold. Each WR gets a <em>position</em> (a 48-bit
+ * counter) when it is recorded; the {@code wr_id} handed to the provider is {@link #encode(long) the position and
+ * the queue's route token}, and the caller's own {@code wr_id} stays in the slot. A completion therefore names its
+ * queue and its slot exactly, whatever the caller's ids are: {@link #retire} is O(1) and returns the caller's
+ * {@code wr_id}, which the CQ writes back into the completion. Completions of a work queue arrive in posting order,
+ * so a completion at position {@code p} retires every WR up to {@code p}: unsignaled sends before a signaled one
+ * completed too (IB spec 10.8.3), and errors and flushes report the WR they concern. Moving the QP to RESET, or
+ * destroying it, retires everything.
  *
- * <p>Retirement is conservative: a reference may outlive its WR (e.g. two outstanding WRs sharing a {@code wr_id}),
- * never the reverse. The ring also mirrors the queue's occupancy, so a post that would overflow it is refused as
- * back-pressure before the provider sees it.
+ * <p>The post protocol, the same for every path: {@link #tail()} → {@link #put} each WR → {@link #publish} (a
+ * release store followed by a full fence) → re-check the keys → ring the doorbell; then {@link #rollback} whatever
+ * the provider refused. References are visible to {@link #references} before the NIC can see the WR.
  *
  * <p>Nothing here allocates. Thread-safety: single producer (the posting thread) and single consumer (the thread
  * polling the CQ) may run concurrently; {@code head}/{@code tail} are published with release/acquire, the slots
  * between them belong to whichever side owns that range.
  */
 final class WorkQueueTracker {
+    /** Positions are 48 bits wide inside the provider's {@code wr_id}; the route token takes the top 16. */
+    static final int POSITION_BITS = 48;
+    static final long POSITION_MASK = (1L << POSITION_BITS) - 1;
+    /** The most route tokens a CQ hands out (the 16 bits above the position; 0 means "not ours"). */
+    static final int MAX_TOKEN = 0xFFFF;
+
     private static final VarHandle HEAD;
     private static final VarHandle TAIL;
 
@@ -42,13 +47,15 @@ final class WorkQueueTracker {
     }
 
     private final int capacity;
+    private final int slots;
     private final int mask;
     private final int refsPerSlot;
     private final long[] wrIds;
-    private final boolean[] signaled;
     private final byte[] refCounts;
-    /** {@link MemoryRegion#trackingId}s: primitives, so recording stores no reference (no GC write barrier). */
+    /** {@link KeySnapshot#trackingId}s: primitives, so recording stores no reference (no GC write barrier). */
     private final long[] refs;
+    /** The route token shifted into place: {@code wr_id = tokenBits | position}. 0 until attached to a CQ. */
+    private long tokenBits;
     @SuppressWarnings("unused") // through HEAD
     private long head;
     @SuppressWarnings("unused") // through TAIL
@@ -56,21 +63,25 @@ final class WorkQueueTracker {
 
     /**
      * @param capacity    the most WRs the queue holds at once
-     * @param refsPerSlot the most SGEs (hence MR references) one WR carries
+     * @param refsPerSlot the most SGEs (hence key references) one WR carries
      */
     WorkQueueTracker(int capacity, int refsPerSlot) {
         if (capacity < 1 || refsPerSlot < 0 || refsPerSlot > 127) {
             throw new IllegalArgumentException("capacity " + capacity + ", refsPerSlot " + refsPerSlot);
         }
-        int slots = Integer.highestOneBit(capacity - 1) << 1;
-        slots = Math.max(slots, 1);
+        int n = Math.max(Integer.highestOneBit(capacity - 1) << 1, 1);
         this.capacity = capacity;
-        this.mask = slots - 1;
+        this.slots = n;
+        this.mask = n - 1;
         this.refsPerSlot = Math.max(refsPerSlot, 1);
-        this.wrIds = new long[slots];
-        this.signaled = new boolean[slots];
-        this.refCounts = new byte[slots];
-        this.refs = new long[slots * this.refsPerSlot];
+        this.wrIds = new long[n];
+        this.refCounts = new byte[n];
+        this.refs = new long[n * this.refsPerSlot];
+    }
+
+    /** Sets the route token of the CQ this queue completes to (at creation, before any post). */
+    void routeToken(int token) {
+        this.tokenBits = (long) token << POSITION_BITS;
     }
 
     int capacity() {
@@ -87,64 +98,74 @@ final class WorkQueueTracker {
         return capacity - outstanding();
     }
 
-    /**
-     * Records one posted WR whose SGEs reference {@code count} MRs, by tracking id, from {@code staged[from ...]}
-     * (0: inline data, no region). Producer only.
-     */
-    void record(long wrId, boolean isSignaled, long[] staged, int from, int count) {
-        long t = (long) TAIL.get(this);
-        put(t, wrId, isSignaled, staged, from, count);
-        TAIL.setRelease(this, t + 1);
-    }
-
-    /**
-     * The next free position, for recording a chain with {@link #put} and one {@link #publish}: the poller sees
-     * none of the chain's WRs until the release store of the tail. Producer only.
-     */
+    /** The next free position (producer only). */
     long tail() {
         return (long) TAIL.get(this);
     }
 
-    /** Writes the WR at {@code position} (from {@link #tail()}, not yet published). Producer only. */
-    void put(long position, long wrId, boolean isSignaled, long[] staged, int from, int count) {
-        int slot = (int) position & mask;
-        wrIds[slot] = wrId;
-        signaled[slot] = isSignaled;
-        refCounts[slot] = (byte) count;
-        int base = slot * refsPerSlot;
-        for (int i = 0; i < count; i++) { // usually 1 or 2: cheaper than System.arraycopy's setup
-            refs[base + i] = staged[from + i];
-        }
-    }
-
-    /** Makes the WRs {@link #put} up to {@code newTail} visible to the poller (release). Producer only. */
-    void publish(long newTail) {
-        TAIL.setRelease(this, newTail);
+    /** The {@code wr_id} the provider carries for the WR at {@code position}: the route token and the position. */
+    long encode(long position) {
+        return tokenBits | (position & POSITION_MASK);
     }
 
     /**
-     * Retires through the first outstanding WR with {@code wrId} (only signaled ones unless {@code anyWr}).
-     * Consumer only.
-     *
-     * @return the number of WRs retired (0 when none matched)
+     * Writes the WR at {@code position} (from {@link #tail()}, not yet published): the caller's {@code wrId} and the
+     * tracking ids of the keys its SGEs name, {@code keyIds[from .. from+count-1]} (0 entries: inline data).
+     * Whether it is signaled does not matter: its position is what a completion names. Producer only.
      */
-    int retire(long wrId, boolean anyWr) {
-        long h = (long) HEAD.get(this);
-        long t = (long) TAIL.getAcquire(this);
-        for (long p = h; p < t; p++) {
-            int slot = (int) p & mask;
-            if (wrIds[slot] == wrId && (anyWr || signaled[slot])) {
-                HEAD.setRelease(this, p + 1); // slots behind the head are dead: references() never reads them
-                return (int) (p + 1 - h);
-            }
+    void put(long position, long wrId, long[] keyIds, int from, int count) {
+        int slot = (int) position & mask;
+        wrIds[slot] = wrId;
+        refCounts[slot] = (byte) count;
+        int base = slot * refsPerSlot;
+        for (int i = 0; i < count; i++) { // usually 1 or 2: cheaper than System.arraycopy's setup
+            refs[base + i] = keyIds[from + i];
         }
-        return 0;
     }
 
-    /** Whether the oldest outstanding WR has {@code wrId} (receive completions arrive in posting order). */
-    boolean headIs(long wrId) {
-        long h = (long) HEAD.get(this);
-        return h < (long) TAIL.getAcquire(this) && wrIds[(int) h & mask] == wrId;
+    /** {@link #put} of one WR with a single key reference (or none: {@code keyId} 0). Producer only. */
+    void put(long position, long wrId, long keyId) {
+        int slot = (int) position & mask;
+        wrIds[slot] = wrId;
+        refCounts[slot] = (byte) (keyId == 0 ? 0 : 1);
+        refs[slot * refsPerSlot] = keyId;
+    }
+
+    /**
+     * Makes the WRs {@link #put} up to {@code newTail} visible to the poller and to {@link #references}, then fences:
+     * the caller's following reads of the keys' state cannot move before this store (the post side of the
+     * close/post handshake, see {@link MemoryRegion#close()}). Producer only.
+     */
+    void publish(long newTail) {
+        TAIL.setRelease(this, newTail);
+        VarHandle.fullFence();
+    }
+
+    /**
+     * Forgets the published WRs from {@code position} on: the provider refused them (bad_wr), or a re-check refused
+     * the post before the doorbell. Producer only.
+     */
+    void rollback(long position) {
+        TAIL.setRelease(this, position);
+    }
+
+    /**
+     * Retires through the WR that the provider's {@code wr_id} names and returns the caller's {@code wr_id} for it;
+     * a {@code wr_id} of another queue, or of a WR retired long ago, retires nothing and is returned unchanged.
+     * Consumer only; O(1).
+     */
+    long retire(long providerWrId) {
+        long t = (long) TAIL.getAcquire(this);
+        long back = (t - 1 - providerWrId) & POSITION_MASK; // how far behind the newest WR (mod 2^48)
+        if (back >= slots || back >= t) {
+            return providerWrId;
+        }
+        long p = t - 1 - back;
+        long wrId = wrIds[(int) p & mask];
+        if (p >= (long) HEAD.get(this)) {
+            HEAD.setRelease(this, p + 1); // slots behind the head are dead: references() never reads them
+        }
+        return wrId;
     }
 
     /** Retires every outstanding WR (the QP went to RESET or was destroyed). */
@@ -152,7 +173,7 @@ final class WorkQueueTracker {
         HEAD.setRelease(this, (long) TAIL.getAcquire(this));
     }
 
-    /** How many outstanding WRs reference the region with {@code trackingId} (control path: a linear scan). */
+    /** How many outstanding WRs reference the key with {@code trackingId} (control path: a linear scan). */
     int references(long trackingId) {
         long h = (long) HEAD.getAcquire(this);
         long t = (long) TAIL.getAcquire(this);

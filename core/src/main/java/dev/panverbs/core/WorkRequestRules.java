@@ -84,13 +84,16 @@ final class WorkRequestRules {
         }
     }
 
-    void checkSge(MemoryRegion region, long offset, int length) {
-        if (DataPathAccess.protectionDomain(region) != pd) {
-            throw foreignRegion(region);
+    /** An SGE over {@code key}: usable (open, memory allocated), in this QP's PD, inside the key's range. */
+    void checkSge(KeySnapshot key, long offset, int length) {
+        if (!key.open || !key.memoryAlive()) {
+            throw unusable("ibv_post_send/ibv_post_recv (SGE)", key, -1);
         }
-        long size = DataPathAccess.length(region); // also fails if the region is closed
-        if (!inBounds(offset, length, size)) {
-            throw outOfBounds(region, offset, length, size);
+        if (key.pd != pd) {
+            throw foreignRegion(key.owner);
+        }
+        if (!inBounds(offset, length, key.length)) {
+            throw outOfBounds(key.owner, offset, length, key.length);
         }
     }
 
@@ -99,9 +102,9 @@ final class WorkRequestRules {
      * and atomic result buffers. Without it the WR fails as LOC_PROT_ERR (READ) or LOC_QP_OP_ERR (receive, on rxe)
      * and the QP goes to ERR, so it is refused here. A zero-length SGE writes nothing and passes.
      */
-    void checkLocalWrite(MemoryRegion region, int length, String use) {
-        if (length != 0 && !DataPathAccess.localWrite(region)) {
-            throw noLocalWrite(region, use);
+    void checkLocalWrite(KeySnapshot key, int length, String use) {
+        if (length != 0 && !key.localWrite()) {
+            throw noLocalWrite(key.owner, use);
         }
     }
 
@@ -169,18 +172,52 @@ final class WorkRequestRules {
         return sb.toString();
     }
 
-    private IllegalArgumentException foreignRegion(MemoryRegion region) {
+    /**
+     * The refusal of a key that cannot be used: closed (or being closed), re-registered since the SGE was staged
+     * ({@code wrIndex} >= 0: found by the post's re-check), or over memory whose arena was closed.
+     */
+    IllegalStateException unusable(String verb, KeySnapshot staged, int wrIndex) {
+        LocalKey key = staged.owner;
+        String where = wrIndex >= 0 ? verb + ": work request " + wrIndex + " of " + qpName + " names " + key
+                : verb + ": " + key;
+        KeySnapshot now = DataPathAccess.snapshot(key);
+        if (!staged.memoryAlive()) {
+            return new IllegalStateException(where + ", whose memory's arena was closed while it was still "
+                    + "registered: the NIC would read or write memory the JVM may already have reused. Nothing was "
+                    + "posted. Close the region before its arena, or register it with "
+                    + "regMrBuilder(segment, access).deregisterWith(arena) (or regMr(arena, segment, access)) so that "
+                    + "closing the arena deregisters it first");
+        }
+        if (!key.isOpen()) {
+            return new IllegalStateException(where + ", which is closed (deregistered)" + (wrIndex >= 0
+                    ? " since the SGE was added; a staged work request counts as a use: post or clear() it before "
+                    + "closing the region" : "") + ". Nothing was posted");
+        }
+        if (!now.open) {
+            return new IllegalStateException(where + ", which another thread is closing or re-registering right "
+                    + "now. Nothing was posted");
+        }
+        return new IllegalStateException(where + ", which was re-registered (ibv_rereg_mr) since the SGE was added: "
+                + "its keys or range may have changed. Nothing was posted; clear() the chain and add the SGE again");
+    }
+
+    /** The post's re-check found {@code key}, staged in WR {@code wrIndex}, no longer usable as staged. */
+    IllegalStateException staleKey(String verb, KeySnapshot key, int wrIndex) {
+        return unusable(verb, key, wrIndex);
+    }
+
+    private IllegalArgumentException foreignRegion(LocalKey region) {
         return new IllegalArgumentException("SGE names " + region + ", registered in another protection domain "
                 + "than " + qpName + "'s: its lkey would fail with LOC_PROT_ERR; register the memory in the QP's PD");
     }
 
-    private IllegalArgumentException noLocalWrite(MemoryRegion region, String use) {
+    private IllegalArgumentException noLocalWrite(LocalKey region, String use) {
         return new IllegalArgumentException("SGE of " + use + " on " + qpName + " names " + region + ", registered "
-                + "with " + region.access() + " without LOCAL_WRITE: the NIC must write into it, so the WR would "
+                + "with " + (region instanceof MemoryRegion mr ? mr.access() : "rights") + " without LOCAL_WRITE: the NIC must write into it, so the WR would "
                 + "complete with LOC_PROT_ERR and move the QP to ERR; register it with Access.LOCAL_WRITE");
     }
 
-    private IndexOutOfBoundsException outOfBounds(MemoryRegion region, long offset, int length, long size) {
+    private IndexOutOfBoundsException outOfBounds(LocalKey region, long offset, int length, long size) {
         return new IndexOutOfBoundsException("SGE [offset " + offset + ", length " + length + "] lies outside "
                 + region + " (" + size + " bytes): the NIC would fail it with LOC_PROT_ERR or LOC_LEN_ERR");
     }

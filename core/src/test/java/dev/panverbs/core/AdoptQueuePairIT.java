@@ -83,8 +83,8 @@ class AdoptQueuePairIT extends DataPathResources {
         MemoryRegion dst = pd.allocate(16384, ALL_REMOTE);
         fill(src.buffer(), 0, 16384, 11);
 
-        a.sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, dst.address(), dst.rkey()).sge(src, 0, 4096);
-        assertThat(a.postSend(a.sendRequests())).isEqualTo(1);
+        a.sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address()).sge(src, 0, 4096);
+        assertThat(a.sendRequests().post()).isEqualTo(1);
         WorkCompletion wc = pollOne(cq);
         assertThat(wc.status()).isEqualTo(WorkCompletionStatus.SUCCESS);
         assertThat(wc.opcode()).isEqualTo(WorkCompletionOpcode.RDMA_WRITE);
@@ -93,9 +93,9 @@ class AdoptQueuePairIT extends DataPathResources {
 
         // the receive side of the adopted QP: a SEND from the built QP lands in its posted receive
         a.receiveRequests().recv(7).sge(src, 8192, 256);
-        a.postRecv(a.receiveRequests());
+        a.receiveRequests().post();
         b.sendRequests().send(8, SendFlag.SIGNALED_BIT).sge(dst, 1024, 200);
-        b.postSend(b.sendRequests());
+        b.sendRequests().post();
         boolean received = false;
         for (int i = 0; i < 2; i++) {
             wc = pollOne(cq);

@@ -24,17 +24,17 @@ class ClosedChainTest {
                 new Object(), qp);
         SendRequests send = new SendRequests(rules, 4, 2, arena);
         ReceiveRequests recv = new ReceiveRequests(rules, 4, 2, arena);
-        send.rdmaWrite(1, 0, 0x1000, 7);
+        send.rdmaWrite(1, 0, 7, 0x1000);
         recv.recv(1);
         qp.close();
         assertThatThrownBy(() -> send.send(2, 0)).isInstanceOf(IllegalStateException.class)
                 .hasMessage("QueuePair[RC 0x1000 on fake0] is closed; cannot call ibv_post_send")
                 .hasCauseInstanceOf(IllegalStateException.class);
-        assertThatThrownBy(() -> send.appendSge(0x2000, 8, 1, 0L)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> send.appendSge(0x2000, 8, 1, null)).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("cannot call ibv_post_send");
         assertThatThrownBy(() -> recv.recv(2)).isInstanceOf(IllegalStateException.class)
                 .hasMessage("QueuePair[RC 0x1000 on fake0] is closed; cannot call ibv_post_recv");
-        assertThatThrownBy(() -> recv.appendSge(0x2000, 8, 1, 0L)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> recv.appendSge(0x2000, 8, 1, null)).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("cannot call ibv_post_recv");
         // other refusals of an open QP keep their own message
         Arena open = Arena.ofShared();

@@ -115,9 +115,9 @@ class ConcurrentMisuseIT {
                         SendRequests wrs = a.sendRequests();
                         while (true) {
                             if (wrs.pending() == 0) {
-                                wrs.rdmaWrite(1, SendFlag.SIGNALED_BIT, mr.address(), mr.rkey()).sge(mr, 0, 8);
+                                wrs.rdmaWrite(1, SendFlag.SIGNALED_BIT, mr.rkey(), mr.address()).sge(mr, 0, 8);
                             }
-                            a.postSend(wrs);
+                            wrs.post();
                         }
                     }),
                     worker(names[4], started, thrown.get(4), () -> {
@@ -175,7 +175,7 @@ class ConcurrentMisuseIT {
             producers.add(worker("producer-" + i, started, new AtomicReference<>(), () -> {
                 while (caught.get() == null && System.nanoTime() < deadline) {
                     try {
-                        a.postSend(a.sendRequests()); // an empty chain: nothing reaches the wire
+                        a.sendRequests().post(); // an empty chain: nothing reaches the wire
                     } catch (IllegalStateException e) {
                         caught.compareAndSet(null, e);
                     }
@@ -234,8 +234,8 @@ class ConcurrentMisuseIT {
         assertThatThrownBy(xcq::endPoll).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("ibv_end_poll: no poll pass is open");
         assertThatThrownBy(xcq::wrId).isInstanceOf(IllegalStateException.class).hasMessageContaining("no poll pass");
-        a.sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, mr.address(), mr.rkey()).sge(mr, 0, 8);
-        a.postSend(a.sendRequests());
+        a.sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, mr.rkey(), mr.address()).sge(mr, 0, 8);
+        a.sendRequests().post();
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (!xcq.startPoll()) {
             assertThat(System.nanoTime()).as("a completion within 60 s").isLessThan(deadline);
@@ -268,8 +268,8 @@ class ConcurrentMisuseIT {
         QueuePair ownA = pd.createQp(QueuePairType.RC, own, own).build();
         QueuePair ownB = pd.createQp(QueuePairType.RC, own, own).build();
         connect(ownA, ownB);
-        ownA.sendRequests().rdmaWrite(6, SendFlag.SIGNALED_BIT, mr.address(), mr.rkey()).sge(mr, 0, 8);
-        ownA.postSend(ownA.sendRequests());
+        ownA.sendRequests().rdmaWrite(6, SendFlag.SIGNALED_BIT, mr.rkey(), mr.address()).sge(mr, 0, 8);
+        ownA.sendRequests().post();
         deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (!own.startPoll()) {
             assertThat(System.nanoTime()).as("a completion within 60 s").isLessThan(deadline);
@@ -286,8 +286,8 @@ class ConcurrentMisuseIT {
         connect(c, d);
         PostBatch batch = c.startSend();
         batch.rdmaWrite(2, SendFlag.SIGNALED_BIT, mr.rkey(), mr.address()).setSge(mr, 0, 8);
-        c.sendRequests().rdmaWrite(3, 0, mr.address(), mr.rkey()).sge(mr, 0, 8);
-        assertThatThrownBy(() -> c.postSend(c.sendRequests())).isInstanceOf(IllegalStateException.class)
+        c.sendRequests().rdmaWrite(3, 0, mr.rkey(), mr.address()).sge(mr, 0, 8);
+        assertThatThrownBy(() -> c.sendRequests().post()).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("ibv_post_send: a PostBatch is open on " + c).hasMessageContaining("spin forever");
         c.sendRequests().clear();
         assertThatThrownBy(c::startSend).isInstanceOf(IllegalStateException.class)

@@ -39,30 +39,30 @@ class DataPathErrorsIT extends DataPathResources {
         fill(src.buffer(), 0, 4096, 7);
 
         assertThat(a.state()).isEqualTo(QueuePairState.RESET);
-        a.sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, dst.address(), dst.rkey()).sge(src, 0, 64);
-        assertRefused(() -> a.postSend(a.sendRequests()), "ibv_post_send", QueuePairState.RESET);
+        a.sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address()).sge(src, 0, 64);
+        assertRefused(() -> a.sendRequests().post(), "ibv_post_send", QueuePairState.RESET);
         assertThat(a.sendRequests().pending()).as("the refused WR stays pending").isEqualTo(1);
         assertRefused(a::startSend, "ibv_wr_start", QueuePairState.RESET);
         b.receiveRequests().recv(30).sge(dst, 2048, 64);
-        assertRefused(() -> b.postRecv(b.receiveRequests()), "ibv_post_recv", QueuePairState.RESET);
+        assertRefused(() -> b.receiveRequests().post(), "ibv_post_recv", QueuePairState.RESET);
 
         // INIT: receives are queued, sends still refused
         a.toInit(PORT, QP_REMOTE);
         b.toInit(PORT, QP_REMOTE);
-        assertThat(b.postRecv(b.receiveRequests())).isEqualTo(1);
-        assertRefused(() -> a.postSend(a.sendRequests()), "ibv_post_send", QueuePairState.INIT);
+        assertThat(b.receiveRequests().post()).isEqualTo(1);
+        assertRefused(() -> a.sendRequests().post(), "ibv_post_send", QueuePairState.INIT);
         // RTR: sends still refused
         a.toRtr(path(), Mtu.MTU_1024, b.qpNum(), 100);
         b.toRtr(path(), Mtu.MTU_1024, a.qpNum(), 200);
-        assertRefused(() -> a.postSend(a.sendRequests()), "ibv_post_send", QueuePairState.RTR);
+        assertRefused(() -> a.sendRequests().post(), "ibv_post_send", QueuePairState.RTR);
         assertRefused(a::startSend, "ibv_wr_start", QueuePairState.RTR);
         a.sendRequests().clear();
         a.toRts(200);
         b.toRts(100);
 
-        a.sendRequests().rdmaWrite(2, SendFlag.SIGNALED_BIT, dst.address() + 1024, dst.rkey()).sge(src, 0, 64)
+        a.sendRequests().rdmaWrite(2, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address() + 1024).sge(src, 0, 64)
                 .send(3, SendFlag.SIGNALED_BIT).sge(src, 64, 64);
-        assertThat(a.postSend(a.sendRequests())).isEqualTo(2);
+        assertThat(a.sendRequests().post()).isEqualTo(2);
         // exactly the WRs posted in RTS, plus the receive posted in INIT
         assertThat(awaitSuccesses(cq, 3, Duration.ofSeconds(1))).containsExactlyInAnyOrder(2L, 3L, 30L);
         assertZero(dst.buffer(), 0, 64); // WR 1 never ran
@@ -77,7 +77,7 @@ class DataPathErrorsIT extends DataPathResources {
         MemoryRegion src = pd.allocate(4096, ALL_REMOTE);
         assertThatThrownBy(() -> a.toRtr(new QueuePairAttributes())).isInstanceOf(InvalidTransitionException.class)
                 .hasMessageContaining("no transition from RESET to RTR");
-        assertThatThrownBy(() -> a.sendRequests().rdmaWrite(2, 0, src.address(), src.rkey()).sge(src, 4000, 200))
+        assertThatThrownBy(() -> a.sendRequests().rdmaWrite(2, 0, src.rkey(), src.address()).sge(src, 4000, 200))
                 .isInstanceOf(IndexOutOfBoundsException.class).hasMessageContaining("lies outside");
         a.sendRequests().clear();
         ProtectionDomain other = ctx.allocPd();
@@ -105,13 +105,13 @@ class DataPathErrorsIT extends DataPathResources {
         fill(src.buffer(), 0, 4096, 1);
         assertThat(asyncEvents(Duration.ZERO)).as("no stale event").isEmpty();
 
-        a.sendRequests().rdmaWrite(3, SendFlag.SIGNALED_BIT, dst.address(), dst.rkey() ^ 0x5a5a00).sge(src, 0, 64);
-        a.postSend(a.sendRequests());
+        a.sendRequests().rdmaWrite(3, SendFlag.SIGNALED_BIT, dst.rkey() ^ 0x5a5a00, dst.address()).sge(src, 0, 64);
+        a.sendRequests().post();
         WorkCompletion bad = pollOne(cq);
         assertThat(bad.wrId()).isEqualTo(3);
         assertThat(bad.status()).isEqualTo(WorkCompletionStatus.REM_ACCESS_ERR);
         assertThat(bad.qpNum()).isEqualTo(a.qpNum());
-        assertThat(a.sendTracker.outstanding()).isZero();
+        assertThat(a.sendQueue.tracker.outstanding()).isZero();
         assertThat(a.state()).isEqualTo(QueuePairState.ERR);
         assertThat(b.state()).isEqualTo(QueuePairState.ERR);
         assertZero(dst.buffer(), 0, 64);
@@ -128,8 +128,8 @@ class DataPathErrorsIT extends DataPathResources {
         a.toReset();
         b.toReset();
         connect(a, b);
-        a.sendRequests().rdmaWrite(4, SendFlag.SIGNALED_BIT, dst.address(), dst.rkey()).sge(src, 0, 64);
-        a.postSend(a.sendRequests());
+        a.sendRequests().rdmaWrite(4, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address()).sge(src, 0, 64);
+        a.sendRequests().post();
         assertThat(awaitSuccesses(cq, 1, Duration.ofMillis(500))).containsExactly(4L);
         assertSameBytes(src.buffer(), 0, dst.buffer(), 0, 64);
     }
@@ -144,9 +144,9 @@ class DataPathErrorsIT extends DataPathResources {
         MemoryRegion local = pd.allocate(4096, ALL_REMOTE);
         MemoryRegion remote = pd.allocate(4096, ALL_REMOTE);
         fill(remote.buffer(), 0, 4096, 3);
-        a.sendRequests().rdmaRead(4, SendFlag.SIGNALED_BIT, remote.address() + 4000, remote.rkey())
+        a.sendRequests().rdmaRead(4, SendFlag.SIGNALED_BIT, remote.rkey(), remote.address() + 4000)
                 .sge(local, 0, 1024);
-        a.postSend(a.sendRequests());
+        a.sendRequests().post();
         WorkCompletion wc = pollOne(cq);
         assertThat(wc.wrId()).isEqualTo(4);
         assertThat(wc.status()).isEqualTo(WorkCompletionStatus.REM_ACCESS_ERR);
@@ -169,7 +169,7 @@ class DataPathErrorsIT extends DataPathResources {
         b.toRts(0);
         MemoryRegion src = pd.allocate(4096, ALL_REMOTE);
         a.sendRequests().send(1, SendFlag.SIGNALED_BIT).sge(src, 0, 64);
-        a.postSend(a.sendRequests());
+        a.sendRequests().post();
         assertThatThrownBy(src::close).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("still referenced by 1 outstanding work request");
         WorkCompletion wc = pollOne(cq);
@@ -196,8 +196,8 @@ class DataPathErrorsIT extends DataPathResources {
         MemoryRegion src = pd.allocate(4096, ALL_REMOTE);
         MemoryRegion dst = pd.allocate(4096, ALL_REMOTE);
         b.close();
-        a.sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, dst.address(), dst.rkey()).sge(src, 0, 64);
-        a.postSend(a.sendRequests());
+        a.sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address()).sge(src, 0, 64);
+        a.sendRequests().post();
         WorkCompletion wc = pollOne(cq);
         assertThat(wc.wrId()).isEqualTo(1);
         assertThat(wc.status()).isEqualTo(WorkCompletionStatus.RETRY_EXC_ERR);
@@ -217,9 +217,9 @@ class DataPathErrorsIT extends DataPathResources {
         MemoryRegion dst = pd.allocate(4096, ALL_REMOTE);
         SendRequests wrs = a.sendRequests();
         for (int i = 0; i < cqe + 4; i++) {
-            wrs.rdmaWrite(i, SendFlag.SIGNALED_BIT, dst.address(), dst.rkey()).sge(src, 0, 8);
+            wrs.rdmaWrite(i, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address()).sge(src, 0, 8);
         }
-        a.postSend(wrs);
+        wrs.post();
         Optional<AsyncEvent> ev = ctx.getAsyncEvent(Duration.ofSeconds(30));
         assertThat(ev).as("an async event after overrunning a CQ of %d entries", cqe).isPresent();
         assertThat(ev.get().type()).isEqualTo(AsyncEventType.CQ_ERR);
@@ -250,7 +250,7 @@ class DataPathErrorsIT extends DataPathResources {
             kept = batch;
         }
         assertThat(kept.isOpen()).isFalse();
-        assertThat(a.sendTracker.outstanding()).isZero();
+        assertThat(a.sendQueue.tracker.outstanding()).isZero();
         aborted.close(); // no outstanding WR names it
         assertThat(awaitSuccesses(cq, 0, Duration.ofSeconds(1))).isEmpty();
 
@@ -258,8 +258,8 @@ class DataPathErrorsIT extends DataPathResources {
             batch.rdmaWrite(15, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address() + 1024).setSge(src, 0, 64);
             batch.submit();
         }
-        a.sendRequests().rdmaWrite(16, SendFlag.SIGNALED_BIT, dst.address() + 2048, dst.rkey()).sge(src, 0, 64);
-        a.postSend(a.sendRequests());
+        a.sendRequests().rdmaWrite(16, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address() + 2048).sge(src, 0, 64);
+        a.sendRequests().post();
         assertThat(awaitSuccesses(cq, 2, Duration.ofSeconds(1))).containsExactly(15L, 16L);
         assertZero(dst.buffer(), 0, 128);
         assertSameBytes(src.buffer(), 0, dst.buffer(), 1024, 64);
@@ -278,8 +278,8 @@ class DataPathErrorsIT extends DataPathResources {
         connect(a, b);
         MemoryRegion src = pd.allocate(4096, ALL_REMOTE);
         MemoryRegion dst = pd.allocate(4096, ALL_REMOTE);
-        a.sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, dst.address(), dst.rkey()).sge(src, 0, 64);
-        a.postSend(a.sendRequests());
+        a.sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address()).sge(src, 0, 64);
+        a.sendRequests().post();
         assertThat(awaitSuccesses(cq, 1, Duration.ZERO)).containsExactly(1L);
         a.modify(new QueuePairAttributes().qpState(QueuePairState.SQD).enSqdAsyncNotify(true));
         List<AsyncEvent> events = asyncEvents(Duration.ofSeconds(5));

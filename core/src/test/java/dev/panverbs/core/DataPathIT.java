@@ -32,16 +32,16 @@ class DataPathIT extends DataPathResources {
         fill(src.buffer(), 0, SIZE, 7);
 
         // RDMA WRITE 4 KiB
-        a.sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, dst.address(), dst.rkey()).sge(src, 0, 4096);
-        assertThat(a.postSend(a.sendRequests())).isEqualTo(1);
+        a.sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address()).sge(src, 0, 4096);
+        assertThat(a.sendRequests().post()).isEqualTo(1);
         WorkCompletion wc = pollOne(cq);
         assertThat(wc.status()).isEqualTo(WorkCompletionStatus.SUCCESS);
         assertThat(wc.opcode()).isEqualTo(WorkCompletionOpcode.RDMA_WRITE);
         assertSameBytes(src.buffer(), 0, dst.buffer(), 0, 4096);
 
         // RDMA READ it back into src[8K..12K)
-        a.sendRequests().rdmaRead(2, SendFlag.SIGNALED_BIT, dst.address(), dst.rkey()).sge(src, 8192, 4096);
-        a.postSend(a.sendRequests());
+        a.sendRequests().rdmaRead(2, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address()).sge(src, 8192, 4096);
+        a.sendRequests().post();
         wc = pollOne(cq);
         assertThat(wc.ok()).isTrue();
         assertThat(wc.opcode()).isEqualTo(WorkCompletionOpcode.RDMA_READ);
@@ -49,9 +49,9 @@ class DataPathIT extends DataPathResources {
 
         // SEND_WITH_IMM from two SGEs into a receive of two SGEs
         b.receiveRequests().recv(50).sge(dst, 16384, 100).sge(dst, 20000, 200);
-        b.postRecv(b.receiveRequests());
+        b.receiveRequests().post();
         a.sendRequests().sendWithImm(3, SendFlag.SIGNALED_BIT, 0x12345678).sge(src, 100, 150).sge(src, 300, 150);
-        a.postSend(a.sendRequests());
+        a.sendRequests().post();
         boolean sent = false, received = false;
         for (int i = 0; i < 2; i++) {
             wc = pollOne(cq);
@@ -79,9 +79,9 @@ class DataPathIT extends DataPathResources {
             fill(header, 0, 48, 99);
             byte[] expected = header.toArray(ValueLayout.JAVA_BYTE);
             b.receiveRequests().recv(51).sge(dst, 32768, 64);
-            b.postRecv(b.receiveRequests());
+            b.receiveRequests().post();
             a.sendRequests().send(4, SendFlag.SIGNALED_BIT).inline(header);
-            a.postSend(a.sendRequests());
+            a.sendRequests().post();
             header.fill((byte) 0);
             for (int i = 0; i < 2; i++) {
                 assertThat(pollOne(cq).ok()).isTrue();
@@ -94,15 +94,15 @@ class DataPathIT extends DataPathResources {
             dst.buffer().fill((byte) 0);
             SendRequests wrs = a.sendRequests();
             for (int i = 0; i < batch; i++) {
-                wrs.rdmaWrite(1000 + i, i == batch - 1 ? SendFlag.SIGNALED_BIT : 0, dst.address() + i * 64L,
-                        dst.rkey()).sge(src, i * 64L, 64);
+                wrs.rdmaWrite(1000 + i, i == batch - 1 ? SendFlag.SIGNALED_BIT : 0, dst.rkey(),
+                        dst.address() + i * 64L).sge(src, i * 64L, 64);
             }
-            assertThat(a.postSend(wrs)).isEqualTo(batch);
+            assertThat(wrs.post()).isEqualTo(batch);
             wc = pollOne(cq);
             assertThat(wc.ok()).isTrue();
             assertThat(wc.wrId()).isEqualTo(1000 + batch - 1);
             assertSameBytes(src.buffer(), 0, dst.buffer(), 0, batch * 64);
-            assertThat(a.sendTracker.outstanding()).isZero(); // the signaled completion retired the batch
+            assertThat(a.sendQueue.tracker.outstanding()).isZero(); // the signaled completion retired the batch
         }
         QueuePairInfo info = a.query();
         assertThat(info.state()).isEqualTo(QueuePairState.RTS);
@@ -124,18 +124,18 @@ class DataPathIT extends DataPathResources {
         MemoryRegion remote = pd.allocate(4096, ALL_REMOTE);
         remote.buffer().set(ValueLayout.JAVA_LONG, 0, 40L);
 
-        a.sendRequests().atomicFetchAndAdd(1, SendFlag.SIGNALED_BIT, remote.address(), remote.rkey(), 2L)
+        a.sendRequests().atomicFetchAdd(1, SendFlag.SIGNALED_BIT, remote.rkey(), remote.address(), 2L)
                 .sge(local, 0, 8);
-        a.postSend(a.sendRequests());
+        a.sendRequests().post();
         WorkCompletion wc = pollOne(cq);
         assertThat(wc.status()).isEqualTo(WorkCompletionStatus.SUCCESS);
         assertThat(wc.opcode()).isEqualTo(WorkCompletionOpcode.FETCH_ADD);
         assertThat(local.buffer().get(ValueLayout.JAVA_LONG, 0)).isEqualTo(40L);
         assertThat(remote.buffer().get(ValueLayout.JAVA_LONG, 0)).isEqualTo(42L);
 
-        a.sendRequests().atomicCmpAndSwp(2, SendFlag.SIGNALED_BIT, remote.address(), remote.rkey(), 42L, 7L)
+        a.sendRequests().atomicCmpSwp(2, SendFlag.SIGNALED_BIT, remote.rkey(), remote.address(), 42L, 7L)
                 .sge(local, 8, 8);
-        a.postSend(a.sendRequests());
+        a.sendRequests().post();
         assertThat(pollOne(cq).opcode()).isEqualTo(WorkCompletionOpcode.COMP_SWAP);
         assertThat(local.buffer().get(ValueLayout.JAVA_LONG, 8)).isEqualTo(42L);
         assertThat(remote.buffer().get(ValueLayout.JAVA_LONG, 0)).isEqualTo(7L);
@@ -172,7 +172,7 @@ class DataPathIT extends DataPathResources {
         MemoryRegion dst = pd.allocate(64 * 512, ALL_REMOTE);
         fill(src.buffer(), 0, 8192, 3);
         b.receiveRequests().recv(70).sge(dst, 4096, 64).recv(71).sge(dst, 4096 + 64, 64);
-        b.postRecv(b.receiveRequests());
+        b.receiveRequests().post();
         try (Arena arena = Arena.ofConfined(); PostBatch batch = a.startSend()) {
             MemorySegment text = arena.allocateFrom("inline through ibv_wr_set_inline_data");
             batch.rdmaWriteWithImm(10, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address(), 0xBEEF).setSge(src, 0, 2048);
@@ -212,8 +212,8 @@ class DataPathIT extends DataPathResources {
         assertThatThrownBy(cq::endPoll).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("no poll pass is open");
         assertThatThrownBy(cq::nextPoll).isInstanceOf(IllegalStateException.class);
-        assertThat(a.sendTracker.outstanding()).isZero();
-        assertThat(b.recvTracker.outstanding()).isZero();
+        assertThat(a.sendQueue.tracker.outstanding()).isZero();
+        assertThat(b.receiveQueue.tracker.outstanding()).isZero();
         assertSameBytes(src.buffer(), 0, dst.buffer(), 0, 2048);
         assertSameBytes(dst.buffer(), 0, src.buffer(), 6144, 1024);
         assertThat(dst.buffer().getString(4096 + 64)).isEqualTo("inline through ibv_wr_set_inline_data");
@@ -253,7 +253,7 @@ class DataPathIT extends DataPathResources {
             }
             assertThat(done).as("completion of the %d-WR batch", n).isTrue();
             assertSameBytes(src.buffer(), 0, dst.buffer(), 0, 64 * n);
-            assertThat(a.sendTracker.outstanding()).isZero();
+            assertThat(a.sendQueue.tracker.outstanding()).isZero();
         }
     }
 
@@ -267,14 +267,14 @@ class DataPathIT extends DataPathResources {
         MemoryRegion dst = pd.allocate(4 * 4096, ALL_REMOTE);
         fill(src.buffer(), 0, 4096, 5);
         b.receiveRequests().recv(20).sge(dst, 0, 4096).recv(21).sge(dst, 4096, 4096).recv(22).sge(dst, 0, 0);
-        b.postRecv(b.receiveRequests());
+        b.receiveRequests().post();
         a.sendRequests()
                 .send(10, SendFlag.SIGNALED_BIT).sge(src, 0, 1000)
                 .sendWithImm(11, SendFlag.SIGNALED_BIT, 0x0BADCAFE).sge(src, 1000, 2000)
-                .rdmaWrite(12, SendFlag.SIGNALED_BIT, dst.address() + 2 * 4096, dst.rkey()).sge(src, 0, 4096)
-                .rdmaWriteWithImm(13, SendFlag.SIGNALED_BIT, dst.address() + 3 * 4096, dst.rkey(), 77)
+                .rdmaWrite(12, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address() + 2 * 4096).sge(src, 0, 4096)
+                .rdmaWriteWithImm(13, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address() + 3 * 4096, 77)
                 .sge(src, 0, 4096);
-        assertThat(a.postSend(a.sendRequests())).isEqualTo(4);
+        assertThat(a.sendRequests().post()).isEqualTo(4);
         List<Long> ids = new java.util.ArrayList<>();
         for (int i = 0; i < 7; i++) {
             WorkCompletion wc = pollOne(cq);
@@ -319,9 +319,9 @@ class DataPathIT extends DataPathResources {
         MemoryRegion buf = pd.allocate(3 * 4096, EnumSet.of(Access.LOCAL_WRITE));
         fill(buf.buffer(), 0, 512, 11);
         b.receiveRequests().recv(1).sge(buf, 4096, 1024 + 40).recv(4).sge(buf, 2 * 4096, 1024 + 40);
-        b.postRecv(b.receiveRequests());
+        b.receiveRequests().post();
         a.sendRequests().send(2, SendFlag.SIGNALED_BIT).sge(buf, 0, 512).ud(ah, b.qpNum(), qkey);
-        a.postSend(a.sendRequests());
+        a.sendRequests().post();
         try (PostBatch batch = a.startSend()) {
             batch.sendWithImm(3, SendFlag.SIGNALED_BIT, 0x5151).setSge(buf, 0, 256).setUdAddr(ah, b.qpNum(), qkey);
             batch.submit();
@@ -343,7 +343,7 @@ class DataPathIT extends DataPathResources {
         assertSameBytes(buf.buffer(), 0, buf.buffer(), 2 * 4096 + 40, 256);
         // a UD send without destination is refused in Java
         a.sendRequests().send(5, 0).sge(buf, 0, 8);
-        assertThatThrownBy(() -> a.postSend(a.sendRequests())).hasMessageContaining("needs ud(ah");
+        assertThatThrownBy(() -> a.sendRequests().post()).hasMessageContaining("needs ud(ah");
         a.sendRequests().clear();
     }
 
@@ -358,22 +358,22 @@ class DataPathIT extends DataPathResources {
         MemoryRegion dst = pd.allocate(4096, ALL_REMOTE);
         cq.reqNotify(false);
         assertThat(channel.getCqEvent(0)).isNull();
-        a.sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, dst.address(), dst.rkey()).sge(src, 0, 64);
-        a.postSend(a.sendRequests());
+        a.sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address()).sge(src, 0, 64);
+        a.sendRequests().post();
         assertThat(channel.getCqEvent(60_000)).isSameAs(cq);
         assertThat(pollOne(cq).wrId()).isEqualTo(1);
 
         // armed for solicited completions only: an unsolicited SEND (and its send completion) wakes nobody ...
         cq.reqNotify(true);
         b.receiveRequests().recv(5).sge(dst, 0, 64).recv(7).sge(dst, 64, 64);
-        b.postRecv(b.receiveRequests());
+        b.receiveRequests().post();
         a.sendRequests().send(6, SendFlag.SIGNALED_BIT).sge(src, 0, 64);
-        a.postSend(a.sendRequests());
+        a.sendRequests().post();
         assertThat(awaitSuccesses(cq, 2, Duration.ofMillis(500))).containsExactlyInAnyOrder(5L, 6L);
         assertThat(channel.getCqEvent(1_000)).as("event for unsolicited completions").isNull();
         // ... a SEND with the solicited bit does
         a.sendRequests().send(8, SendFlag.SIGNALED_BIT | SendFlag.SOLICITED_BIT).sge(src, 0, 64);
-        a.postSend(a.sendRequests());
+        a.sendRequests().post();
         assertThat(channel.getCqEvent(60_000)).isSameAs(cq);
         assertThat(awaitSuccesses(cq, 2, Duration.ofMillis(500))).containsExactlyInAnyOrder(7L, 8L);
     }
@@ -388,11 +388,11 @@ class DataPathIT extends DataPathResources {
         MemoryRegion dst = pd.allocate(4096, ALL_REMOTE);
         fill(src.buffer(), 0, 128, 9);
         a.sendRequests().send(1, SendFlag.SIGNALED_BIT).sge(src, 0, 128);
-        a.postSend(a.sendRequests());
+        a.sendRequests().post();
         // b has no receive: the responder answers RNR NAK, the requester retries and nothing completes meanwhile
         assertThat(awaitSuccesses(cq, 0, Duration.ofSeconds(2))).isEmpty();
         b.receiveRequests().recv(2).sge(dst, 0, 128);
-        b.postRecv(b.receiveRequests());
+        b.receiveRequests().post();
         assertThat(awaitSuccesses(cq, 2, Duration.ofMillis(500))).containsExactlyInAnyOrder(1L, 2L);
         assertSameBytes(src.buffer(), 0, dst.buffer(), 0, 128);
     }

@@ -56,9 +56,9 @@ class ExtendedPollPassIT {
         while (seen.size() < total && System.nanoTime() < deadline) {
             SendRequests wrs = a.sendRequests();
             while (next < total && wrs.pending() < 2 && wrs.count() < wrs.capacity()) {
-                wrs.rdmaWrite(next++, SendFlag.SIGNALED_BIT, mr.address() + 1024, mr.rkey()).sge(mr, 0, 8);
+                wrs.rdmaWrite(next++, SendFlag.SIGNALED_BIT, mr.rkey(), mr.address() + 1024).sge(mr, 0, 8);
             }
-            a.postSend(wrs);
+            wrs.post();
             if (cq.startPoll()) {
                 do {
                     assertThat(cq.status()).as("wr %d", cq.wrId()).isEqualTo(WorkCompletionStatus.SUCCESS);

@@ -59,8 +59,8 @@ class IovaMemoryRegionIT {
             assertThat(dst.address()).isEqualTo(iova);
 
             // 1 KiB from src offset 512 (lkey, iova 512) to dst offset 2048 (rkey, iova + 2048)
-            a.sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, dst.address() + 2048, dst.rkey()).sge(src, 512, 1024);
-            a.postSend(a.sendRequests());
+            a.sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address() + 2048).sge(src, 512, 1024);
+            a.sendRequests().post();
             WorkCompletions wcs = WorkCompletions.allocate(1);
             long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
             while (cq.poll(wcs) == 0) {

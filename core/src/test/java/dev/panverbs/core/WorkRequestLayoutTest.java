@@ -36,11 +36,11 @@ class WorkRequestLayoutTest {
     void sendWrFieldsLandWhereTheCHeaderPutsThem() {
         assertThat(SendRequests.WR_SIZE).isEqualTo(128);
         SendRequests s = send(QueuePairType.RC, true, 4, 2);
-        s.rdmaWriteWithImm(0x1122334455667788L, SendFlag.SIGNALED_BIT, 0xABCDEF0123L, 0x77, 0x01020304);
-        s.appendSge(0x1000, 64, 0x55, 0L);
-        s.appendSge(0x2000, 32, 0x66, 0L);
+        s.rdmaWriteWithImm(0x1122334455667788L, SendFlag.SIGNALED_BIT, 0x77, 0xABCDEF0123L, 0x01020304);
+        s.appendSge(0x1000, 64, 0x55, null);
+        s.appendSge(0x2000, 32, 0x66, null);
         MemorySegment w = wr(s, 0);
-        assertThat(ibv_send_wr.wr_id(w)).isEqualTo(0x1122334455667788L);
+        assertThat(s.wrId(0)).isEqualTo(0x1122334455667788L); // native wr_id: the tracker position, written at post
         assertThat(ibv_send_wr.opcode(w)).isEqualTo(verbs_h.IBV_WR_RDMA_WRITE_WITH_IMM());
         assertThat(ibv_send_wr.send_flags(w)).isEqualTo(verbs_h.IBV_SEND_SIGNALED());
         // imm_data is __be32: the wire bytes are 01 02 03 04
@@ -61,7 +61,7 @@ class WorkRequestLayoutTest {
     @Test
     void atomicAndUnionFields() {
         SendRequests s = send(QueuePairType.RC, true, 4, 1);
-        s.atomicCmpAndSwp(1, 0, 0x1000, 9, 5L, 6L);
+        s.atomicCmpSwp(1, 0, 9, 0x1000, 5L, 6L);
         MemorySegment atomic = ibv_send_wr.wr.atomic(ibv_send_wr.wr(wr(s, 0)));
         assertThat(ibv_send_wr.wr.atomic.remote_addr(atomic)).isEqualTo(0x1000);
         assertThat(ibv_send_wr.wr.atomic.compare_add(atomic)).isEqualTo(5L);
@@ -70,7 +70,7 @@ class WorkRequestLayoutTest {
         s.sendWithInv(2, 0, 0x4242);
         assertThat(ibv_send_wr.invalidate_rkey(wr(s, 1))).isEqualTo(0x4242);
         assertThat(ibv_send_wr.opcode(wr(s, 1))).isEqualTo(verbs_h.IBV_WR_SEND_WITH_INV());
-        assertThatThrownBy(() -> s.atomicFetchAndAdd(3, 0, 0x1004, 9, 1)).hasMessageContaining("8-byte aligned");
+        assertThatThrownBy(() -> s.atomicFetchAdd(3, 0, 9, 0x1004, 1)).hasMessageContaining("8-byte aligned");
     }
 
     @Test
@@ -96,16 +96,16 @@ class WorkRequestLayoutTest {
         assertThat(ReceiveRequests.WR_SIZE).isEqualTo(32);
         ReceiveRequests r = new ReceiveRequests(new WorkRequestRules("QP#test", QueuePairType.RC, false, 0, pd),
                 2, 1, arena);
-        r.recv(99).appendSge(0x3000, 4096, 7, 0L);
+        r.recv(99).appendSge(0x3000, 4096, 7, null);
         MemorySegment w = r.wrs.asSlice(0, ibv_recv_wr.layout());
-        assertThat(ibv_recv_wr.wr_id(w)).isEqualTo(99);
+        assertThat(r.wrId(0)).isEqualTo(99);
         assertThat(ibv_recv_wr.num_sge(w)).isEqualTo(1);
         MemorySegment sge = ibv_recv_wr.sg_list(w).reinterpret(ibv_sge.sizeof());
         assertThat(ibv_sge.addr(sge)).isEqualTo(0x3000);
         assertThat(ibv_sge.length(sge)).isEqualTo(4096);
         assertThat(ibv_sge.lkey(sge)).isEqualTo(7);
         assertThat(ibv_recv_wr.next(w).address()).isEqualTo(r.wrs.address() + 32);
-        assertThatThrownBy(() -> r.appendSge(0, 1, 1, 0L)).hasMessageContaining("at most 1 SGEs");
+        assertThatThrownBy(() -> r.appendSge(0, 1, 1, null)).hasMessageContaining("at most 1 SGEs");
     }
 
     @Test
@@ -133,10 +133,10 @@ class WorkRequestLayoutTest {
         uc.rdmaWrite(1, 0, 0, 0);
         assertThatThrownBy(() -> uc.rdmaRead(2, 0, 0, 0)).hasMessageContaining("a UC QP does not support RDMA_READ");
         SendRequests noAtomics = send(QueuePairType.RC, false, 2, 1);
-        assertThatThrownBy(() -> noAtomics.atomicFetchAndAdd(1, 0, 0, 0, 1))
+        assertThatThrownBy(() -> noAtomics.atomicFetchAdd(1, 0, 0, 0, 1))
                 .isInstanceOf(UnsupportedVerbException.class)
                 .hasMessageContaining("atomic_cap = IBV_ATOMIC_NONE");
-        assertThat(((UnsupportedVerbException) catchIt(() -> noAtomics.atomicFetchAndAdd(1, 0, 0, 0, 1)))
+        assertThat(((UnsupportedVerbException) catchIt(() -> noAtomics.atomicFetchAdd(1, 0, 0, 0, 1)))
                 .capability()).contains("atomic operations");
         assertThatThrownBy(() -> noAtomics.inline(arena.allocate(1))).hasMessageContaining("no work request");
         assertThatThrownBy(() -> noAtomics.ud(null, 1, 1)).isInstanceOf(IllegalStateException.class);

@@ -140,8 +140,8 @@ public class DataPathBenchmark {
     @Benchmark
     public long classicPostSend1() {
         SendRequests wrs = qp.sendRequests();
-        wrs.rdmaWrite(wrId++, SendFlag.SIGNALED_BIT, REMOTE, RKEY).sge(mr, 0, 64);
-        qp.postSend(wrs);
+        wrs.rdmaWrite(wrId++, SendFlag.SIGNALED_BIT, RKEY, REMOTE).sge(mr, 0, 64);
+        wrs.post();
         return drain(1);
     }
 
@@ -157,9 +157,9 @@ public class DataPathBenchmark {
     public long classicPostSend16() {
         SendRequests wrs = qp.sendRequests();
         for (int i = 0; i < 16; i++) {
-            wrs.rdmaWrite(wrId++, i == 15 ? SendFlag.SIGNALED_BIT : 0, REMOTE + i * 64L, RKEY).sge(mr, i * 64L, 64);
+            wrs.rdmaWrite(wrId++, i == 15 ? SendFlag.SIGNALED_BIT : 0, RKEY, REMOTE + i * 64L).sge(mr, i * 64L, 64);
         }
-        qp.postSend(wrs);
+        wrs.post();
         return drain(1);
     }
 
@@ -176,9 +176,9 @@ public class DataPathBenchmark {
     public long classicPostSend16Poll16() {
         SendRequests wrs = qp.sendRequests();
         for (int i = 0; i < 16; i++) {
-            wrs.rdmaWrite(wrId++, SendFlag.SIGNALED_BIT, REMOTE + i * 64L, RKEY).sge(mr, i * 64L, 64);
+            wrs.rdmaWrite(wrId++, SendFlag.SIGNALED_BIT, RKEY, REMOTE + i * 64L).sge(mr, i * 64L, 64);
         }
-        qp.postSend(wrs);
+        wrs.post();
         return drain(16);
     }
 
@@ -219,9 +219,9 @@ public class DataPathBenchmark {
     public long extendedPoll16() {
         SendRequests wrs = qpEx.sendRequests();
         for (int i = 0; i < 16; i++) {
-            wrs.rdmaWrite(wrId++, SendFlag.SIGNALED_BIT, REMOTE + i * 64L, RKEY).sge(mr, i * 64L, 64);
+            wrs.rdmaWrite(wrId++, SendFlag.SIGNALED_BIT, RKEY, REMOTE + i * 64L).sge(mr, i * 64L, 64);
         }
-        qpEx.postSend(wrs);
+        wrs.post();
         long sum = 0;
         if (cqEx.startPoll()) {
             do {

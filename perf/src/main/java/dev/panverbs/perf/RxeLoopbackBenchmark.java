@@ -120,8 +120,8 @@ public class RxeLoopbackBenchmark {
     @Benchmark
     public long classicPostSend1() {
         SendRequests wrs = qp.sendRequests();
-        wrs.rdmaWrite(wrId++, SendFlag.SIGNALED_BIT, dst.address(), dst.rkey()).sge(src, 0, 64);
-        qp.postSend(wrs);
+        wrs.rdmaWrite(wrId++, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address()).sge(src, 0, 64);
+        wrs.post();
         return await(1);
     }
 
@@ -137,10 +137,10 @@ public class RxeLoopbackBenchmark {
     public long classicPostSend16() {
         SendRequests wrs = qp.sendRequests();
         for (int i = 0; i < 16; i++) {
-            wrs.rdmaWrite(wrId++, i == 15 ? SendFlag.SIGNALED_BIT : 0, dst.address() + i * 64L, dst.rkey())
+            wrs.rdmaWrite(wrId++, i == 15 ? SendFlag.SIGNALED_BIT : 0, dst.rkey(), dst.address() + i * 64L)
                     .sge(src, i * 64L, 64);
         }
-        qp.postSend(wrs);
+        wrs.post();
         return await(1);
     }
 

@@ -52,7 +52,8 @@ public final class NativeHandles {
          *
          * <p>The granted capabilities, {@code sq_sig_all}, the state and the port are read with
          * {@code ibv_query_qp}; the handle's {@code pd}, {@code send_cq}, {@code recv_cq} and {@code qp_type}
-         * must be those given. A QP on a shared receive queue is refused (core tracks receives per QP).
+         * must be those given. A QP on a shared receive queue has no receive queue of its own: its receives are posted
+         * to, and its receive completions retired by, the SRQ.
          *
          * @param sendOps     empty for a QP posted with {@code ibv_post_send} only; otherwise the
          *                    {@code send_ops_flags} it was created with, and {@code ibv_qp_to_qp_ex} must

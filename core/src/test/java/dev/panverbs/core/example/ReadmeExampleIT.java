@@ -49,9 +49,10 @@ class ReadmeExampleIT {
             b.toRts(0);
 
             src.buffer().fill((byte) 42);
-            a.postSend(a.sendRequests().clear()                       // ibv_post_send, reusable native WR chain
-                    .rdmaWrite(7L, SendFlag.SIGNALED_BIT, dst.address(), dst.rkey())
-                    .sge(src, 0, 4096));
+            a.sendRequests()                                          // the send queue's reusable native WR chain
+                    .rdmaWrite(7L, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address())
+                    .sge(src, 0, 4096)
+                    .post();                                          // ibv_post_send
 
             WorkCompletions wcs = WorkCompletions.allocate(16);       // native ibv_wc array, reused
             while (cq.poll(wcs) == 0) {                               // ibv_poll_cq
@@ -84,9 +85,9 @@ class ReadmeExampleIT {
             for (int i = 0; i < 4096; i++) {
                 s.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 7));
             }
-            a.postSend(a.sendRequests().clear()
-                    .rdmaWrite(7L, SendFlag.SIGNALED_BIT, dst.address(), dst.rkey())
-                    .sge(src, 0, 4096));
+            a.sendRequests().clear()
+                    .rdmaWrite(7L, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address())
+                    .sge(src, 0, 4096).post();
             WorkCompletions wcs = WorkCompletions.allocate(16);
             long deadline = System.nanoTime() + 60_000_000_000L;
             int n;

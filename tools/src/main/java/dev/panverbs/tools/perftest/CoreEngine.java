@@ -482,8 +482,8 @@ final class CoreEngine implements VerbsEngine {
             for (int k = 0; k < count; k++) {
                 int flags = ((mask >>> k) & 1) != 0 ? dev.panverbs.core.SendFlag.SIGNALED_BIT : 0;
                 switch (res.spec.verb()) {
-                    case WRITE -> wrs.rdmaWrite(wrId, flags, remoteAddr[k], rkey);
-                    case READ -> wrs.rdmaRead(wrId, flags, remoteAddr[k], rkey);
+                    case WRITE -> wrs.rdmaWrite(wrId, flags, rkey, remoteAddr[k]);
+                    case READ -> wrs.rdmaRead(wrId, flags, rkey, remoteAddr[k]);
                     case SEND -> wrs.send(wrId, flags);
                 }
                 if (inline) {
@@ -495,7 +495,7 @@ final class CoreEngine implements VerbsEngine {
                     wrs.ud(ah, remoteQpn, remoteQkey);
                 }
             }
-            int accepted = qp.postSend(wrs);
+            int accepted = wrs.post();
             if (accepted < count) {
                 wrs.clear();
                 return 12; // ENOMEM: the send queue is full
@@ -509,7 +509,7 @@ final class CoreEngine implements VerbsEngine {
                 dev.panverbs.core.ReceiveRequests r = qp.receiveRequests();
                 r.clear();
                 r.recv(wrId).sge(mr, addr - mrBase, len);
-                if (qp.postRecv(r) < 1) {
+                if (r.post() < 1) {
                     r.clear();
                     return 12;
                 }

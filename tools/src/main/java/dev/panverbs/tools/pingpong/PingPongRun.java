@@ -192,7 +192,7 @@ final class PingPongRun {
         for (int i = 0; i < n; i++) {
             wrs.recv(RECV_WRID).sge(mr, 0, s.size() + dataOffset());
         }
-        int posted = qp.postRecv(wrs);
+        int posted = wrs.post();
         wrs.clear();
         return posted;
     }
@@ -221,7 +221,7 @@ final class PingPongRun {
         if (ud) {
             wrs.ud(ah, remoteQpn, UD_QKEY);
         }
-        boolean ok = qp.postSend(wrs) == 1;
+        boolean ok = wrs.post() == 1;
         wrs.clear();
         return ok;
     }

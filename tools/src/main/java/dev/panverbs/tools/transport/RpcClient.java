@@ -122,7 +122,7 @@ public final class RpcClient implements AutoCloseable {
             for (int i = 0; i < receives; i++) {
                 rwrs.recv(RECV_TAG);
             }
-            if (qp.postRecv(rwrs) != receives) {
+            if (rwrs.post() != receives) {
                 throw new IllegalStateException("ibv_post_recv accepted fewer than " + receives + " receives");
             }
             cq.reqNotify(false);
@@ -216,7 +216,7 @@ public final class RpcClient implements AutoCloseable {
             if (length > 0) {
                 wrs.sge(sendMr, offset, (int) length);
             }
-            if (qp.postSend(wrs) != 1) {
+            if (wrs.post() != 1) {
                 // cannot happen: the send queue holds one WR per slot plus the shutdown message
                 wrs.clear();
                 table.abort(slot);
@@ -275,7 +275,7 @@ public final class RpcClient implements AutoCloseable {
                         for (int i = 0; i < reposts; i++) {
                             rwrs.recv(RECV_TAG);
                         }
-                        qp.postRecv(rwrs);
+                        rwrs.post();
                         rwrs.clear();
                     }
                 }
@@ -425,7 +425,7 @@ public final class RpcClient implements AutoCloseable {
                 window.acquireShutdown();
                 SendRequests wrs = qp.sendRequests();
                 wrs.sendWithImm(SHUTDOWN_WRID, SendFlag.SIGNALED_BIT, Immediate.encode(Immediate.SHUTDOWN, 0));
-                if (qp.postSend(wrs) == 1) {
+                if (wrs.post() == 1) {
                     while (!shutdownAcked && failure == null && awaitUntil(deadline)) {
                         // waiting for the server's acknowledgement
                     }

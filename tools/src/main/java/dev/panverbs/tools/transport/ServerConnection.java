@@ -119,7 +119,7 @@ final class ServerConnection {
             for (int i = 0; i < credits; i++) {
                 rwrs.recv(RECV_TAG | i).sge(recvMr, (long) i * options.maxRequest(), options.maxRequest());
             }
-            if (qp.postRecv(rwrs) != credits) {
+            if (rwrs.post() != credits) {
                 throw new IllegalStateException("ibv_post_recv accepted fewer than " + credits + " receives");
             }
             cq.reqNotify(false);
@@ -262,7 +262,7 @@ final class ServerConnection {
         ResponseHeader.write(out, length, creditReturn.take(), status);
         SendRequests wrs = qp.sendRequests();
         wrs.rdmaWriteWithImm(STAGING_TAG | staging, SendFlag.SIGNALED_BIT,
-                responseAddress + (long) slot * clientStride, rkey, Immediate.encode(Immediate.RESPONSE, requestId))
+                rkey, responseAddress + (long) slot * clientStride, Immediate.encode(Immediate.RESPONSE, requestId))
                 .sge(stagingMr, (long) staging * stagingStride, ResponseHeader.SIZE + length);
         post(wrs);
     }
@@ -270,7 +270,7 @@ final class ServerConnection {
     private void repost(int buffer) {
         ReceiveRequests rwrs = qp.receiveRequests();
         rwrs.recv(RECV_TAG | buffer).sge(recvMr, (long) buffer * maxRequest, maxRequest);
-        if (qp.postRecv(rwrs) != 1) {
+        if (rwrs.post() != 1) {
             rwrs.clear();
             throw new IllegalStateException("ibv_post_recv refused to re-post receive buffer " + buffer);
         }
@@ -280,12 +280,12 @@ final class ServerConnection {
     /** A zero-length RDMA WRITE WITH IMMEDIATE: CREDIT or the SHUTDOWN acknowledgement. */
     private void postControl(int imm) {
         SendRequests wrs = qp.sendRequests();
-        wrs.rdmaWriteWithImm(CONTROL_WRID, SendFlag.SIGNALED_BIT, responseAddress, rkey, imm);
+        wrs.rdmaWriteWithImm(CONTROL_WRID, SendFlag.SIGNALED_BIT, rkey, responseAddress, imm);
         post(wrs);
     }
 
     private void post(SendRequests wrs) {
-        if (qp.postSend(wrs) != 1) {
+        if (wrs.post() != 1) {
             wrs.clear();
             throw new IllegalStateException("ibv_post_send refused a response although " + sendsInFlight + " of "
                     + sendQueueDepth + " sends are in flight");

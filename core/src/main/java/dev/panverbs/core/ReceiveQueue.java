@@ -1,0 +1,59 @@
+package dev.panverbs.core;
+
+import dev.panverbs.bindings.ContextOps;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A queue pair's receive queue: its {@link ReceiveRequests} chain for {@code ibv_post_recv(3)} and its tracker.
+ * Package-private: users reach it through {@link QueuePair#receiveRequests()}. A QP on a shared receive queue has
+ * none; its receive completions belong to the SRQ's queue.
+ */
+final class ReceiveQueue extends WorkQueue {
+    final QueuePair qp;
+    private final ContextOps ops;
+    final ReceiveRequests requests;
+
+    ReceiveQueue(QueuePair qp, ContextOps ops, Arena arena) {
+        super(new WorkQueueTracker(Math.max(qp.capabilities().maxRecvWr(), 1), qp.capabilities().maxRecvSge()),
+                qp.recvCq(), qp.protectionDomain(), qp.resource, qp.toString(), qp.rules, arena);
+        this.qp = qp;
+        this.ops = ops;
+        this.requests = new ReceiveRequests(rules, Math.max(qp.capabilities().maxRecvWr(), 1),
+                qp.capabilities().maxRecvSge(), arena);
+        requests.queue = this;
+    }
+
+    int post(ReceiveRequests wrs) {
+        CallGuard g = guard;
+        if (!g.enter(Thread.currentThread())) {
+            throw postRefused("ibv_post_recv");
+        }
+        try {
+            return postChain(wrs);
+        } finally {
+            g.exit();
+        }
+    }
+
+    @Override
+    String verb() {
+        return "ibv_post_recv";
+    }
+
+    @Override
+    void checkReady(WorkRequests<?> wrs, int from, int n) {
+        qp.checkReceiveState(from);
+    }
+
+    @Override
+    int callProvider(MemorySegment handle, MemorySegment chain, MemorySegment badWr) {
+        return ops.ibv_post_recv(handle, chain, badWr);
+    }
+
+    @Override
+    RuntimeException refused(int rc, WorkRequests<?> wrs, int index) {
+        return PostException.of("ibv_post_recv", qp, rc, index, null, 0);
+    }
+}

@@ -1,0 +1,74 @@
+package dev.panverbs.core;
+
+import dev.panverbs.bindings.ContextOps;
+import dev.panverbs.bindings.QpExOps;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A queue pair's send queue: its {@link SendRequests} chain for {@code ibv_post_send(3)}, its {@link PostBatch} for
+ * the {@code ibv_wr_*} API ({@code ibv_qp_ex}), and the tracker both record into. Package-private: users reach it
+ * through {@link QueuePair#sendRequests()} and {@link QueuePair#startSend()}.
+ */
+final class SendQueue extends WorkQueue {
+    final QueuePair qp;
+    private final ContextOps ops;
+    final SendRequests requests;
+    /** Null when the QP was built without send operations (no {@code ibv_qp_ex}). */
+    final PostBatch batch;
+    final boolean sigAll;
+
+    SendQueue(QueuePair qp, ContextOps ops, QpExOps qpEx, long sendOps, boolean sigAll, Arena arena) {
+        super(new WorkQueueTracker(Math.max(qp.capabilities().maxSendWr(), 1), qp.capabilities().maxSendSge()),
+                qp.sendCq(), qp.protectionDomain(), qp.resource, qp.toString(), qp.rules, arena);
+        this.qp = qp;
+        this.ops = ops;
+        this.sigAll = sigAll;
+        this.requests = new SendRequests(rules, Math.max(qp.capabilities().maxSendWr(), 1),
+                qp.capabilities().maxSendSge(), arena);
+        requests.queue = this;
+        this.batch = qpEx == null ? null : new PostBatch(this, qpEx, sendOps, arena);
+    }
+
+    int post(SendRequests wrs) {
+        CallGuard g = guard;
+        if (!g.enter(Thread.currentThread())) {
+            throw postRefused("ibv_post_send");
+        }
+        try {
+            return postChain(wrs);
+        } finally {
+            g.exit();
+        }
+    }
+
+    @Override
+    String verb() {
+        return "ibv_post_send";
+    }
+
+    @Override
+    void checkReady(WorkRequests<?> chain, int from, int n) {
+        SendRequests wrs = (SendRequests) chain;
+        qp.checkSendState("ibv_post_send", from, wrs.opcodeValue(from));
+        if (rules.type() == QueuePairType.UD) {
+            for (int i = from; i < from + n; i++) {
+                if (!wrs.udAddressed[i]) {
+                    throw rules.udUnaddressed(i);
+                }
+            }
+        }
+    }
+
+    @Override
+    int callProvider(MemorySegment handle, MemorySegment chain, MemorySegment badWr) {
+        return ops.ibv_post_send(handle, chain, badWr);
+    }
+
+    @Override
+    RuntimeException refused(int rc, WorkRequests<?> wrs, int index) {
+        return PostException.of("ibv_post_send", qp, rc, index, WorkRequestOpcode.class,
+                ((SendRequests) wrs).opcodeValue(index));
+    }
+}

@@ -1,0 +1,150 @@
+package dev.panverbs.core;
+
+import dev.panverbs.core.internal.Resource;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * One work queue: a QP's send queue ({@code ibv_post_send}) or receive queue ({@code ibv_post_recv}), later a shared
+ * receive queue. It owns what posting to it needs: its {@link WorkQueueTracker} (outstanding WRs and the keys they
+ * name), its {@link CallGuard} (one producer at a time, and no destroy under a post), its reusable chain and the
+ * {@code bad_wr} cell, and the post loop that every chain of it runs. It routes its own completions: attached to its
+ * CQ under a token ({@link CompletionRoutes}), registered with its protection domain for
+ * {@link MemoryRegion#close()}'s in-flight scan.
+ */
+abstract sealed class WorkQueue permits SendQueue, ReceiveQueue {
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
+    static final int ENOMEM = dev.panverbs.bindings.verbs.verbs_h.ENOMEM();
+
+    final WorkQueueTracker tracker;
+    final CallGuard guard = new CallGuard();
+    final CompletionQueue cq;
+    final ProtectionDomain pd;
+    /** The lifecycle of the object the queue belongs to (the QP), for its handle and its closed messages. */
+    final Resource owner;
+    final String ownerName;
+    final WorkRequestRules rules;
+    /** {@code struct ibv_send_wr **bad_wr} / {@code ibv_recv_wr **}: one cell, in the owner's arena. */
+    private final MemorySegment badWr;
+
+    WorkQueue(WorkQueueTracker tracker, CompletionQueue cq, ProtectionDomain pd, Resource owner, String ownerName,
+              WorkRequestRules rules, Arena arena) {
+        this.tracker = tracker;
+        this.cq = cq;
+        this.pd = pd;
+        this.owner = owner;
+        this.ownerName = ownerName;
+        this.rules = rules;
+        this.badWr = arena.allocate(ValueLayout.ADDRESS);
+    }
+
+    /** Starts routing: a token on the CQ, a place in the PD's in-flight scan. Before the first post. */
+    final void attach() {
+        tracker.routeToken(cq.routes.attach(this));
+        pd.workQueues.add(this);
+    }
+
+    /** Stops routing, after the owner was destroyed (nothing can complete any more). */
+    final void detach() {
+        tracker.retireAll();
+        cq.routes.detach(this);
+        pd.workQueues.remove(this);
+    }
+
+    // ---- the post loop shared by every chain ----
+
+    /**
+     * Posts the pending WRs of {@code wrs}: checks, records them (published before the doorbell), re-checks their
+     * keys, calls the provider, rolls back what it refused. Runs inside {@link #guard}. Allocation-free.
+     */
+    final int postChain(WorkRequests<?> wrs) {
+        String verb = verb();
+        MemorySegment h = owner.handle(verb);
+        int from = wrs.posted;
+        int n = wrs.count() - from;
+        if (n <= 0) {
+            return 0;
+        }
+        checkReady(wrs, from, n);
+        int take = Math.min(n, tracker.room());
+        if (take <= 0) {
+            return 0;
+        }
+        long t = tracker.tail();
+        int maxSge = wrs.maxSge;
+        for (int k = 0; k < take; k++) {
+            int i = from + k;
+            tracker.put(t + k, wrs.wrIds[i], wrs.keyIds, i * maxSge, wrs.numSges[i]);
+            wrs.providerWrId(i, tracker.encode(t + k));
+        }
+        tracker.publish(t + take);
+        int stale = wrs.firstStaleKey(from, take);
+        if (stale >= 0) {
+            tracker.rollback(t);
+            throw wrs.staleKey(verb, stale);
+        }
+        int last = from + take - 1;
+        wrs.terminate(last);
+        int rc;
+        badWr.set(LONG, 0, 0L);
+        try {
+            rc = callProvider(h, wrs.chainFrom(from), badWr);
+        } finally {
+            wrs.relink(last);
+        }
+        int accepted = rc == 0 ? take : accepted(wrs.indexOf(badWr.get(LONG, 0)), from, take);
+        if (accepted < take) {
+            tracker.rollback(t + accepted);
+        }
+        wrs.posted = from + accepted;
+        if (rc != 0 && rc != ENOMEM) {
+            throw refused(rc, wrs, from + accepted);
+        }
+        if (wrs.posted == wrs.count()) {
+            wrs.clear();
+        }
+        return accepted;
+    }
+
+    /** WRs accepted before {@code bad_wr}; a provider that left bad_wr unset (or out of the chain) posted none. */
+    private static int accepted(int badIndex, int from, int take) {
+        return badIndex >= from && badIndex < from + take ? badIndex - from : 0;
+    }
+
+    /** {@code ibv_post_send} or {@code ibv_post_recv}. */
+    abstract String verb();
+
+    /** Refuses the post before anything is recorded (state, addressing). */
+    abstract void checkReady(WorkRequests<?> wrs, int from, int n);
+
+    /** The provider's post slot. */
+    abstract int callProvider(MemorySegment handle, MemorySegment chain, MemorySegment badWr);
+
+    /** The exception for a provider's refusal {@code rc} of WR {@code index}. */
+    abstract RuntimeException refused(int rc, WorkRequests<?> wrs, int index);
+
+    // ---- cold: refusals shared by the queues ----
+
+    final RuntimeException postRefused(String verb) {
+        Thread holder = guard.holder();
+        if (holder == Thread.currentThread()) {
+            return new IllegalStateException(verb + ": a PostBatch is open on " + ownerName + " in this thread "
+                    + "(startSend() without submit() or close()); the provider holds the send-queue lock until "
+                    + "ibv_wr_complete/ibv_wr_abort, so this call would spin forever: submit or close the batch first");
+        }
+        if (owner.isClosed()) {
+            return owner.closedException(verb);
+        }
+        return new IllegalStateException(verb + ": " + ownerName + " is being posted to by "
+                + holderName(holder) + " at the same time; each side of a QP (send, "
+                + "receive) has one producer at a time (its chain and outstanding-WR ring are not thread-safe): post "
+                + "from one thread, or synchronize");
+    }
+
+    /** "thread \"name\"", or "another thread" when the holder left before the (cold) message was built. */
+    static String holderName(Thread holder) {
+        return holder == null ? "another thread" : "thread \"" + holder.getName() + "\"";
+    }
+}

@@ -1,0 +1,246 @@
+package dev.panverbs.core;
+
+import dev.panverbs.bindings.verbs.ibv_recv_wr;
+import dev.panverbs.bindings.verbs.ibv_send_wr;
+import dev.panverbs.bindings.verbs.ibv_sge;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * A work queue's reusable native chain of work requests: {@code struct ibv_send_wr} ({@link SendRequests}) or
+ * {@code struct ibv_recv_wr} ({@link ReceiveRequests}) with their {@code struct ibv_sge} lists, allocated once per
+ * queue, filled in place and posted by {@link #post()} in one provider call. Both structs begin with
+ * {@code wr_id, next, sg_list, num_sge}; that shared head, the SGE list and the bookkeeping live here.
+ *
+ * <p>Nothing here allocates. Not thread-safe: one producer per work queue.
+ *
+ * @param <T> the concrete chain, returned by the fluent methods
+ */
+public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits SendRequests, ReceiveRequests {
+    static final long SGE_SIZE = ibv_sge.layout().byteSize();
+    /**
+     * Unaligned twins of JAVA_LONG/JAVA_INT: every offset written is naturally aligned by the C layout, so the
+     * per-access alignment check of the aligned layouts is redundant; dropping it keeps the hot methods small
+     * enough for C2 to inline into the caller's loop.
+     */
+    static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
+    static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
+    static final long WR_ID = ibv_send_wr.wr_id$offset();
+    static final long NEXT = ibv_send_wr.next$offset();
+    static final long SG_LIST = ibv_send_wr.sg_list$offset();
+    static final long NUM_SGE = ibv_send_wr.num_sge$offset();
+    private static final long SGE_ADDR = ibv_sge.addr$offset();
+    private static final long SGE_LENGTH = ibv_sge.length$offset();
+    private static final long SGE_LKEY = ibv_sge.lkey$offset();
+
+    static {
+        if (ibv_recv_wr.wr_id$offset() != WR_ID || ibv_recv_wr.next$offset() != NEXT
+                || ibv_recv_wr.sg_list$offset() != SG_LIST || ibv_recv_wr.num_sge$offset() != NUM_SGE) {
+            throw new ExceptionInInitializerError("ibv_send_wr and ibv_recv_wr no longer share their head");
+        }
+    }
+
+    final MemorySegment wrs;
+    final long wrsAddress;
+    private final long wrSize;
+    private final MemorySegment sges;
+    final WorkRequestRules rules;
+    private final int capacity;
+    final int maxSge;
+    /** The key snapshot of each SGE (null for inline data), by {@code wr * maxSge + sge}: re-checked at post. */
+    final KeySnapshot[] keys;
+    /** Their tracking ids (0 for inline data), recorded by the queue's tracker at post. */
+    final long[] keyIds;
+    /** Java mirrors of each WR's own {@code wr_id} and {@code num_sge}, read back when it is posted. */
+    final long[] wrIds;
+    final int[] numSges;
+    int count;
+    /** WRs of this chain already accepted by the provider (a partial post left the rest pending). */
+    int posted;
+    /** SGEs of the current (last) WR. */
+    int currentSges;
+    /** The queue this chain posts to; set once by the queue. */
+    WorkQueue queue;
+    /** {@code ibv_post_send} or {@code ibv_post_recv}, for messages. */
+    private final String verb;
+
+    WorkRequests(String verb, WorkRequestRules rules, int capacity, int maxSge, long wrSize, MemorySegment wrs,
+                 MemorySegment sges) {
+        this.verb = verb;
+        if (capacity < 1) {
+            throw new IllegalArgumentException("a work-request chain needs at least one WR");
+        }
+        this.rules = rules;
+        this.capacity = capacity;
+        this.maxSge = Math.max(maxSge, 1);
+        this.wrSize = wrSize;
+        this.wrs = wrs;
+        this.sges = sges;
+        this.wrsAddress = wrs.address();
+        this.keys = new KeySnapshot[capacity * this.maxSge];
+        this.keyIds = new long[capacity * this.maxSge];
+        this.wrIds = new long[capacity];
+        this.numSges = new int[capacity];
+        long sgesAddress = sges.address();
+        for (int i = 0; i < capacity; i++) {
+            wrs.set(LONG, i * wrSize + SG_LIST, sgesAddress + i * this.maxSge * SGE_SIZE);
+            relink(i); // pre-linked: posting n WRs only cuts the chain after WR n-1 for the duration of the call
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private T self() {
+        return (T) this;
+    }
+
+    /** How many WRs the chain holds at most (the queue's granted {@code max_send_wr}/{@code max_recv_wr}). */
+    public final int capacity() {
+        return capacity;
+    }
+
+    /** WRs written since the last {@link #clear()} (posted or not). */
+    public final int count() {
+        return count;
+    }
+
+    /** WRs written but not yet accepted by {@link #post()}. */
+    public final int pending() {
+        return count - posted;
+    }
+
+    /** Forgets every WR (after a full post this happens by itself). */
+    public final T clear() {
+        count = 0;
+        posted = 0;
+        return self();
+    }
+
+    /**
+     * Posts the pending WRs as one chain to the queue that owns this chain ({@code ibv_post_send(3)} /
+     * {@code ibv_post_recv(3)}) and returns how many the provider accepted. When all were, the chain is cleared for
+     * reuse. Fewer means the queue is full (back-pressure, {@code ENOMEM}, or the queue's own count of outstanding
+     * WRs): poll completions, then call again to post the rest. Allocation-free.
+     *
+     * <p>Every key the pending WRs name is re-checked after their references are published and before the
+     * provider sees them: a region closed, re-registered, or whose memory's arena was closed since its
+     * {@code sge(...)} makes the whole call refuse ({@link IllegalStateException} naming it), nothing posted.
+     *
+     * <p>Errors: the queue's state forbids posting (a QP in RESET; sends also in INIT and RTR: IB spec 10.3.1) →
+     * {@link PostException} with {@code EINVAL} naming the state, before the provider sees the chain (some
+     * providers, rxe, would queue the WRs and run them later). Other errnos ({@code EINVAL}: malformed WR) →
+     * {@link PostException} carrying the index of the refused WR ({@code bad_wr}). A concurrent producer, or an open
+     * {@link PostBatch} of this thread → {@link IllegalStateException}. In ERR the WRs are accepted and complete
+     * with {@code WR_FLUSH_ERR}.
+     */
+    public abstract int post();
+
+    /** Appends an SGE to the current WR; {@code key} null for inline data. Checks done by the caller. */
+    final void appendSge(long addr, int length, int lkey, KeySnapshot key) {
+        if (count == posted) {
+            throw rules.noCurrentWr();
+        }
+        int wr = count - 1;
+        int n = currentSges;
+        if (n == maxSge) {
+            throw rules.tooManySges(maxSge);
+        }
+        long s = ((long) wr * maxSge + n) * SGE_SIZE;
+        try { // the chain lives in the queue owner's arena: a closed QP fails here, named by ifClosed
+            sges.set(LONG, s + SGE_ADDR, addr);
+        } catch (IllegalStateException e) {
+            throw rules.ifClosed(e, verb);
+        }
+        sges.set(INT, s + SGE_LENGTH, length);
+        sges.set(INT, s + SGE_LKEY, lkey);
+        int k = wr * maxSge + n;
+        keys[k] = key;
+        keyIds[k] = key == null ? 0L : key.trackingId;
+        wrs.set(INT, wr * wrSize + NUM_SGE, n + 1);
+        currentSges = n + 1;
+        numSges[wr] = n + 1;
+    }
+
+    /** Starts WR {@code count}: its native head and mirrors; returns its offset in the chain. */
+    final long startWr(long wrId) {
+        if (count == capacity) {
+            throw rules.chainFull(capacity);
+        }
+        int i = count;
+        long w = i * wrSize;
+        try { // the chain lives in the owner's arena: a closed QP fails here (FFM's liveness check, no extra read)
+            wrs.set(INT, w + NUM_SGE, 0);
+        } catch (IllegalStateException e) {
+            throw rules.ifClosed(e, verb);
+        }
+        count = i + 1;
+        wrIds[i] = wrId;
+        numSges[i] = 0;
+        currentSges = 0;
+        return w;
+    }
+
+    /** The caller's {@code wr_id} of WR {@code i}. */
+    final long wrId(int i) {
+        return wrIds[i];
+    }
+
+    /** Writes the {@code wr_id} the provider carries for WR {@code i} (its tracker position). */
+    final void providerWrId(int i, long wrId) {
+        wrs.set(LONG, i * wrSize + WR_ID, wrId);
+    }
+
+    /**
+     * The index of the first SGE among WRs {@code from .. from+n-1} whose key is no longer usable as staged (closed,
+     * closing, re-registered, or its memory's arena closed), or -1. Reads each distinct key's state once.
+     */
+    final int firstStaleKey(int from, int n) {
+        KeySnapshot previous = null;
+        for (int i = from; i < from + n; i++) {
+            int base = i * maxSge;
+            for (int j = 0; j < numSges[i]; j++) {
+                KeySnapshot k = keys[base + j];
+                if (k != null && k != previous) {
+                    if (DataPathAccess.snapshot(k.owner) != k || !k.memoryAlive()) {
+                        return base + j;
+                    }
+                    previous = k;
+                }
+            }
+        }
+        return -1;
+    }
+
+    /** The refusal for the stale key at SGE slot {@code sgeIndex} (cold). */
+    final IllegalStateException staleKey(String verb, int sgeIndex) {
+        return rules.staleKey(verb, keys[sgeIndex], sgeIndex / maxSge);
+    }
+
+    /** Cuts the chain after WR {@code last} (for the duration of one post). */
+    final void terminate(int last) {
+        wrs.set(LONG, last * wrSize + NEXT, 0L);
+    }
+
+    /** Restores the pre-linked {@code next} of WR {@code last}. */
+    final void relink(int last) {
+        wrs.set(LONG, last * wrSize + NEXT, last + 1 < capacity ? wrsAddress + (last + 1) * wrSize : 0L);
+    }
+
+    /** The chain starting at WR {@code i}; only a retry after a partial post slices (and may allocate). */
+    final MemorySegment chainFrom(int i) {
+        return i == 0 ? wrs : wrs.asSlice(i * wrSize);
+    }
+
+    /** The index of the WR at native address {@code badWr}, as the provider reports it. */
+    final int indexOf(long badWr) {
+        return (int) ((badWr - wrsAddress) / wrSize);
+    }
+
+    /** The WR {@link #post()} would refuse next without a current one (cold helper of the subclasses). */
+    final int current() {
+        if (count == posted) {
+            throw rules.noCurrentWr();
+        }
+        return count - 1;
+    }
+}
