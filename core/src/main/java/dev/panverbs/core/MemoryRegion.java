@@ -70,9 +70,12 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
      * A region over {@code mr}, already registered by the caller (tests over a fake provider, which registers
      * nothing); it is deregistered with {@code ibv_dereg_mr} like any other.
      */
-    static MemoryRegion wrap(ProtectionDomain pd, MemorySegment mr, MemorySegment buffer, Set<Access> access) {
+    static MemoryRegion wrap(ProtectionDomain pd, MemorySegment mr, MemorySegment buffer, Set<Access> access,
+                             dev.panverbs.core.internal.NativeHandles.Destroy dereg) {
+        Registration r = new Registration(null);
+        r.dereg = dereg;
         return new MemoryRegion(pd, mr, buffer, buffer.byteSize(), buffer.address(), Units.hex(buffer.address()),
-                access, new Registration(null));
+                access, r);
     }
 
     /**
@@ -84,6 +87,8 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
         volatile Arena owned;
         final AtomicReference<MemoryRegion> tie = new AtomicReference<>();
         MemoryRegion region;
+        /** {@code ibv_dereg_mr}, or another library's destroy verb for a wrapped MR. */
+        dev.panverbs.core.internal.NativeHandles.Destroy dereg = LibIbverbs::ibv_dereg_mr;
 
         Registration(Arena owned) {
             this.owned = owned;
@@ -95,7 +100,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
             if (r != null) { // posts from now on refuse the key (a cascade or the arena tie, not close())
                 r.snapshot = r.snapshot.closed();
             }
-            int rc = LibIbverbs.ibv_dereg_mr(mr);
+            int rc = dereg.destroy(mr);
             if (rc != 0) {
                 throw Errors.failure(Errors.call("ibv_dereg_mr", "mr", Units.hex(mr.address())), rc,
                         "the registered memory is not freed (the NIC may still use it)");

@@ -36,7 +36,7 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The hot paths of both APIs on the library's real objects -- {@link QueuePair#postSend}, {@link PostBatch},
  * {@link CompletionQueue#poll}, {@link ExtendedCompletionQueue#startPoll()}/{@code nextPoll}/{@code endPoll} --
- * over the fake provider ({@link FakeProvider}; perf/src/main/c/fake_provider.c, built by perf/run), whose slots
+ * over the fake provider ({@link FakeProvider}; core/src/test/c/fake_provider.c, built by perf/run), whose slots
  * write WQEs and CQEs into memory rings as a user-space provider does, minus the hardware. Each operation posts and
  * then polls what it posted, so the QP's outstanding-WR ring stays in steady state, as in a real loop.
  *

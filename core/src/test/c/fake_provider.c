@@ -10,7 +10,12 @@
  * The fake_c_* functions are the C baselines: the same work as a Java benchmark, done in C through the same
  * function pointers (one downcall from Java per operation).
  *
- * Built by perf/run with gcc into perf/target/; never committed as a binary.
+ * For core's host tests (FakeProvider) it also has a receive queue per QP (a SEND, SEND_WITH_IMM or
+ * RDMA_WRITE_WITH_IMM consumes one of the QP's own receives: a loopback onto itself, or fails RNR), injected errors
+ * and flushes whose CQE opcode is deliberately misleading (it is undefined on error), and a hook that runs inside
+ * every post, so a test can act "while the provider is in the call".
+ *
+ * Built by core's tests and by perf/run with gcc into target/; never committed as a binary.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -39,11 +44,36 @@ struct fake_wqe { /* what a provider copies out of an ibv_send_wr (cf. mlx5's ct
 
 struct fake_qp {
     struct ibv_qp_ex ex; /* starts with the ibv_qp */
-    struct fake_cq *scq;
+    struct fake_cq *scq, *rcq;
     int sq_sig_all;
     uint32_t sq_head, batch_start;
+    uint32_t fail_status; /* the next executed send WR completes with this status (0: none) */
+    uint32_t rq_head, rq_tail;
+    uint64_t rq[RING]; /* posted receives: their wr_id */
     struct fake_wqe sq[RING];
 };
+
+static void (*post_hook)(void);
+
+/* runs inside every post_send, post_recv and wr_complete, before the WRs are executed */
+void fake_set_post_hook(void (*fn)(void)) { post_hook = fn; }
+
+static void run_hook(void) {
+    if (post_hook)
+        post_hook();
+}
+
+static void push(struct fake_cq *cq, uint64_t wr_id, uint32_t status, uint32_t opcode, uint32_t len, uint32_t qpn) {
+    if (cq->tail - cq->head == RING)
+        return; /* overrun: dropped */
+    struct fake_cqe *e = &cq->ring[cq->tail & (RING - 1)];
+    e->wr_id = wr_id;
+    e->status = status;
+    e->opcode = opcode;
+    e->byte_len = len;
+    e->qp_num = qpn;
+    cq->tail++;
+}
 
 static uint32_t wc_opcode(uint32_t wr_opcode) {
     switch (wr_opcode) {
@@ -56,26 +86,54 @@ static uint32_t wc_opcode(uint32_t wr_opcode) {
     }
 }
 
-/* a send WQE completed: signaled ones (or all with sq_sig_all) produce a CQE; a full CQ drops it (overrun) */
+/* a send WQE executed: a SEND-like opcode consumes one of the QP's own receives (or fails RNR); signaled WRs (or all
+ * with sq_sig_all) and every failed one produce a CQE. An error CQE's opcode is undefined: it says RECV here. */
 static void complete(struct fake_qp *qp, const struct fake_wqe *w) {
-    if (!(w->flags & IBV_SEND_SIGNALED) && !qp->sq_sig_all)
+    uint32_t qpn = qp->ex.qp_base.qp_num;
+    uint32_t status = IBV_WC_SUCCESS;
+    if (qp->fail_status) {
+        status = qp->fail_status;
+        qp->fail_status = 0;
+    } else if (w->opcode == IBV_WR_SEND || w->opcode == IBV_WR_SEND_WITH_IMM
+               || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
+        if (qp->rq_head == qp->rq_tail) {
+            status = IBV_WC_RNR_RETRY_EXC_ERR;
+        } else {
+            uint64_t r = qp->rq[qp->rq_head++ & (RING - 1)];
+            push(qp->rcq, r, IBV_WC_SUCCESS, w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM ? IBV_WC_RECV_RDMA_WITH_IMM
+                 : IBV_WC_RECV, w->length, qpn);
+        }
+    }
+    if (status == IBV_WC_SUCCESS && !(w->flags & IBV_SEND_SIGNALED) && !qp->sq_sig_all)
         return;
-    struct fake_cq *cq = qp->scq;
-    if (cq->tail - cq->head == RING)
-        return;
-    struct fake_cqe *e = &cq->ring[cq->tail & (RING - 1)];
-    e->wr_id = w->wr_id;
-    e->status = IBV_WC_SUCCESS;
-    e->opcode = wc_opcode(w->opcode);
-    e->byte_len = w->length;
-    e->qp_num = qp->ex.qp_base.qp_num;
-    cq->tail++;
+    push(qp->scq, w->wr_id, status, status == IBV_WC_SUCCESS ? wc_opcode(w->opcode) : IBV_WC_RECV, w->length, qpn);
+}
+
+/* the next send WR this QP executes fails with status */
+void fake_fail_next(struct ibv_qp *qp, uint32_t status) { ((struct fake_qp *) qp)->fail_status = status; }
+
+/* the QP went to ERR: every posted receive completes with WR_FLUSH_ERR (opcode deliberately SEND: undefined) */
+void fake_flush_recv(struct ibv_qp *ibqp) {
+    struct fake_qp *qp = (struct fake_qp *) ibqp;
+    for (; qp->rq_head != qp->rq_tail; qp->rq_head++)
+        push(qp->rcq, qp->rq[qp->rq_head & (RING - 1)], IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND, 0, ibqp->qp_num);
+}
+
+int fake_dereg_mr(struct ibv_mr *mr) {
+    free(mr);
+    return 0;
+}
+
+int fake_destroy_qp(struct ibv_qp *qp) {
+    free(qp);
+    return 0;
 }
 
 /* ---- ibv_context.ops ---- */
 
 static int fake_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr) {
     struct fake_qp *qp = (struct fake_qp *) ibqp;
+    run_hook();
     for (; wr; wr = wr->next) {
         if (wr->num_sge > 1 && !(wr->send_flags & IBV_SEND_INLINE)) {
             *bad_wr = wr; /* the fake SQ has room for one SGE per WQE */
@@ -96,8 +154,16 @@ static int fake_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ib
     return 0;
 }
 
-static int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr) {
-    (void) qp; (void) wr; (void) bad_wr;
+static int fake_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr) {
+    struct fake_qp *qp = (struct fake_qp *) ibqp;
+    run_hook();
+    for (; wr; wr = wr->next) {
+        if (qp->rq_tail - qp->rq_head == RING) {
+            *bad_wr = wr;
+            return ENOMEM;
+        }
+        qp->rq[qp->rq_tail++ & (RING - 1)] = wr->wr_id;
+    }
     return 0;
 }
 
@@ -175,6 +241,7 @@ static void fake_wr_start(struct ibv_qp_ex *ibqp) {
 
 static int fake_wr_complete(struct ibv_qp_ex *ibqp) {
     struct fake_qp *qp = (struct fake_qp *) ibqp;
+    run_hook();
     for (uint32_t i = qp->batch_start; i != qp->sq_head; i++)
         complete(qp, &qp->sq[i & (RING - 1)]);
     return 0;
@@ -277,6 +344,7 @@ struct ibv_qp_ex *fake_create_qp(struct ibv_pd *pd, struct ibv_cq_ex *scq, struc
     base->qp_type = IBV_QPT_RC;
     base->state = IBV_QPS_RTS;
     qp->scq = (struct fake_cq *) scq;
+    qp->rcq = (struct fake_cq *) rcq;
     qp->sq_sig_all = sq_sig_all;
     qp->ex.wr_rdma_write = fake_wr_rdma_write;
     qp->ex.wr_rdma_read = fake_wr_rdma_read;

@@ -1,0 +1,215 @@
+package dev.panverbs.core;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.EnumSet;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The library's real {@link Context}, {@link ProtectionDomain}, {@link CompletionQueue},
+ * {@link ExtendedCompletionQueue}, {@link QueuePair} and {@link MemoryRegion} objects over a fake provider
+ * ({@code core/src/test/c/fake_provider.c}) instead of a device: its {@code fake_open_device}, {@code fake_create_*}
+ * return C objects with the {@code <infiniband/verbs.h>} layouts whose data-path slots point at the fake's C
+ * functions, and this class wraps them through the package-private constructors the creation verbs use. Post and
+ * poll then run the production code unchanged, down to the provider's function pointers: the host tests of post,
+ * poll and retire use it on every build, and the JMH benchmarks (perf module, through core's test jar) measure it.
+ *
+ * <p>QPs and MRs close through the fake's destroy functions; the context, PDs and CQs are never closed (their
+ * destroy verbs would call libibverbs on fake objects): the JVM exits instead.
+ */
+public final class FakeProvider {
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG;
+
+    private final SymbolLookup lib;
+    private final Context context;
+    private final ProtectionDomain pd;
+    private int nextQpNum = 0x100;
+
+    /** Opens the fake device from the shared library at {@code library} (see {@link #compile}). */
+    public FakeProvider(Path library) {
+        this.lib = SymbolLookup.libraryLookup(library.toAbsolutePath(), Arena.global());
+        MemorySegment ctx = call("fake_open_device", FunctionDescriptor.of(ValueLayout.ADDRESS));
+        this.context = new Context(new Device("fake0", 0L, NodeType.CA, TransportType.IB, 0), ctx);
+        this.pd = newPd();
+    }
+
+    /**
+     * Compiles {@code source} (fake_provider.c) with gcc into {@code outDir}, unless an up-to-date library is
+     * there, and returns the library.
+     */
+    public static Path compile(Path source, Path outDir) {
+        try {
+            Files.createDirectories(outDir);
+            Path lib = outDir.resolve("libfakeprovider.so");
+            if (Files.exists(lib) && Files.getLastModifiedTime(lib).compareTo(Files.getLastModifiedTime(source)) > 0) {
+                return lib;
+            }
+            Path tmp = outDir.resolve("libfakeprovider.so." + ProcessHandle.current().pid());
+            Process p = new ProcessBuilder("gcc", "-O2", "-Wall", "-shared", "-fPIC", "-o", tmp.toString(),
+                    source.toString()).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes());
+            if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                throw new IllegalStateException("gcc failed on " + source + " (needs gcc and libibverbs-dev):\n" + out);
+            }
+            Files.move(tmp, lib, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                    java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            return lib;
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot build the fake provider from " + source, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** For core's own tests: builds {@code src/test/c/fake_provider.c} into {@code target/fake}. */
+    static FakeProvider forTests() {
+        return new FakeProvider(compile(Path.of("src/test/c/fake_provider.c"), Path.of("target/fake")));
+    }
+
+    public ProtectionDomain protectionDomain() {
+        return pd;
+    }
+
+    /** Another protection domain on the fake context. */
+    public ProtectionDomain newPd() {
+        return new ProtectionDomain(context, call("fake_alloc_pd",
+                FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS), context.resource.handle("fake")));
+    }
+
+    /** A classic CQ ({@code ibv_poll_cq} through {@code ibv_context.ops.poll_cq}). */
+    public CompletionQueue createCq(int cqe) {
+        return new CompletionQueue(context, null, fakeCq(cqe), "CompletionQueue");
+    }
+
+    /** An extended CQ ({@code ibv_start_poll} and friends through the {@code ibv_cq_ex} slots). */
+    public ExtendedCompletionQueue createCqEx(int cqe, Set<CompletionField> fields) {
+        return new ExtendedCompletionQueue(context, null, fakeCq(cqe), CompletionField.bits(fields), false);
+    }
+
+    /**
+     * An RC QP in RTS (as after toInit/toRtr/toRts) sending to {@code cq}, with {@code sendOps} for
+     * {@link QueuePair#startSend()} ({@code ibv_qp_ex}) when not empty.
+     */
+    public QueuePair createRtsQp(CompletionQueue cq, int maxSendWr, int maxInline, Set<SendOperation> sendOps) {
+        return createRtsQp(pd, cq, cq, maxSendWr, 16, maxInline, sendOps);
+    }
+
+    /** An RC QP in RTS in {@code pd} whose sends complete to {@code sendCq} and receives to {@code recvCq}. */
+    public QueuePair createRtsQp(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr,
+                                 int maxRecvWr, int maxInline, Set<SendOperation> sendOps) {
+        int qpNum = nextQpNum++;
+        MemorySegment qp = call("fake_create_qp", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                        ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
+                pd.resource.handle("fake_create_qp"), sendCq.resource.handle("fake_create_qp"),
+                recvCq.resource.handle("fake_create_qp"), qpNum, 0);
+        QueuePairCapabilities caps = new QueuePairCapabilities(maxSendWr, maxRecvWr, 1, 1, maxInline);
+        long ops = SendOperation.bits(sendOps.isEmpty() ? EnumSet.noneOf(SendOperation.class) : sendOps);
+        MethodHandle destroy = downcall("fake_destroy_qp",
+                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS), false);
+        QueuePair q = new QueuePair(new QueuePairBuilder.Created(pd, sendCq, recvCq, QueuePairType.RC, caps, false,
+                true, 1, qp, sendOps.isEmpty() ? MemorySegment.NULL : qp, ops, false,
+                new QueuePair.Cleanup("fake_destroy_qp", h -> invokeInt(destroy, h)),
+                "QueuePair[RC fake#" + qpNum + "]"));
+        q.trackedState = QueuePairState.RTS;
+        return q;
+    }
+
+    /** A memory region over {@code buffer} with lkey = rkey = {@code key} (nothing is pinned), in the default PD. */
+    public MemoryRegion register(MemorySegment buffer, int key) {
+        return register(pd, buffer, key);
+    }
+
+    /** A memory region over {@code buffer} in {@code pd}; closing it calls the fake's dereg. */
+    public MemoryRegion register(ProtectionDomain pd, MemorySegment buffer, int key) {
+        MemorySegment mr = call("fake_reg_mr", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                        ValueLayout.ADDRESS, U64, ValueLayout.JAVA_INT),
+                pd.resource.handle("fake_reg_mr"), buffer, buffer.byteSize(), key);
+        MethodHandle dereg = downcall("fake_dereg_mr", FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS),
+                false);
+        return MemoryRegion.wrap(pd, mr, buffer, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE),
+                h -> invokeInt(dereg, h));
+    }
+
+    /** The next send WR {@code qp} executes completes with {@code status} (a raw {@code enum ibv_wc_status}). */
+    public void failNext(QueuePair qp, int status) {
+        invokeVoid("fake_fail_next", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.JAVA_INT),
+                handle(qp), status);
+    }
+
+    /** Every posted receive of {@code qp} completes with {@code WR_FLUSH_ERR} (and a misleading opcode). */
+    public void flushReceives(QueuePair qp) {
+        invokeVoid("fake_flush_recv", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS), handle(qp));
+    }
+
+    /**
+     * Runs {@code hook} inside every provider post ({@code post_send}, {@code post_recv}, {@code wr_complete}) until
+     * {@link #clearPostHook()}, on the posting thread, while the provider holds the WRs ("the doorbell").
+     */
+    public void setPostHook(Runnable hook) {
+        try {
+            MethodHandle target = MethodHandles.lookup().findVirtual(Runnable.class, "run", MethodType.methodType(void.class))
+                    .bindTo(hook);
+            MemorySegment stub = LINKER.upcallStub(target, FunctionDescriptor.ofVoid(), Arena.global());
+            invokeVoid("fake_set_post_hook", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS), stub);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public void clearPostHook() {
+        invokeVoid("fake_set_post_hook", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS), MemorySegment.NULL);
+    }
+
+    /** The native handle of a panverbs object ({@code ibv_qp *}, {@code ibv_cq *}, ...), for the C baselines. */
+    public static MemorySegment handle(Object verbsObject) {
+        return ((VerbsObject) verbsObject).resource.handle("benchmark");
+    }
+
+    /** A downcall handle for a function of the fake library (the C baselines). */
+    public MethodHandle downcall(String name, FunctionDescriptor fd, boolean critical) {
+        MemorySegment fn = lib.find(name).orElseThrow(() -> new IllegalStateException("no " + name + " in the fake"));
+        return critical ? LINKER.downcallHandle(fn, fd, Linker.Option.critical(false)) : LINKER.downcallHandle(fn, fd);
+    }
+
+    private MemorySegment fakeCq(int cqe) {
+        return call("fake_create_cq", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                ValueLayout.JAVA_INT), context.resource.handle("fake_create_cq"), cqe);
+    }
+
+    private MemorySegment call(String name, FunctionDescriptor fd, Object... args) {
+        try {
+            return (MemorySegment) downcall(name, fd, false).invokeWithArguments(args);
+        } catch (Throwable t) {
+            throw new IllegalStateException(name + " failed", t);
+        }
+    }
+
+    private void invokeVoid(String name, FunctionDescriptor fd, Object... args) {
+        try {
+            downcall(name, fd, false).invokeWithArguments(args);
+        } catch (Throwable t) {
+            throw new IllegalStateException(name + " failed", t);
+        }
+    }
+
+    private static int invokeInt(MethodHandle mh, MemorySegment handle) {
+        try {
+            return (int) mh.invokeExact(handle);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+}
