@@ -66,8 +66,11 @@ public final class ProtectionDomain extends VerbsObject {
      * has completed. Heap segments are rejected (the GC moves them); use native memory from an
      * {@link Arena}, a mapped file, or a direct {@code ByteBuffer} via {@link MemorySegment#ofBuffer}. The MR
      * holds the segment strongly, which keeps automatic arenas and direct buffers alive; an explicitly closed
-     * arena is not held back: use {@link MemoryRegion.Builder#deregisterWith(Arena)} (or
-     * {@link #allocate}) so that closing the arena deregisters first.
+     * arena is not held back: use {@link #regMr(Arena, MemorySegment, Set)} (or
+     * {@link MemoryRegion.Builder#deregisterWith(Arena)}, or {@link #allocate}) so that closing the arena
+     * deregisters first. Without that tie, an SGE over memory whose arena was closed is refused when it is added and
+     * again at post ({@link IllegalStateException} naming the region), but work requests already posted cannot be
+     * recalled: the NIC may still touch the freed memory.
      *
      * <p>Errors: {@code ENOMEM}/{@code EPERM}/{@code EAGAIN}: pinned-memory limit ({@code RLIMIT_MEMLOCK},
      * the message shows its value) or device MR resources exhausted; {@code EINVAL}: flags or length the
@@ -81,6 +84,18 @@ public final class ProtectionDomain extends VerbsObject {
      */
     public MemoryRegion regMr(MemorySegment segment, Set<Access> access) {
         return regMrBuilder(segment, access).register();
+    }
+
+    /**
+     * Registers {@code segment}, which {@code arena} allocated, and ties the registration to that arena: closing the
+     * arena deregisters the MR before it frees the memory ({@link MemoryRegion.Builder#deregisterWith}). This is the
+     * default wherever the API is given the arena, because only then can the library order "deregister, then free";
+     * given a bare segment ({@link #regMr(MemorySegment, Set)}) it cannot, and instead refuses to post SGEs over
+     * memory whose arena was closed while it was still registered. Errors and DMA contract: see
+     * {@link #regMr(MemorySegment, Set)}; a segment of another arena → {@link IllegalArgumentException}.
+     */
+    public MemoryRegion regMr(Arena arena, MemorySegment segment, Set<Access> access) {
+        return regMrBuilder(segment, access).deregisterWith(arena).register();
     }
 
     /**
