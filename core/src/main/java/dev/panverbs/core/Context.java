@@ -57,11 +57,21 @@ public final class Context extends VerbsObject {
     private volatile String dmabufRefusal; // null: not probed yet; "": supported
 
     Context(Device device, MemorySegment handle) {
-        this(device, handle, new AsyncState());
+        this(device, handle, new AsyncState(), true);
     }
 
-    private Context(Device device, MemorySegment handle, AsyncState async) {
-        super(ResourceKind.CONTEXT, "Context[" + device.name() + "]", handle, async::closeDevice);
+    /**
+     * Wraps an {@code ibv_context} that another library owns (rdma_cm's {@code cm_id->verbs}): closing this object
+     * closes what was created through it, never the context itself ({@code ibv_close_device} is its owner's).
+     */
+    static Context adopt(MemorySegment handle) {
+        MemorySegment s = handle.reinterpret(ibv_context.sizeof());
+        return new Context(Device.of(ibv_context.device(s)), handle, new AsyncState(), false);
+    }
+
+    private Context(Device device, MemorySegment handle, AsyncState async, boolean owning) {
+        super(ResourceKind.CONTEXT, "Context[" + device.name() + (owning ? "" : ", not owned") + "]", handle,
+                owning ? async::closeDevice : h -> { });
         this.device = device;
         this.async = async;
         MemorySegment s = handle.reinterpret(ibv_context.sizeof());

@@ -24,6 +24,22 @@ final class CoreAccess implements NativeHandles.Access {
     }
 
     @Override
+    public Context adoptContext(MemorySegment context) {
+        if (context == null || context.address() == 0) {
+            throw new IllegalArgumentException("adoptContext: the ibv_context handle is NULL");
+        }
+        return Context.adopt(context);
+    }
+
+    @Override
+    public ProtectionDomain adoptPd(Context context, MemorySegment pd) {
+        if (pd == null || pd.address() == 0) {
+            throw new IllegalArgumentException("adoptPd: the ibv_pd handle is NULL");
+        }
+        return ProtectionDomain.adopt(context, pd);
+    }
+
+    @Override
     public QueuePair adoptQueuePair(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
                                     QueuePairType type, MemorySegment qp, Set<SendOperation> sendOps,
                                     String destroyVerb, NativeHandles.Destroy destroy) {

@@ -202,6 +202,11 @@ public final class Device {
         }
     }
 
+    /** The device of a {@code struct ibv_device *}. */
+    static Device of(MemorySegment ibvDevice) {
+        return describe(ibvDevice.reinterpret(ibv_device.sizeof()));
+    }
+
     private static Device describe(MemorySegment d) {
         return new Device(nameOf(d), fromBigEndian(LibIbverbs.ibv_get_device_guid(d)),
                 NodeType.of(ibv_device.node_type(d)), TransportType.of(ibv_device.transport_type(d)),

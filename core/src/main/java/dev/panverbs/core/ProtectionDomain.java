@@ -29,10 +29,27 @@ public final class ProtectionDomain extends VerbsObject {
     final Set<WorkQueue> workQueues = new CopyOnWriteArraySet<>();
 
     ProtectionDomain(Context context, MemorySegment handle) {
-        super(ResourceKind.PROTECTION_DOMAIN,
-                "ProtectionDomain[" + Units.hex(handle.address()) + " on " + context.device().name() + "]",
-                handle, ProtectionDomain::dealloc, context.resource);
+        this(context, handle, true);
+    }
+
+    private ProtectionDomain(Context context, MemorySegment handle, boolean owning) {
+        super(ResourceKind.PROTECTION_DOMAIN, "ProtectionDomain[" + Units.hex(handle.address()) + " on "
+                        + context.device().name() + (owning ? "" : ", not owned") + "]",
+                handle, owning ? ProtectionDomain::dealloc : h -> { }, context.resource);
         this.context = context;
+    }
+
+    /**
+     * Wraps an {@code ibv_pd} of {@code context} that another library owns: closing it closes what was created in
+     * it, never the PD itself ({@code ibv_dealloc_pd} is its owner's).
+     */
+    static ProtectionDomain adopt(Context context, MemorySegment handle) {
+        MemorySegment pdContext = handle.reinterpret(dev.panverbs.bindings.verbs.ibv_pd.sizeof()).get(
+                java.lang.foreign.ValueLayout.ADDRESS, dev.panverbs.bindings.verbs.ibv_pd.context$offset());
+        if (pdContext.address() != context.resource.handle("adoptPd").address()) {
+            throw new IllegalArgumentException("adoptPd: the ibv_pd belongs to another context than " + context);
+        }
+        return new ProtectionDomain(context, handle, false);
     }
 
     private static void dealloc(MemorySegment pd) {

@@ -26,7 +26,9 @@ import java.util.Set;
  * QueuePair wrapped = NativeHandles.access().adoptQueuePair(protectionDomain, sendCq, recvCq,
  *         QueuePairType.RC, qp, Set.of(), "ibv_destroy_qp", LibIbverbsQueues::ibv_destroy_qp);
  * }</pre>
- * A provider object that is no core type holds its own {@link Resource} made by {@link Resource#adopt} with
+ * Adoption comes in two patterns: <em>owning</em> ({@code adoptQueuePair} with the destroy verb of the API that
+ * created it: mlx5dv QPs, later mkeys and DCTs) and <em>non-owning</em> ({@code adoptContext}, {@code adoptPd}: a
+ * handle another library frees, such as rdma_cm's context). A provider object that is no core type holds its own {@link Resource} made by {@link Resource#adopt} with
  * {@code NativeHandles.resource(context)} as parent, so the cascade closes it with the context.
  *
  * <p>The typed accessors check that the object is open and name {@code verb} in the
@@ -43,6 +45,21 @@ public final class NativeHandles {
     public interface Access {
         /** The lifecycle of a core verbs object; {@link IllegalArgumentException} for anything else. */
         Resource resourceOf(Object verbsObject);
+
+        /**
+         * Wraps a {@code struct ibv_context *} that another library owns (rdma_cm's {@code cm_id->verbs}) as a
+         * {@link Context} that does <em>not</em> own it: everything created through it follows the usual rules and is
+         * closed with it, but closing it never calls {@code ibv_close_device} (non-owning adoption). The owner must
+         * keep the context alive until this object is closed.
+         */
+        Context adoptContext(MemorySegment context);
+
+        /**
+         * Wraps a {@code struct ibv_pd *} of {@code context} that another library owns (an rdma_cm ID's PD, a PD
+         * shared by a framework) as a {@link ProtectionDomain} that does not own it: closing it closes its QPs and
+         * MRs, never calls {@code ibv_dealloc_pd}. {@link IllegalArgumentException} if it belongs to another context.
+         */
+        ProtectionDomain adoptPd(Context context, MemorySegment pd);
 
         /**
          * Wraps a {@code struct ibv_qp *} created by another verb ({@code mlx5dv_create_qp},
