@@ -71,7 +71,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
      * nothing); it is deregistered with {@code ibv_dereg_mr} like any other.
      */
     static MemoryRegion wrap(ProtectionDomain pd, MemorySegment mr, MemorySegment buffer, Set<Access> access,
-                             dev.panverbs.core.internal.NativeHandles.Destroy dereg) {
+                             java.util.function.ToIntFunction<MemorySegment> dereg) {
         Registration r = new Registration(null);
         r.dereg = dereg;
         return new MemoryRegion(pd, mr, buffer, buffer.byteSize(), buffer.address(), Units.hex(buffer.address()),
@@ -88,7 +88,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
         final AtomicReference<MemoryRegion> tie = new AtomicReference<>();
         MemoryRegion region;
         /** {@code ibv_dereg_mr}, or another library's destroy verb for a wrapped MR. */
-        dev.panverbs.core.internal.NativeHandles.Destroy dereg = LibIbverbs::ibv_dereg_mr;
+        java.util.function.ToIntFunction<MemorySegment> dereg = LibIbverbs::ibv_dereg_mr;
 
         Registration(Arena owned) {
             this.owned = owned;
@@ -100,7 +100,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
             if (r != null) { // posts from now on refuse the key (a cascade or the arena tie, not close())
                 r.snapshot = r.snapshot.closed();
             }
-            int rc = dereg.destroy(mr);
+            int rc = dereg.applyAsInt(mr);
             if (rc != 0) {
                 throw Errors.failure(Errors.call("ibv_dereg_mr", "mr", Units.hex(mr.address())), rc,
                         "the registered memory is not freed (the NIC may still use it)");

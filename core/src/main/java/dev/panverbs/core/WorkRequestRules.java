@@ -181,17 +181,17 @@ final class WorkRequestRules {
         String where = wrIndex >= 0 ? verb + ": work request " + wrIndex + " of " + qpName + " names " + key
                 : verb + ": " + key;
         KeySnapshot now = DataPathAccess.snapshot(key);
+        if (!key.isOpen()) {
+            return new IllegalStateException(where + ", which is closed (deregistered)" + (wrIndex >= 0
+                    ? " since the SGE was added; a staged work request counts as a use: post or clear() it before "
+                    + "closing the region" : "") + ". Nothing was posted");
+        }
         if (!staged.memoryAlive()) {
             return new IllegalStateException(where + ", whose memory's arena was closed while it was still "
                     + "registered: the NIC would read or write memory the JVM may already have reused. Nothing was "
                     + "posted. Close the region before its arena, or register it with "
                     + "regMrBuilder(segment, access).deregisterWith(arena) (or regMr(arena, segment, access)) so that "
                     + "closing the arena deregisters it first");
-        }
-        if (!key.isOpen()) {
-            return new IllegalStateException(where + ", which is closed (deregistered)" + (wrIndex >= 0
-                    ? " since the SGE was added; a staged work request counts as a use: post or clear() it before "
-                    + "closing the region" : "") + ". Nothing was posted");
         }
         if (!now.open) {
             return new IllegalStateException(where + ", which another thread is closing or re-registering right "
