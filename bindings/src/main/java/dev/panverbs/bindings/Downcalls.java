@@ -3,7 +3,7 @@ package dev.panverbs.bindings;
 import java.lang.invoke.MethodHandle;
 
 /** Shared plumbing of the typed downcall methods in this package. */
-final class Downcalls {
+public final class Downcalls {
 
     private Downcalls() {}
 
@@ -14,7 +14,7 @@ final class Downcalls {
      * {@code ExceptionInInitializerError} followed by {@code NoClassDefFoundError}. Once the holder is
      * initialised the JIT folds the null check away.
      */
-    static MethodHandle linked(MethodHandle handle, String symbol) {
+    public static MethodHandle linked(MethodHandle handle, String symbol) {
         if (handle == null) {
             NativeLibraries.ibverbsSymbol(symbol); // throws the NativeLibraryException naming package or symbol
             throw new AssertionError(symbol + " resolves now but was not linked at class initialisation");
@@ -26,7 +26,7 @@ final class Downcalls {
      * For the {@code catch (Throwable)} that {@code invokeExact} forces on callers: a downcall handle throws no
      * checked exception, and unchecked ones are rethrown unchanged before this is reached.
      */
-    static AssertionError unreachable(Throwable t) {
+    public static AssertionError unreachable(Throwable t) {
         return new AssertionError("a downcall handle threw a checked exception", t);
     }
 }

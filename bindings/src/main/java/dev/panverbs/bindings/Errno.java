@@ -67,7 +67,7 @@ public final class Errno {
     }
 
     /** Stores {@code errno} in a capture segment, as the inline verbs do with C's {@code errno = EOPNOTSUPP}. */
-    static void set(MemorySegment capture, int errno) {
+    public static void set(MemorySegment capture, int errno) {
         ERRNO.set(capture, 0L, errno);
     }
 

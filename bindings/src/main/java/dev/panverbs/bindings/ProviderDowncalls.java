@@ -40,12 +40,12 @@ import java.lang.invoke.MethodHandle;
  * {@code critical} too: to measure what the option buys (JMH), and for tests that install Java upcall stubs in
  * provider slots (an upcall from a critical downcall is not allowed).
  */
-final class ProviderDowncalls {
+public final class ProviderDowncalls {
 
     /** Set to {@code true} to link the data-path handles as ordinary (non-critical) downcalls. */
-    static final String NO_CRITICAL_PROPERTY = "dev.panverbs.bindings.noCritical";
+    public static final String NO_CRITICAL_PROPERTY = "dev.panverbs.bindings.noCritical";
     /** Whether the data-path handles were linked with {@code Linker.Option.critical(false)}. */
-    static final boolean CRITICAL = !Boolean.getBoolean(NO_CRITICAL_PROPERTY);
+    public static final boolean CRITICAL = !Boolean.getBoolean(NO_CRITICAL_PROPERTY);
 
     private ProviderDowncalls() {}
 
@@ -66,7 +66,7 @@ final class ProviderDowncalls {
     /** Slots post_send, bind_mw: doorbell, plain (rxe enters the kernel). */
     private static final MethodHandle KICK_I_PPP = control(ibv_context_ops.post_send.descriptor());
 
-    static int kick_i_ppp(MemorySegment fn, MemorySegment a0, MemorySegment a1, MemorySegment a2) {
+    public static int kick_i_ppp(MemorySegment fn, MemorySegment a0, MemorySegment a1, MemorySegment a2) {
         try {
             return (int) KICK_I_PPP.invokeExact(fn, a0, a1, a2);
         } catch (RuntimeException | Error e) {
@@ -79,7 +79,7 @@ final class ProviderDowncalls {
     /** Slots req_notify_cq: plain (rxe: ibv_cmd_req_notify_cq enters the kernel). */
     private static final MethodHandle KICK_I_PI = control(ibv_context_ops.req_notify_cq.descriptor());
 
-    static int kick_i_pi(MemorySegment fn, MemorySegment a0, int a1) {
+    public static int kick_i_pi(MemorySegment fn, MemorySegment a0, int a1) {
         try {
             return (int) KICK_I_PI.invokeExact(fn, a0, a1);
         } catch (RuntimeException | Error e) {
@@ -92,7 +92,7 @@ final class ProviderDowncalls {
     /** Slots wr_complete: doorbell, plain (rxe enters the kernel). */
     private static final MethodHandle KICK_I_P = control(ibv_qp_ex.wr_complete.descriptor());
 
-    static int kick_i_p(MemorySegment fn, MemorySegment a0) {
+    public static int kick_i_p(MemorySegment fn, MemorySegment a0) {
         try {
             return (int) KICK_I_P.invokeExact(fn, a0);
         } catch (RuntimeException | Error e) {
@@ -105,7 +105,7 @@ final class ProviderDowncalls {
     /** Slots post_recv, post_srq_recv, ibv_wq.post_recv, post_srq_ops (critical). */
     private static final MethodHandle I_PPP = hot(ibv_context_ops.post_send.descriptor());
 
-    static int i_ppp(MemorySegment fn, MemorySegment a0, MemorySegment a1, MemorySegment a2) {
+    public static int i_ppp(MemorySegment fn, MemorySegment a0, MemorySegment a1, MemorySegment a2) {
         try {
             return (int) I_PPP.invokeExact(fn, a0, a1, a2);
         } catch (RuntimeException | Error e) {
@@ -118,7 +118,7 @@ final class ProviderDowncalls {
     /** Slots poll_cq (critical). */
     private static final MethodHandle I_PIP = hot(ibv_context_ops.poll_cq.descriptor());
 
-    static int i_pip(MemorySegment fn, MemorySegment a0, int a1, MemorySegment a2) {
+    public static int i_pip(MemorySegment fn, MemorySegment a0, int a1, MemorySegment a2) {
         try {
             return (int) I_PIP.invokeExact(fn, a0, a1, a2);
         } catch (RuntimeException | Error e) {
@@ -131,7 +131,7 @@ final class ProviderDowncalls {
     /** Two-argument (pointer, int) slots other than req_notify_cq (critical). */
     private static final MethodHandle I_PI = hot(ibv_context_ops.req_notify_cq.descriptor());
 
-    static int i_pi(MemorySegment fn, MemorySegment a0, int a1) {
+    public static int i_pi(MemorySegment fn, MemorySegment a0, int a1) {
         try {
             return (int) I_PI.invokeExact(fn, a0, a1);
         } catch (RuntimeException | Error e) {
@@ -144,7 +144,7 @@ final class ProviderDowncalls {
     /** Slots start_poll (critical). */
     private static final MethodHandle I_PP = hot(ibv_cq_ex.start_poll.descriptor());
 
-    static int i_pp(MemorySegment fn, MemorySegment a0, MemorySegment a1) {
+    public static int i_pp(MemorySegment fn, MemorySegment a0, MemorySegment a1) {
         try {
             return (int) I_PP.invokeExact(fn, a0, a1);
         } catch (RuntimeException | Error e) {
@@ -160,7 +160,7 @@ final class ProviderDowncalls {
      */
     private static final MethodHandle I_P = hot(ibv_qp_ex.wr_complete.descriptor());
 
-    static int i_p(MemorySegment fn, MemorySegment a0) {
+    public static int i_p(MemorySegment fn, MemorySegment a0) {
         try {
             return (int) I_P.invokeExact(fn, a0);
         } catch (RuntimeException | Error e) {
@@ -173,7 +173,7 @@ final class ProviderDowncalls {
     /** Slots read_sl, read_dlid_path_bits (critical). */
     private static final MethodHandle B_P = hot(ibv_cq_ex.read_sl.descriptor());
 
-    static byte b_p(MemorySegment fn, MemorySegment a0) {
+    public static byte b_p(MemorySegment fn, MemorySegment a0) {
         try {
             return (byte) B_P.invokeExact(fn, a0);
         } catch (RuntimeException | Error e) {
@@ -186,7 +186,7 @@ final class ProviderDowncalls {
     /** Slots read_cvlan (critical). */
     private static final MethodHandle S_P = hot(ibv_cq_ex.read_cvlan.descriptor());
 
-    static short s_p(MemorySegment fn, MemorySegment a0) {
+    public static short s_p(MemorySegment fn, MemorySegment a0) {
         try {
             return (short) S_P.invokeExact(fn, a0);
         } catch (RuntimeException | Error e) {
@@ -199,7 +199,7 @@ final class ProviderDowncalls {
     /** Slots read_completion_ts, read_completion_wallclock_ns (critical). */
     private static final MethodHandle J_P = hot(ibv_cq_ex.read_completion_ts.descriptor());
 
-    static long j_p(MemorySegment fn, MemorySegment a0) {
+    public static long j_p(MemorySegment fn, MemorySegment a0) {
         try {
             return (long) J_P.invokeExact(fn, a0);
         } catch (RuntimeException | Error e) {
@@ -212,7 +212,7 @@ final class ProviderDowncalls {
     /** Slots wr_send, wr_start, wr_abort, end_poll (critical). */
     private static final MethodHandle V_P = hot(ibv_qp_ex.wr_send.descriptor());
 
-    static void v_p(MemorySegment fn, MemorySegment a0) {
+    public static void v_p(MemorySegment fn, MemorySegment a0) {
         try {
             V_P.invokeExact(fn, a0);
         } catch (RuntimeException | Error e) {
@@ -225,7 +225,7 @@ final class ProviderDowncalls {
     /** Slots read_tm_info (critical). */
     private static final MethodHandle V_PP = hot(ibv_cq_ex.read_tm_info.descriptor());
 
-    static void v_pp(MemorySegment fn, MemorySegment a0, MemorySegment a1) {
+    public static void v_pp(MemorySegment fn, MemorySegment a0, MemorySegment a1) {
         try {
             V_PP.invokeExact(fn, a0, a1);
         } catch (RuntimeException | Error e) {
@@ -238,7 +238,7 @@ final class ProviderDowncalls {
     /** Slots wr_local_inv, wr_send_imm, wr_send_inv, wr_set_xrc_srqn (critical). */
     private static final MethodHandle V_PI = hot(ibv_qp_ex.wr_local_inv.descriptor());
 
-    static void v_pi(MemorySegment fn, MemorySegment a0, int a1) {
+    public static void v_pi(MemorySegment fn, MemorySegment a0, int a1) {
         try {
             V_PI.invokeExact(fn, a0, a1);
         } catch (RuntimeException | Error e) {
@@ -251,7 +251,7 @@ final class ProviderDowncalls {
     /** Slots wr_rdma_read, wr_rdma_write (critical). */
     private static final MethodHandle V_PIJ = hot(ibv_qp_ex.wr_rdma_write.descriptor());
 
-    static void v_pij(MemorySegment fn, MemorySegment a0, int a1, long a2) {
+    public static void v_pij(MemorySegment fn, MemorySegment a0, int a1, long a2) {
         try {
             V_PIJ.invokeExact(fn, a0, a1, a2);
         } catch (RuntimeException | Error e) {
@@ -264,7 +264,7 @@ final class ProviderDowncalls {
     /** Slots wr_rdma_write_imm, wr_set_sge (critical). */
     private static final MethodHandle V_PIJI = hot(ibv_qp_ex.wr_rdma_write_imm.descriptor());
 
-    static void v_piji(MemorySegment fn, MemorySegment a0, int a1, long a2, int a3) {
+    public static void v_piji(MemorySegment fn, MemorySegment a0, int a1, long a2, int a3) {
         try {
             V_PIJI.invokeExact(fn, a0, a1, a2, a3);
         } catch (RuntimeException | Error e) {
@@ -277,7 +277,7 @@ final class ProviderDowncalls {
     /** Slots wr_atomic_fetch_add (critical). */
     private static final MethodHandle V_PIJJ = hot(ibv_qp_ex.wr_atomic_fetch_add.descriptor());
 
-    static void v_pijj(MemorySegment fn, MemorySegment a0, int a1, long a2, long a3) {
+    public static void v_pijj(MemorySegment fn, MemorySegment a0, int a1, long a2, long a3) {
         try {
             V_PIJJ.invokeExact(fn, a0, a1, a2, a3);
         } catch (RuntimeException | Error e) {
@@ -290,7 +290,7 @@ final class ProviderDowncalls {
     /** Slots wr_atomic_cmp_swp (critical). */
     private static final MethodHandle V_PIJJJ = hot(ibv_qp_ex.wr_atomic_cmp_swp.descriptor());
 
-    static void v_pijjj(MemorySegment fn, MemorySegment a0, int a1, long a2, long a3, long a4) {
+    public static void v_pijjj(MemorySegment fn, MemorySegment a0, int a1, long a2, long a3, long a4) {
         try {
             V_PIJJJ.invokeExact(fn, a0, a1, a2, a3, a4);
         } catch (RuntimeException | Error e) {
@@ -303,7 +303,7 @@ final class ProviderDowncalls {
     /** Slots wr_atomic_write (critical). */
     private static final MethodHandle V_PIJP = hot(ibv_qp_ex.wr_atomic_write.descriptor());
 
-    static void v_pijp(MemorySegment fn, MemorySegment a0, int a1, long a2, MemorySegment a3) {
+    public static void v_pijp(MemorySegment fn, MemorySegment a0, int a1, long a2, MemorySegment a3) {
         try {
             V_PIJP.invokeExact(fn, a0, a1, a2, a3);
         } catch (RuntimeException | Error e) {
@@ -316,7 +316,7 @@ final class ProviderDowncalls {
     /** Slots wr_bind_mw (critical). */
     private static final MethodHandle V_PPIP = hot(ibv_qp_ex.wr_bind_mw.descriptor());
 
-    static void v_ppip(MemorySegment fn, MemorySegment a0, MemorySegment a1, int a2, MemorySegment a3) {
+    public static void v_ppip(MemorySegment fn, MemorySegment a0, MemorySegment a1, int a2, MemorySegment a3) {
         try {
             V_PPIP.invokeExact(fn, a0, a1, a2, a3);
         } catch (RuntimeException | Error e) {
@@ -329,7 +329,7 @@ final class ProviderDowncalls {
     /** Slots wr_send_tso (critical). */
     private static final MethodHandle V_PPSS = hot(ibv_qp_ex.wr_send_tso.descriptor());
 
-    static void v_ppss(MemorySegment fn, MemorySegment a0, MemorySegment a1, short a2, short a3) {
+    public static void v_ppss(MemorySegment fn, MemorySegment a0, MemorySegment a1, short a2, short a3) {
         try {
             V_PPSS.invokeExact(fn, a0, a1, a2, a3);
         } catch (RuntimeException | Error e) {
@@ -342,7 +342,7 @@ final class ProviderDowncalls {
     /** Slots wr_set_ud_addr (critical). */
     private static final MethodHandle V_PPII = hot(ibv_qp_ex.wr_set_ud_addr.descriptor());
 
-    static void v_ppii(MemorySegment fn, MemorySegment a0, MemorySegment a1, int a2, int a3) {
+    public static void v_ppii(MemorySegment fn, MemorySegment a0, MemorySegment a1, int a2, int a3) {
         try {
             V_PPII.invokeExact(fn, a0, a1, a2, a3);
         } catch (RuntimeException | Error e) {
@@ -355,7 +355,7 @@ final class ProviderDowncalls {
     /** Slots wr_set_inline_data (critical). */
     private static final MethodHandle V_PPJ = hot(ibv_qp_ex.wr_set_inline_data.descriptor());
 
-    static void v_ppj(MemorySegment fn, MemorySegment a0, MemorySegment a1, long a2) {
+    public static void v_ppj(MemorySegment fn, MemorySegment a0, MemorySegment a1, long a2) {
         try {
             V_PPJ.invokeExact(fn, a0, a1, a2);
         } catch (RuntimeException | Error e) {
@@ -368,7 +368,7 @@ final class ProviderDowncalls {
     /** Slots wr_set_sge_list, wr_set_inline_data_list (critical). */
     private static final MethodHandle V_PJP = hot(ibv_qp_ex.wr_set_sge_list.descriptor());
 
-    static void v_pjp(MemorySegment fn, MemorySegment a0, long a1, MemorySegment a2) {
+    public static void v_pjp(MemorySegment fn, MemorySegment a0, long a1, MemorySegment a2) {
         try {
             V_PJP.invokeExact(fn, a0, a1, a2);
         } catch (RuntimeException | Error e) {
@@ -381,7 +381,7 @@ final class ProviderDowncalls {
     /** Slots memcpy_to_dm (critical). */
     private static final MethodHandle I_PJPJ = hot(ibv_dm.memcpy_to_dm.descriptor());
 
-    static int i_pjpj(MemorySegment fn, MemorySegment a0, long a1, MemorySegment a2, long a3) {
+    public static int i_pjpj(MemorySegment fn, MemorySegment a0, long a1, MemorySegment a2, long a3) {
         try {
             return (int) I_PJPJ.invokeExact(fn, a0, a1, a2, a3);
         } catch (RuntimeException | Error e) {
@@ -394,7 +394,7 @@ final class ProviderDowncalls {
     /** Slots memcpy_from_dm (critical). */
     private static final MethodHandle I_PPJJ = hot(ibv_dm.memcpy_from_dm.descriptor());
 
-    static int i_ppjj(MemorySegment fn, MemorySegment a0, MemorySegment a1, long a2, long a3) {
+    public static int i_ppjj(MemorySegment fn, MemorySegment a0, MemorySegment a1, long a2, long a3) {
         try {
             return (int) I_PPJJ.invokeExact(fn, a0, a1, a2, a3);
         } catch (RuntimeException | Error e) {
@@ -407,7 +407,7 @@ final class ProviderDowncalls {
     /** Slots alloc_mw (captures errno). */
     private static final MethodHandle P_PI = capturing(ibv_context_ops.alloc_mw.descriptor());
 
-    static MemorySegment p_pi(MemorySegment fn, MemorySegment errno, MemorySegment a0, int a1) {
+    public static MemorySegment p_pi(MemorySegment fn, MemorySegment errno, MemorySegment a0, int a1) {
         try {
             return (MemorySegment) P_PI.invokeExact(fn, errno, a0, a1);
         } catch (RuntimeException | Error e) {
@@ -420,7 +420,7 @@ final class ProviderDowncalls {
     /** Slots alloc_null_mr (captures errno). */
     private static final MethodHandle P_P = capturing(verbs_context.alloc_null_mr.descriptor());
 
-    static MemorySegment p_p(MemorySegment fn, MemorySegment errno, MemorySegment a0) {
+    public static MemorySegment p_p(MemorySegment fn, MemorySegment errno, MemorySegment a0) {
         try {
             return (MemorySegment) P_P.invokeExact(fn, errno, a0);
         } catch (RuntimeException | Error e) {
@@ -437,7 +437,7 @@ final class ProviderDowncalls {
      */
     private static final MethodHandle P_PP = capturing(verbs_context.create_qp_ex.descriptor());
 
-    static MemorySegment p_pp(MemorySegment fn, MemorySegment errno, MemorySegment a0, MemorySegment a1) {
+    public static MemorySegment p_pp(MemorySegment fn, MemorySegment errno, MemorySegment a0, MemorySegment a1) {
         try {
             return (MemorySegment) P_PP.invokeExact(fn, errno, a0, a1);
         } catch (RuntimeException | Error e) {
@@ -450,7 +450,7 @@ final class ProviderDowncalls {
     /** Slots reg_dm_mr (captures errno). */
     private static final MethodHandle P_PPJJI = capturing(verbs_context.reg_dm_mr.descriptor());
 
-    static MemorySegment p_ppjji(
+    public static MemorySegment p_ppjji(
             MemorySegment fn, MemorySegment errno, MemorySegment a0, MemorySegment a1, long a2, long a3, int a4) {
         try {
             return (MemorySegment) P_PPJJI.invokeExact(fn, errno, a0, a1, a2, a3, a4);
@@ -467,7 +467,7 @@ final class ProviderDowncalls {
      */
     private static final MethodHandle CTL_I_P = control(verbs_context.close_xrcd.descriptor());
 
-    static int ctl_i_p(MemorySegment fn, MemorySegment a0) {
+    public static int ctl_i_p(MemorySegment fn, MemorySegment a0) {
         try {
             return (int) CTL_I_P.invokeExact(fn, a0);
         } catch (RuntimeException | Error e) {
@@ -483,7 +483,7 @@ final class ProviderDowncalls {
      */
     private static final MethodHandle CTL_I_PP = control(verbs_context.modify_cq.descriptor());
 
-    static int ctl_i_pp(MemorySegment fn, MemorySegment a0, MemorySegment a1) {
+    public static int ctl_i_pp(MemorySegment fn, MemorySegment a0, MemorySegment a1) {
         try {
             return (int) CTL_I_PP.invokeExact(fn, a0, a1);
         } catch (RuntimeException | Error e) {
@@ -496,7 +496,7 @@ final class ProviderDowncalls {
     /** Slots attach_counters_point_flow (not critical). */
     private static final MethodHandle CTL_I_PPP = control(verbs_context.attach_counters_point_flow.descriptor());
 
-    static int ctl_i_ppp(MemorySegment fn, MemorySegment a0, MemorySegment a1, MemorySegment a2) {
+    public static int ctl_i_ppp(MemorySegment fn, MemorySegment a0, MemorySegment a1, MemorySegment a2) {
         try {
             return (int) CTL_I_PPP.invokeExact(fn, a0, a1, a2);
         } catch (RuntimeException | Error e) {
@@ -509,7 +509,7 @@ final class ProviderDowncalls {
     /** Slots query_port (not critical). */
     private static final MethodHandle CTL_I_PBPJ = control(verbs_context.query_port.descriptor());
 
-    static int ctl_i_pbpj(MemorySegment fn, MemorySegment a0, byte a1, MemorySegment a2, long a3) {
+    public static int ctl_i_pbpj(MemorySegment fn, MemorySegment a0, byte a1, MemorySegment a2, long a3) {
         try {
             return (int) CTL_I_PBPJ.invokeExact(fn, a0, a1, a2, a3);
         } catch (RuntimeException | Error e) {
@@ -522,7 +522,7 @@ final class ProviderDowncalls {
     /** Slots query_device_ex (not critical). */
     private static final MethodHandle CTL_I_PPPJ = control(verbs_context.query_device_ex.descriptor());
 
-    static int ctl_i_pppj(MemorySegment fn, MemorySegment a0, MemorySegment a1, MemorySegment a2, long a3) {
+    public static int ctl_i_pppj(MemorySegment fn, MemorySegment a0, MemorySegment a1, MemorySegment a2, long a3) {
         try {
             return (int) CTL_I_PPPJ.invokeExact(fn, a0, a1, a2, a3);
         } catch (RuntimeException | Error e) {
@@ -535,7 +535,7 @@ final class ProviderDowncalls {
     /** Slots advise_mr (not critical). */
     private static final MethodHandle CTL_I_PIIPI = control(verbs_context.advise_mr.descriptor());
 
-    static int ctl_i_piipi(MemorySegment fn, MemorySegment a0, int a1, int a2, MemorySegment a3, int a4) {
+    public static int ctl_i_piipi(MemorySegment fn, MemorySegment a0, int a1, int a2, MemorySegment a3, int a4) {
         try {
             return (int) CTL_I_PIIPI.invokeExact(fn, a0, a1, a2, a3, a4);
         } catch (RuntimeException | Error e) {
@@ -548,7 +548,7 @@ final class ProviderDowncalls {
     /** Slots read_counters (not critical). */
     private static final MethodHandle CTL_I_PPII = control(verbs_context.read_counters.descriptor());
 
-    static int ctl_i_ppii(MemorySegment fn, MemorySegment a0, MemorySegment a1, int a2, int a3) {
+    public static int ctl_i_ppii(MemorySegment fn, MemorySegment a0, MemorySegment a1, int a2, int a3) {
         try {
             return (int) CTL_I_PPII.invokeExact(fn, a0, a1, a2, a3);
         } catch (RuntimeException | Error e) {

@@ -1,9 +1,9 @@
 package dev.panverbs.core;
 
 import dev.panverbs.bindings.Errno;
-import dev.panverbs.bindings.LibIbverbs;
-import dev.panverbs.bindings.VerbsContextInline;
-import dev.panverbs.bindings.VerbsInline;
+import dev.panverbs.bindings.ibverbs.LibIbverbs;
+import dev.panverbs.bindings.ibverbs.VerbsContextInline;
+import dev.panverbs.bindings.ibverbs.VerbsInline;
 import dev.panverbs.bindings.verbs.ibv_async_event;
 import dev.panverbs.bindings.verbs.ibv_context;
 import dev.panverbs.bindings.verbs.ibv_device_attr_ex;

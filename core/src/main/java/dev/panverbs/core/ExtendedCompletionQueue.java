@@ -2,9 +2,9 @@ package dev.panverbs.core;
 
 import static dev.panverbs.bindings.verbs.verbs_h.*;
 
-import dev.panverbs.bindings.CqExOps;
+import dev.panverbs.bindings.ibverbs.CqExOps;
 import dev.panverbs.bindings.Errno;
-import dev.panverbs.bindings.VerbsContextInline;
+import dev.panverbs.bindings.ibverbs.VerbsContextInline;
 import dev.panverbs.bindings.verbs.ibv_device_attr_ex;
 import dev.panverbs.bindings.verbs.ibv_cq_init_attr_ex;
 import dev.panverbs.core.internal.Errors;
