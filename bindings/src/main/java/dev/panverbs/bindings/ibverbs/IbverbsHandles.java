@@ -3,11 +3,8 @@ package dev.panverbs.bindings.ibverbs;
 import dev.panverbs.bindings.Downcalls;
 import dev.panverbs.bindings.Errno;
 import dev.panverbs.bindings.NativeLibraries;
-import dev.panverbs.bindings.NativeLibraryException;
 import dev.panverbs.bindings.verbs.verbs_h;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.util.function.Supplier;
 
@@ -18,8 +15,8 @@ import java.util.function.Supplier;
  * {@code errno} ({@link Errno#CAPTURE}). None is critical: these are control-path verbs that enter the
  * kernel, and two of them ({@code ibv_get_cq_event}, {@code ibv_get_async_event}) block.
  *
- * <p>A field is {@code null} when its symbol cannot be resolved; {@link Downcalls#linked} turns that into a
- * {@link NativeLibraryException} at the call.
+ * <p>A field is {@code null} when its symbol cannot be resolved; {@link #linked} turns that into a
+ * {@link dev.panverbs.bindings.NativeLibraryException} at the call.
  */
 final class IbverbsHandles {
 
@@ -136,20 +133,13 @@ final class IbverbsHandles {
     static final MethodHandle mbps_to_ibv_rate = link("mbps_to_ibv_rate", verbs_h::mbps_to_ibv_rate$descriptor, false);
     static final MethodHandle mult_to_ibv_rate = link("mult_to_ibv_rate", verbs_h::mult_to_ibv_rate$descriptor, false);
 
-    /**
-     * Links {@code symbol} with jextract's descriptor, or returns {@code null} if libibverbs or the symbol is
-     * missing. The symbol is resolved before the descriptor is asked for: jextract's per-function holder
-     * resolves it too, and would fail with an {@code ExceptionInInitializerError} instead.
-     */
+    /** {@link Downcalls#link} in libibverbs. */
     static MethodHandle link(String symbol, Supplier<FunctionDescriptor> descriptor, boolean captureErrno) {
-        MemorySegment address;
-        try {
-            address = NativeLibraries.ibverbsSymbol(symbol);
-        } catch (NativeLibraryException e) {
-            return null;
-        }
-        return captureErrno
-                ? Linker.nativeLinker().downcallHandle(address, descriptor.get(), Errno.CAPTURE)
-                : Linker.nativeLinker().downcallHandle(address, descriptor.get());
+        return Downcalls.link(NativeLibraries::ibverbsSymbol, symbol, descriptor, captureErrno);
+    }
+
+    /** {@link Downcalls#linked} in libibverbs: {@code handle}, or the exception naming the missing library or symbol. */
+    static MethodHandle linked(MethodHandle handle, String symbol) {
+        return Downcalls.linked(handle, NativeLibraries::ibverbsSymbol, symbol);
     }
 }

@@ -32,7 +32,7 @@ public final class LibIbverbs {
      */
     public static MemorySegment ibv_get_device_list(MemorySegment errno, MemorySegment numDevices) {
         try {
-            return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_get_device_list, "ibv_get_device_list")
+            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_get_device_list, "ibv_get_device_list")
                     .invokeExact(errno, numDevices);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -44,7 +44,7 @@ public final class LibIbverbs {
     /** {@code void ibv_free_device_list(struct ibv_device **list)}. */
     public static void ibv_free_device_list(MemorySegment list) {
         try {
-            Downcalls.linked(IbverbsHandles.ibv_free_device_list, "ibv_free_device_list").invokeExact(list);
+            IbverbsHandles.linked(IbverbsHandles.ibv_free_device_list, "ibv_free_device_list").invokeExact(list);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -55,7 +55,7 @@ public final class LibIbverbs {
     /** {@code const char *ibv_get_device_name(struct ibv_device *device)}: NULL on failure. */
     public static MemorySegment ibv_get_device_name(MemorySegment device) {
         try {
-            return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_get_device_name, "ibv_get_device_name")
+            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_get_device_name, "ibv_get_device_name")
                     .invokeExact(device);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -67,7 +67,7 @@ public final class LibIbverbs {
     /** {@code __be64 ibv_get_device_guid(struct ibv_device *device)}: the node GUID in network byte order. */
     public static long ibv_get_device_guid(MemorySegment device) {
         try {
-            return (long) Downcalls.linked(IbverbsHandles.ibv_get_device_guid, "ibv_get_device_guid")
+            return (long) IbverbsHandles.linked(IbverbsHandles.ibv_get_device_guid, "ibv_get_device_guid")
                     .invokeExact(device);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -79,7 +79,7 @@ public final class LibIbverbs {
     /** {@code int ibv_get_device_index(struct ibv_device *device)}: the kernel index, or -1 when unsupported. */
     public static int ibv_get_device_index(MemorySegment device) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_get_device_index, "ibv_get_device_index")
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_get_device_index, "ibv_get_device_index")
                     .invokeExact(device);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -94,7 +94,7 @@ public final class LibIbverbs {
      */
     public static MemorySegment ibv_open_device(MemorySegment errno, MemorySegment device) {
         try {
-            return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_open_device, "ibv_open_device")
+            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_open_device, "ibv_open_device")
                     .invokeExact(errno, device);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -106,7 +106,7 @@ public final class LibIbverbs {
     /** {@code int ibv_close_device(struct ibv_context *context)}: 0 (v44 always succeeds). */
     public static int ibv_close_device(MemorySegment context) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_close_device, "ibv_close_device").invokeExact(context);
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_close_device, "ibv_close_device").invokeExact(context);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -120,7 +120,7 @@ public final class LibIbverbs {
      */
     public static MemorySegment ibv_import_device(MemorySegment errno, int cmdFd) {
         try {
-            return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_import_device, "ibv_import_device")
+            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_import_device, "ibv_import_device")
                     .invokeExact(errno, cmdFd);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -132,7 +132,7 @@ public final class LibIbverbs {
     /** {@code int ibv_fork_init(void)}: 0 or an errno value. */
     public static int ibv_fork_init() {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_fork_init, "ibv_fork_init").invokeExact();
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_fork_init, "ibv_fork_init").invokeExact();
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -143,7 +143,7 @@ public final class LibIbverbs {
     /** {@code enum ibv_fork_status ibv_is_fork_initialized(void)}. */
     public static int ibv_is_fork_initialized() {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_is_fork_initialized, "ibv_is_fork_initialized")
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_is_fork_initialized, "ibv_is_fork_initialized")
                     .invokeExact();
         } catch (RuntimeException | Error e) {
             throw e;
@@ -160,7 +160,7 @@ public final class LibIbverbs {
      */
     public static int ibv_query_device(MemorySegment context, MemorySegment deviceAttr) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_query_device, "ibv_query_device")
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_query_device, "ibv_query_device")
                     .invokeExact(context, deviceAttr);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -176,7 +176,7 @@ public final class LibIbverbs {
      */
     public static int ibv_query_port(MemorySegment context, byte portNum, MemorySegment portAttr) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_query_port, "ibv_query_port")
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_query_port, "ibv_query_port")
                     .invokeExact(context, portNum, portAttr);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -193,7 +193,7 @@ public final class LibIbverbs {
     public static int ibv_query_gid(
             MemorySegment errno, MemorySegment context, byte portNum, int index, MemorySegment gid) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_query_gid, "ibv_query_gid")
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_query_gid, "ibv_query_gid")
                     .invokeExact(errno, context, portNum, index, gid);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -210,7 +210,7 @@ public final class LibIbverbs {
     public static int _ibv_query_gid_ex(
             MemorySegment context, int portNum, int gidIndex, MemorySegment entry, int flags, long entrySize) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles._ibv_query_gid_ex, "_ibv_query_gid_ex")
+            return (int) IbverbsHandles.linked(IbverbsHandles._ibv_query_gid_ex, "_ibv_query_gid_ex")
                     .invokeExact(context, portNum, gidIndex, entry, flags, entrySize);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -227,7 +227,7 @@ public final class LibIbverbs {
     public static long _ibv_query_gid_table(
             MemorySegment context, MemorySegment entries, long maxEntries, int flags, long entrySize) {
         try {
-            return (long) Downcalls.linked(IbverbsHandles._ibv_query_gid_table, "_ibv_query_gid_table")
+            return (long) IbverbsHandles.linked(IbverbsHandles._ibv_query_gid_table, "_ibv_query_gid_table")
                     .invokeExact(context, entries, maxEntries, flags, entrySize);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -243,7 +243,7 @@ public final class LibIbverbs {
     public static int ibv_query_pkey(
             MemorySegment errno, MemorySegment context, byte portNum, int index, MemorySegment pkey) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_query_pkey, "ibv_query_pkey")
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_query_pkey, "ibv_query_pkey")
                     .invokeExact(errno, context, portNum, index, pkey);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -258,7 +258,7 @@ public final class LibIbverbs {
      */
     public static int ibv_get_pkey_index(MemorySegment errno, MemorySegment context, byte portNum, short pkey) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_get_pkey_index, "ibv_get_pkey_index")
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_get_pkey_index, "ibv_get_pkey_index")
                     .invokeExact(errno, context, portNum, pkey);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -275,7 +275,7 @@ public final class LibIbverbs {
      */
     public static MemorySegment ibv_alloc_pd(MemorySegment errno, MemorySegment context) {
         try {
-            return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_alloc_pd, "ibv_alloc_pd")
+            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_alloc_pd, "ibv_alloc_pd")
                     .invokeExact(errno, context);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -287,7 +287,7 @@ public final class LibIbverbs {
     /** {@code int ibv_dealloc_pd(struct ibv_pd *pd)}: 0 or an errno value (EBUSY: objects still use the PD). */
     public static int ibv_dealloc_pd(MemorySegment pd) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_dealloc_pd, "ibv_dealloc_pd").invokeExact(pd);
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_dealloc_pd, "ibv_dealloc_pd").invokeExact(pd);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -301,7 +301,7 @@ public final class LibIbverbs {
      */
     public static MemorySegment ibv_import_pd(MemorySegment errno, MemorySegment context, int pdHandle) {
         try {
-            return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_import_pd, "ibv_import_pd")
+            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_import_pd, "ibv_import_pd")
                     .invokeExact(errno, context, pdHandle);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -313,7 +313,7 @@ public final class LibIbverbs {
     /** {@code void ibv_unimport_pd(struct ibv_pd *pd)}. */
     public static void ibv_unimport_pd(MemorySegment pd) {
         try {
-            Downcalls.linked(IbverbsHandles.ibv_unimport_pd, "ibv_unimport_pd").invokeExact(pd);
+            IbverbsHandles.linked(IbverbsHandles.ibv_unimport_pd, "ibv_unimport_pd").invokeExact(pd);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -331,7 +331,7 @@ public final class LibIbverbs {
     public static MemorySegment ibv_reg_mr(
             MemorySegment errno, MemorySegment pd, MemorySegment addr, long length, int access) {
         try {
-            return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_reg_mr, "ibv_reg_mr")
+            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_reg_mr, "ibv_reg_mr")
                     .invokeExact(errno, pd, addr, length, access);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -347,7 +347,7 @@ public final class LibIbverbs {
     public static MemorySegment ibv_reg_mr_iova(
             MemorySegment errno, MemorySegment pd, MemorySegment addr, long length, long iova, int access) {
         try {
-            return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_reg_mr_iova, "ibv_reg_mr_iova")
+            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_reg_mr_iova, "ibv_reg_mr_iova")
                     .invokeExact(errno, pd, addr, length, iova, access);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -365,7 +365,7 @@ public final class LibIbverbs {
     public static MemorySegment ibv_reg_mr_iova2(
             MemorySegment errno, MemorySegment pd, MemorySegment addr, long length, long iova, int access) {
         try {
-            return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_reg_mr_iova2, "ibv_reg_mr_iova2")
+            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_reg_mr_iova2, "ibv_reg_mr_iova2")
                     .invokeExact(errno, pd, addr, length, iova, access);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -381,7 +381,7 @@ public final class LibIbverbs {
     public static MemorySegment ibv_reg_dmabuf_mr(
             MemorySegment errno, MemorySegment pd, long offset, long length, long iova, int fd, int access) {
         try {
-            return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_reg_dmabuf_mr, "ibv_reg_dmabuf_mr")
+            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_reg_dmabuf_mr, "ibv_reg_dmabuf_mr")
                     .invokeExact(errno, pd, offset, length, iova, fd, access);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -399,7 +399,7 @@ public final class LibIbverbs {
             MemorySegment errno, MemorySegment mr, int flags, MemorySegment pd, MemorySegment addr, long length,
             int access) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_rereg_mr, "ibv_rereg_mr")
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_rereg_mr, "ibv_rereg_mr")
                     .invokeExact(errno, mr, flags, pd, addr, length, access);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -411,7 +411,7 @@ public final class LibIbverbs {
     /** {@code int ibv_dereg_mr(struct ibv_mr *mr)}: 0 or an errno value. */
     public static int ibv_dereg_mr(MemorySegment mr) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_dereg_mr, "ibv_dereg_mr").invokeExact(mr);
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_dereg_mr, "ibv_dereg_mr").invokeExact(mr);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -425,7 +425,7 @@ public final class LibIbverbs {
      */
     public static MemorySegment ibv_import_mr(MemorySegment errno, MemorySegment pd, int mrHandle) {
         try {
-            return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_import_mr, "ibv_import_mr")
+            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_import_mr, "ibv_import_mr")
                     .invokeExact(errno, pd, mrHandle);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -437,7 +437,7 @@ public final class LibIbverbs {
     /** {@code void ibv_unimport_mr(struct ibv_mr *mr)}. */
     public static void ibv_unimport_mr(MemorySegment mr) {
         try {
-            Downcalls.linked(IbverbsHandles.ibv_unimport_mr, "ibv_unimport_mr").invokeExact(mr);
+            IbverbsHandles.linked(IbverbsHandles.ibv_unimport_mr, "ibv_unimport_mr").invokeExact(mr);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -451,7 +451,7 @@ public final class LibIbverbs {
      */
     public static MemorySegment ibv_import_dm(MemorySegment errno, MemorySegment context, int dmHandle) {
         try {
-            return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_import_dm, "ibv_import_dm")
+            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_import_dm, "ibv_import_dm")
                     .invokeExact(errno, context, dmHandle);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -463,7 +463,7 @@ public final class LibIbverbs {
     /** {@code void ibv_unimport_dm(struct ibv_dm *dm)}. */
     public static void ibv_unimport_dm(MemorySegment dm) {
         try {
-            Downcalls.linked(IbverbsHandles.ibv_unimport_dm, "ibv_unimport_dm").invokeExact(dm);
+            IbverbsHandles.linked(IbverbsHandles.ibv_unimport_dm, "ibv_unimport_dm").invokeExact(dm);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -480,7 +480,7 @@ public final class LibIbverbs {
      */
     public static int ibv_get_async_event(MemorySegment errno, MemorySegment context, MemorySegment event) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_get_async_event, "ibv_get_async_event")
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_get_async_event, "ibv_get_async_event")
                     .invokeExact(errno, context, event);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -492,7 +492,7 @@ public final class LibIbverbs {
     /** {@code void ibv_ack_async_event(struct ibv_async_event *event)}. */
     public static void ibv_ack_async_event(MemorySegment event) {
         try {
-            Downcalls.linked(IbverbsHandles.ibv_ack_async_event, "ibv_ack_async_event").invokeExact(event);
+            IbverbsHandles.linked(IbverbsHandles.ibv_ack_async_event, "ibv_ack_async_event").invokeExact(event);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -505,7 +505,7 @@ public final class LibIbverbs {
     /** {@code const char *ibv_event_type_str(enum ibv_event_type event)}: a static string. */
     public static MemorySegment ibv_event_type_str(int event) {
         try {
-            return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_event_type_str, "ibv_event_type_str")
+            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_event_type_str, "ibv_event_type_str")
                     .invokeExact(event);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -517,7 +517,7 @@ public final class LibIbverbs {
     /** {@code const char *ibv_wc_status_str(enum ibv_wc_status status)}: a static string. */
     public static MemorySegment ibv_wc_status_str(int status) {
         try {
-            return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_wc_status_str, "ibv_wc_status_str")
+            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_wc_status_str, "ibv_wc_status_str")
                     .invokeExact(status);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -529,7 +529,7 @@ public final class LibIbverbs {
     /** {@code const char *ibv_node_type_str(enum ibv_node_type node_type)}: a static string. */
     public static MemorySegment ibv_node_type_str(int nodeType) {
         try {
-            return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_node_type_str, "ibv_node_type_str")
+            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_node_type_str, "ibv_node_type_str")
                     .invokeExact(nodeType);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -541,7 +541,7 @@ public final class LibIbverbs {
     /** {@code const char *ibv_port_state_str(enum ibv_port_state port_state)}: a static string. */
     public static MemorySegment ibv_port_state_str(int portState) {
         try {
-            return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_port_state_str, "ibv_port_state_str")
+            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_port_state_str, "ibv_port_state_str")
                     .invokeExact(portState);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -553,7 +553,7 @@ public final class LibIbverbs {
     /** {@code int ibv_rate_to_mbps(enum ibv_rate rate)}: -1 for an unknown rate. */
     public static int ibv_rate_to_mbps(int rate) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_rate_to_mbps, "ibv_rate_to_mbps").invokeExact(rate);
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_rate_to_mbps, "ibv_rate_to_mbps").invokeExact(rate);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -564,7 +564,7 @@ public final class LibIbverbs {
     /** {@code int ibv_rate_to_mult(enum ibv_rate rate)}: -1 for an unknown rate. */
     public static int ibv_rate_to_mult(int rate) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_rate_to_mult, "ibv_rate_to_mult").invokeExact(rate);
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_rate_to_mult, "ibv_rate_to_mult").invokeExact(rate);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -575,7 +575,7 @@ public final class LibIbverbs {
     /** {@code enum ibv_rate mbps_to_ibv_rate(int mbps)}: {@code IBV_RATE_MAX} (0) when none matches. */
     public static int mbps_to_ibv_rate(int mbps) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.mbps_to_ibv_rate, "mbps_to_ibv_rate").invokeExact(mbps);
+            return (int) IbverbsHandles.linked(IbverbsHandles.mbps_to_ibv_rate, "mbps_to_ibv_rate").invokeExact(mbps);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -586,7 +586,7 @@ public final class LibIbverbs {
     /** {@code enum ibv_rate mult_to_ibv_rate(int mult)}: {@code IBV_RATE_MAX} (0) when none matches. */
     public static int mult_to_ibv_rate(int mult) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.mult_to_ibv_rate, "mult_to_ibv_rate").invokeExact(mult);
+            return (int) IbverbsHandles.linked(IbverbsHandles.mult_to_ibv_rate, "mult_to_ibv_rate").invokeExact(mult);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {

@@ -22,7 +22,7 @@ public final class LibIbverbsQueues {
      */
     public static MemorySegment ibv_create_comp_channel(MemorySegment errno, MemorySegment context) {
         try {
-            return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_create_comp_channel, "ibv_create_comp_channel")
+            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_create_comp_channel, "ibv_create_comp_channel")
                     .invokeExact(errno, context);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -37,7 +37,7 @@ public final class LibIbverbsQueues {
      */
     public static int ibv_destroy_comp_channel(MemorySegment channel) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_destroy_comp_channel, "ibv_destroy_comp_channel")
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_destroy_comp_channel, "ibv_destroy_comp_channel")
                     .invokeExact(channel);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -55,7 +55,7 @@ public final class LibIbverbsQueues {
             MemorySegment errno, MemorySegment context, int cqe, MemorySegment cqContext, MemorySegment channel,
             int compVector) {
         try {
-            return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_create_cq, "ibv_create_cq")
+            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_create_cq, "ibv_create_cq")
                     .invokeExact(errno, context, cqe, cqContext, channel, compVector);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -67,7 +67,7 @@ public final class LibIbverbsQueues {
     /** {@code int ibv_resize_cq(struct ibv_cq *cq, int cqe)}: 0 or an errno value. */
     public static int ibv_resize_cq(MemorySegment cq, int cqe) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_resize_cq, "ibv_resize_cq").invokeExact(cq, cqe);
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_resize_cq, "ibv_resize_cq").invokeExact(cq, cqe);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -78,7 +78,7 @@ public final class LibIbverbsQueues {
     /** {@code int ibv_destroy_cq(struct ibv_cq *cq)}: 0 or an errno value. */
     public static int ibv_destroy_cq(MemorySegment cq) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_destroy_cq, "ibv_destroy_cq").invokeExact(cq);
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_destroy_cq, "ibv_destroy_cq").invokeExact(cq);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -94,7 +94,7 @@ public final class LibIbverbsQueues {
     public static int ibv_get_cq_event(
             MemorySegment errno, MemorySegment channel, MemorySegment cq, MemorySegment cqContext) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_get_cq_event, "ibv_get_cq_event")
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_get_cq_event, "ibv_get_cq_event")
                     .invokeExact(errno, channel, cq, cqContext);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -106,7 +106,7 @@ public final class LibIbverbsQueues {
     /** {@code void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)}. */
     public static void ibv_ack_cq_events(MemorySegment cq, int nevents) {
         try {
-            Downcalls.linked(IbverbsHandles.ibv_ack_cq_events, "ibv_ack_cq_events").invokeExact(cq, nevents);
+            IbverbsHandles.linked(IbverbsHandles.ibv_ack_cq_events, "ibv_ack_cq_events").invokeExact(cq, nevents);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -123,7 +123,7 @@ public final class LibIbverbsQueues {
      */
     public static MemorySegment ibv_create_qp(MemorySegment errno, MemorySegment pd, MemorySegment qpInitAttr) {
         try {
-            return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_create_qp, "ibv_create_qp")
+            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_create_qp, "ibv_create_qp")
                     .invokeExact(errno, pd, qpInitAttr);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -138,7 +138,7 @@ public final class LibIbverbsQueues {
      */
     public static int ibv_query_qp(MemorySegment qp, MemorySegment attr, int attrMask, MemorySegment initAttr) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_query_qp, "ibv_query_qp")
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_query_qp, "ibv_query_qp")
                     .invokeExact(qp, attr, attrMask, initAttr);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -153,7 +153,7 @@ public final class LibIbverbsQueues {
      */
     public static int ibv_modify_qp(MemorySegment qp, MemorySegment attr, int attrMask) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_modify_qp, "ibv_modify_qp")
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_modify_qp, "ibv_modify_qp")
                     .invokeExact(qp, attr, attrMask);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -165,7 +165,7 @@ public final class LibIbverbsQueues {
     /** {@code int ibv_destroy_qp(struct ibv_qp *qp)}: 0 or an errno value. */
     public static int ibv_destroy_qp(MemorySegment qp) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_destroy_qp, "ibv_destroy_qp").invokeExact(qp);
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_destroy_qp, "ibv_destroy_qp").invokeExact(qp);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -179,7 +179,7 @@ public final class LibIbverbsQueues {
      */
     public static MemorySegment ibv_qp_to_qp_ex(MemorySegment qp) {
         try {
-            return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_qp_to_qp_ex, "ibv_qp_to_qp_ex").invokeExact(qp);
+            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_qp_to_qp_ex, "ibv_qp_to_qp_ex").invokeExact(qp);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -193,7 +193,7 @@ public final class LibIbverbsQueues {
      */
     public static int ibv_query_qp_data_in_order(MemorySegment qp, int op, int flags) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_query_qp_data_in_order, "ibv_query_qp_data_in_order")
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_query_qp_data_in_order, "ibv_query_qp_data_in_order")
                     .invokeExact(qp, op, flags);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -205,7 +205,7 @@ public final class LibIbverbsQueues {
     /** {@code int ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)}: 0 or an errno value. */
     public static int ibv_query_ece(MemorySegment qp, MemorySegment ece) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_query_ece, "ibv_query_ece").invokeExact(qp, ece);
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_query_ece, "ibv_query_ece").invokeExact(qp, ece);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -216,7 +216,7 @@ public final class LibIbverbsQueues {
     /** {@code int ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)}: 0 or an errno value. */
     public static int ibv_set_ece(MemorySegment qp, MemorySegment ece) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_set_ece, "ibv_set_ece").invokeExact(qp, ece);
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_set_ece, "ibv_set_ece").invokeExact(qp, ece);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -230,7 +230,7 @@ public final class LibIbverbsQueues {
      */
     public static int ibv_attach_mcast(MemorySegment qp, MemorySegment gid, short lid) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_attach_mcast, "ibv_attach_mcast")
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_attach_mcast, "ibv_attach_mcast")
                     .invokeExact(qp, gid, lid);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -245,7 +245,7 @@ public final class LibIbverbsQueues {
      */
     public static int ibv_detach_mcast(MemorySegment qp, MemorySegment gid, short lid) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_detach_mcast, "ibv_detach_mcast")
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_detach_mcast, "ibv_detach_mcast")
                     .invokeExact(qp, gid, lid);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -262,7 +262,7 @@ public final class LibIbverbsQueues {
      */
     public static MemorySegment ibv_create_srq(MemorySegment errno, MemorySegment pd, MemorySegment srqInitAttr) {
         try {
-            return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_create_srq, "ibv_create_srq")
+            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_create_srq, "ibv_create_srq")
                     .invokeExact(errno, pd, srqInitAttr);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -277,7 +277,7 @@ public final class LibIbverbsQueues {
      */
     public static int ibv_modify_srq(MemorySegment srq, MemorySegment srqAttr, int srqAttrMask) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_modify_srq, "ibv_modify_srq")
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_modify_srq, "ibv_modify_srq")
                     .invokeExact(srq, srqAttr, srqAttrMask);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -289,7 +289,7 @@ public final class LibIbverbsQueues {
     /** {@code int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr)}: 0 or an errno value. */
     public static int ibv_query_srq(MemorySegment srq, MemorySegment srqAttr) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_query_srq, "ibv_query_srq").invokeExact(srq, srqAttr);
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_query_srq, "ibv_query_srq").invokeExact(srq, srqAttr);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -300,7 +300,7 @@ public final class LibIbverbsQueues {
     /** {@code int ibv_destroy_srq(struct ibv_srq *srq)}: 0 or an errno value. */
     public static int ibv_destroy_srq(MemorySegment srq) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_destroy_srq, "ibv_destroy_srq").invokeExact(srq);
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_destroy_srq, "ibv_destroy_srq").invokeExact(srq);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -316,7 +316,7 @@ public final class LibIbverbsQueues {
      */
     public static MemorySegment ibv_create_ah(MemorySegment errno, MemorySegment pd, MemorySegment attr) {
         try {
-            return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_create_ah, "ibv_create_ah")
+            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_create_ah, "ibv_create_ah")
                     .invokeExact(errno, pd, attr);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -328,7 +328,7 @@ public final class LibIbverbsQueues {
     /** {@code int ibv_destroy_ah(struct ibv_ah *ah)}: 0 or an errno value. */
     public static int ibv_destroy_ah(MemorySegment ah) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_destroy_ah, "ibv_destroy_ah").invokeExact(ah);
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_destroy_ah, "ibv_destroy_ah").invokeExact(ah);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -345,7 +345,7 @@ public final class LibIbverbsQueues {
             MemorySegment errno, MemorySegment context, byte portNum, MemorySegment wc, MemorySegment grh,
             MemorySegment ahAttr) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_init_ah_from_wc, "ibv_init_ah_from_wc")
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_init_ah_from_wc, "ibv_init_ah_from_wc")
                     .invokeExact(errno, context, portNum, wc, grh, ahAttr);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -361,7 +361,7 @@ public final class LibIbverbsQueues {
     public static MemorySegment ibv_create_ah_from_wc(
             MemorySegment errno, MemorySegment pd, MemorySegment wc, MemorySegment grh, byte portNum) {
         try {
-            return (MemorySegment) Downcalls.linked(IbverbsHandles.ibv_create_ah_from_wc, "ibv_create_ah_from_wc")
+            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_create_ah_from_wc, "ibv_create_ah_from_wc")
                     .invokeExact(errno, pd, wc, grh, portNum);
         } catch (RuntimeException | Error e) {
             throw e;
@@ -377,7 +377,7 @@ public final class LibIbverbsQueues {
     public static int ibv_resolve_eth_l2_from_gid(
             MemorySegment context, MemorySegment attr, MemorySegment ethMac, MemorySegment vid) {
         try {
-            return (int) Downcalls.linked(IbverbsHandles.ibv_resolve_eth_l2_from_gid, "ibv_resolve_eth_l2_from_gid")
+            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_resolve_eth_l2_from_gid, "ibv_resolve_eth_l2_from_gid")
                     .invokeExact(context, attr, ethMac, vid);
         } catch (RuntimeException | Error e) {
             throw e;

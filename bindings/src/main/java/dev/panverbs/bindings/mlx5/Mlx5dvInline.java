@@ -2,7 +2,6 @@ package dev.panverbs.bindings.mlx5;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
-import dev.panverbs.bindings.NativeLibraries;
 import dev.panverbs.bindings.NativeLibraryException;
 import dev.panverbs.bindings.mlx5dv.mlx5_cqe64;
 import dev.panverbs.bindings.mlx5dv.mlx5_ib_uapi_query_port;
@@ -12,13 +11,9 @@ import dev.panverbs.bindings.mlx5dv.mlx5_wqe_data_seg;
 import dev.panverbs.bindings.mlx5dv.mlx5_wqe_datagram_seg;
 import dev.panverbs.bindings.mlx5dv.mlx5_wqe_eth_seg;
 import dev.panverbs.bindings.mlx5dv.mlx5dv_clock_info;
-import dev.panverbs.bindings.mlx5dv.mlx5dv_h;
 import dev.panverbs.bindings.mlx5dv.mlx5dv_mkey_err;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.nio.ByteOrder;
 
 /**
@@ -347,7 +342,7 @@ public final class Mlx5dvInline {
 
     /**
      * Queries mlx5-specific port attributes (vport, steering ICM addresses, reg_c0) into {@code info}, a
-     * {@code struct mlx5dv_port} (40 bytes). Calls the exported {@code _mlx5dv_query_port} with
+     * {@code struct mlx5dv_port} (40 bytes). Calls the exported {@link LibMlx5#_mlx5dv_query_port} with
      * {@code sizeof(struct mlx5dv_port)}, as the C inline does. C: {@code int mlx5dv_query_port(struct
      * ibv_context *context, uint32_t port_num, struct mlx5dv_port *info)} (rdma-core 44 mlx5dv.h); see
      * mlx5dv_query_port(3). Returns 0 or an errno value (EOPNOTSUPP on devices without the capability).
@@ -358,19 +353,12 @@ public final class Mlx5dvInline {
      */
     public static int mlx5dv_query_port(MemorySegment context, int portNum, MemorySegment info) {
         requireSize(info, MLX5DV_PORT_SIZE, "mlx5dv_query_port", "struct mlx5dv_port");
-        try {
-            return (int) Exported.linked(Exported.QUERY_PORT, "_mlx5dv_query_port")
-                    .invokeExact(context, portNum, info, MLX5DV_PORT_SIZE);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new AssertionError("a downcall handle threw a checked exception", t);
-        }
+        return LibMlx5._mlx5dv_query_port(context, portNum, info, MLX5DV_PORT_SIZE);
     }
 
     /**
      * Checks an mkey's signature status after a signature-offload operation, filling {@code errInfo}, a
-     * {@code struct mlx5dv_mkey_err} (32 bytes). Calls the exported {@code _mlx5dv_mkey_check} with
+     * {@code struct mlx5dv_mkey_err} (32 bytes). Calls the exported {@link LibMlx5#_mlx5dv_mkey_check} with
      * {@code sizeof(struct mlx5dv_mkey_err)}. C: {@code int mlx5dv_mkey_check(struct mlx5dv_mkey *mkey,
      * struct mlx5dv_mkey_err *err_info)} (rdma-core 44 mlx5dv.h); see mlx5dv_mkey_check(3). Returns 0 or an
      * errno value.
@@ -380,56 +368,13 @@ public final class Mlx5dvInline {
      */
     public static int mlx5dv_mkey_check(MemorySegment mkey, MemorySegment errInfo) {
         requireSize(errInfo, MLX5DV_MKEY_ERR_SIZE, "mlx5dv_mkey_check", "struct mlx5dv_mkey_err");
-        try {
-            return (int) Exported.linked(Exported.MKEY_CHECK, "_mlx5dv_mkey_check")
-                    .invokeExact(mkey, errInfo, MLX5DV_MKEY_ERR_SIZE);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new AssertionError("a downcall handle threw a checked exception", t);
-        }
+        return LibMlx5._mlx5dv_mkey_check(mkey, errInfo, MLX5DV_MKEY_ERR_SIZE);
     }
 
     private static void requireSize(MemorySegment s, long size, String verb, String type) {
         if (s.byteSize() < size) {
             throw new IllegalArgumentException(verb + ": the output segment has " + s.byteSize() + " bytes, "
                     + type + " needs " + size + " (the C function would write past it)");
-        }
-    }
-
-    /**
-     * The exported functions behind the size-injecting inlines, linked on first use. A field is null when
-     * libmlx5 or the symbol is missing; {@link #linked} then throws the {@link NativeLibraryException} naming
-     * the package, on every call (no {@code NoClassDefFoundError} after a failed class initialisation).
-     * Not critical: both enter the kernel or take provider locks.
-     */
-    static final class Exported {
-        private Exported() {}
-
-        /** {@code int _mlx5dv_query_port(struct ibv_context *, uint32_t, struct mlx5dv_port *, size_t)}. */
-        static final FunctionDescriptor QUERY_PORT_DESC = FunctionDescriptor.of(mlx5dv_h.C_INT,
-                mlx5dv_h.C_POINTER, mlx5dv_h.C_INT, mlx5dv_h.C_POINTER, mlx5dv_h.C_LONG);
-        /** {@code int _mlx5dv_mkey_check(struct mlx5dv_mkey *, struct mlx5dv_mkey_err *, size_t)}. */
-        static final FunctionDescriptor MKEY_CHECK_DESC = FunctionDescriptor.of(mlx5dv_h.C_INT,
-                mlx5dv_h.C_POINTER, mlx5dv_h.C_POINTER, mlx5dv_h.C_LONG);
-
-        static final MethodHandle QUERY_PORT = link("_mlx5dv_query_port", QUERY_PORT_DESC);
-        static final MethodHandle MKEY_CHECK = link("_mlx5dv_mkey_check", MKEY_CHECK_DESC);
-
-        private static MethodHandle link(String symbol, FunctionDescriptor descriptor) {
-            try {
-                return Linker.nativeLinker().downcallHandle(NativeLibraries.mlx5Symbol(symbol), descriptor);
-            } catch (NativeLibraryException e) {
-                return null;
-            }
-        }
-
-        static MethodHandle linked(MethodHandle handle, String symbol) {
-            if (handle == null) {
-                NativeLibraries.mlx5Symbol(symbol); // throws the NativeLibraryException naming the package
-                throw new AssertionError(symbol + " resolves now but was not linked at class initialisation");
-            }
-            return handle;
         }
     }
 }

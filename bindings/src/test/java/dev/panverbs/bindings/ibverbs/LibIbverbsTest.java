@@ -3,7 +3,6 @@ package dev.panverbs.bindings.ibverbs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.panverbs.bindings.Downcalls;
 import dev.panverbs.bindings.Errno;
 import dev.panverbs.bindings.NativeLibraryException;
 import dev.panverbs.bindings.verbs.verbs_h;
@@ -77,7 +76,7 @@ class LibIbverbsTest {
     void missingSymbolIsNullHandleThenNativeLibraryException() {
         MethodHandle h = IbverbsHandles.link("ibv_panverbs_no_such_verb", verbs_h::ibv_fork_init$descriptor, false);
         assertThat(h).isNull();
-        assertThatThrownBy(() -> Downcalls.linked(h, "ibv_panverbs_no_such_verb"))
+        assertThatThrownBy(() -> IbverbsHandles.linked(h, "ibv_panverbs_no_such_verb"))
                 .isInstanceOf(NativeLibraryException.class)
                 .hasMessageContaining("ibv_panverbs_no_such_verb")
                 .hasMessageContaining("libibverbs1");
