@@ -53,14 +53,6 @@ public final class NativeMemory {
         return address;
     }
 
-    /**
-     * The exception for a NULL function pointer that C would call (and crash on): names the verb, the slot and
-     * why it is NULL.
-     */
-    public static IllegalStateException nullSlot(String verb, String slot, String reason) {
-        return new IllegalStateException(verb + ": " + slot + " is NULL: " + reason);
-    }
-
     private static IllegalArgumentException nullArgument(String verb, String argument) {
         return new IllegalArgumentException(verb + ": " + argument + " is NULL");
     }

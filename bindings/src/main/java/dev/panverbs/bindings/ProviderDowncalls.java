@@ -36,6 +36,9 @@ import java.lang.invoke.MethodHandle;
  *   <li>other control slots enter the kernel and are plain.
  * </ul>
  *
+ * <p>A NULL slot never reaches these handles: callers compare the address with 0 first and throw
+ * {@link ProviderSlots#missing}.
+ *
  * <p>System property {@value #NO_CRITICAL_PROPERTY}{@code =true} links the critical handles without
  * {@code critical} too: to measure what the option buys (JMH), and for tests that install Java upcall stubs in
  * provider slots (an upcall from a critical downcall is not allowed).
@@ -49,7 +52,12 @@ public final class ProviderDowncalls {
 
     private ProviderDowncalls() {}
 
-    private static MethodHandle hot(FunctionDescriptor descriptor) {
+    /**
+     * Links a virtual (address-first) handle for a data-path slot that stays in user space in every provider:
+     * {@code critical(false)} unless {@value #NO_CRITICAL_PROPERTY} is set. For the slots of other providers'
+     * structs ({@code mlx5.Mlx5dvInlineWr}), so that every provider slot follows this one policy.
+     */
+    public static MethodHandle hot(FunctionDescriptor descriptor) {
         return CRITICAL
                 ? Linker.nativeLinker().downcallHandle(descriptor, Linker.Option.critical(false))
                 : Linker.nativeLinker().downcallHandle(descriptor);

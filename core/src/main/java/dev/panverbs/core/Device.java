@@ -35,7 +35,7 @@ public final class Device {
     private final TransportType transportType;
     private final int index;
 
-    private Device(String name, long guid, NodeType nodeType, TransportType transportType, int index) {
+    Device(String name, long guid, NodeType nodeType, TransportType transportType, int index) {
         this.name = name;
         this.guid = guid;
         this.nodeType = nodeType;

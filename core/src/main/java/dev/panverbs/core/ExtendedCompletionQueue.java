@@ -29,7 +29,7 @@ import java.nio.ByteOrder;
  * }</pre>
  *
  * <p>Only the fields requested with {@link CompletionQueue.Builder#wcFlags} can be read (the provider leaves the
- * other readers NULL; reading one throws {@link IllegalStateException} naming the field). Completion timestamps are
+ * other readers NULL; reading one throws {@link UnsupportedVerbException} naming the field). Completion timestamps are
  * refused at creation, naming the capability, when the device reports no completion clock. Every function pointer
  * is read once at creation; polling and reading allocate nothing.
  *
@@ -355,10 +355,10 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
                 + "; call it only between startPoll() returning true and endPoll()");
     }
 
-    private IllegalStateException notRequested(CompletionField field) {
-        return new IllegalStateException("ibv_wc_read_" + field.name().toLowerCase() + ": " + this
+    private UnsupportedVerbException notRequested(CompletionField field) {
+        return new UnsupportedVerbException("ibv_wc_read_" + field.name().toLowerCase(), this
                 + " was not created with " + field + " in wcFlags (requested: "
                 + java.util.Arrays.stream(CompletionField.values()).filter(f -> (wcFlags & f.bit()) != 0).toList()
-                + ")");
+                + ")", "completion field " + field);
     }
 }

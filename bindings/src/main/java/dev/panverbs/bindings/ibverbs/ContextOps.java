@@ -3,6 +3,7 @@ package dev.panverbs.bindings.ibverbs;
 import static dev.panverbs.bindings.NativeMemory.nonNull;
 
 import dev.panverbs.bindings.ProviderDowncalls;
+import dev.panverbs.bindings.ProviderSlots;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -27,18 +28,20 @@ public final class ContextOps {
 
     private ContextOps(long ctx) {
         // libibverbs 44 fills every ops slot (provider op or a dummy), so NULL means a foreign context
-        postSend = VerbsInline.opsSlot(ctx, VerbsInline.OPS_POST_SEND, "ContextOps.of", "ibv_context.ops.post_send");
-        postRecv = VerbsInline.opsSlot(ctx, VerbsInline.OPS_POST_RECV, "ContextOps.of", "ibv_context.ops.post_recv");
-        postSrqRecv = VerbsInline.opsSlot(ctx, VerbsInline.OPS_POST_SRQ_RECV, "ContextOps.of",
+        // each refusal names the verb that would call through the slot
+        postSend = VerbsInline.opsSlot(ctx, VerbsInline.OPS_POST_SEND, "ibv_post_send", "ibv_context.ops.post_send");
+        postRecv = VerbsInline.opsSlot(ctx, VerbsInline.OPS_POST_RECV, "ibv_post_recv", "ibv_context.ops.post_recv");
+        postSrqRecv = VerbsInline.opsSlot(ctx, VerbsInline.OPS_POST_SRQ_RECV, "ibv_post_srq_recv",
                 "ibv_context.ops.post_srq_recv");
-        pollCq = VerbsInline.opsSlot(ctx, VerbsInline.OPS_POLL_CQ, "ContextOps.of", "ibv_context.ops.poll_cq");
-        reqNotifyCq = VerbsInline.opsSlot(ctx, VerbsInline.OPS_REQ_NOTIFY_CQ, "ContextOps.of",
+        pollCq = VerbsInline.opsSlot(ctx, VerbsInline.OPS_POLL_CQ, "ibv_poll_cq", "ibv_context.ops.poll_cq");
+        reqNotifyCq = VerbsInline.opsSlot(ctx, VerbsInline.OPS_REQ_NOTIFY_CQ, "ibv_req_notify_cq",
                 "ibv_context.ops.req_notify_cq");
     }
 
     /**
      * Reads the data-path ops of {@code context} (an {@code ibv_context *} from {@code ibv_open_device}); they
-     * never change while the context is open. Throws {@link IllegalStateException} if one is NULL.
+     * never change while the context is open. Throws the exception of {@link ProviderSlots#missing} if one is NULL
+     * (libibverbs 44 fills every slot, with a dummy op where the provider has none: NULL means a foreign context).
      */
     public static ContextOps of(MemorySegment context) {
         return new ContextOps(nonNull(context, "ContextOps.of", "context"));

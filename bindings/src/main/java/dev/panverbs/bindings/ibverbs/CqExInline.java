@@ -3,7 +3,7 @@ package dev.panverbs.bindings.ibverbs;
 import static dev.panverbs.bindings.NativeMemory.nonNull;
 import static dev.panverbs.bindings.NativeMemory.pointer;
 
-import dev.panverbs.bindings.NativeMemory;
+import dev.panverbs.bindings.ProviderSlots;
 import dev.panverbs.bindings.ProviderDowncalls;
 import dev.panverbs.bindings.verbs.ibv_cq_ex;
 import java.lang.foreign.MemorySegment;
@@ -16,8 +16,8 @@ import java.lang.foreign.MemorySegment;
  * {@link CqExOps#status}, {@link CqExOps#wr_id}).
  *
  * <p>Providers leave a reader slot NULL when its {@code IBV_WC_EX_WITH_*} bit was not requested in
- * {@code wc_flags}; C would then jump to address 0. These twins throw {@link IllegalStateException} naming
- * the verb and the missing bit instead. These twins re-read the slot per call, as C does; {@link CqExOps}
+ * {@code wc_flags}; C would then jump to address 0. These twins throw the exception of
+ * {@link ProviderSlots#missing} naming the verb and the missing bit instead. These twins re-read the slot per call, as C does; {@link CqExOps}
  * reads every slot once.
  */
 public final class CqExInline {
@@ -69,8 +69,9 @@ public final class CqExInline {
         return fn;
     }
 
-    static IllegalStateException missing(String verb, String slot, String reason) {
-        return NativeMemory.nullSlot(verb, "ibv_cq_ex." + slot, reason);
+    /** The exception for a NULL polling or reader slot {@code slot} of {@code struct ibv_cq_ex}. */
+    static RuntimeException missing(String verb, String slot, String reason) {
+        return ProviderSlots.missing(verb, "ibv_cq_ex." + slot, reason);
     }
 
     /**

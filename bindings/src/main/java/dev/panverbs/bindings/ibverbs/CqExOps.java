@@ -4,6 +4,7 @@ import static dev.panverbs.bindings.NativeMemory.nonNull;
 import static dev.panverbs.bindings.NativeMemory.pointer;
 
 import dev.panverbs.bindings.ProviderDowncalls;
+import dev.panverbs.bindings.ProviderSlots;
 import dev.panverbs.bindings.verbs.ibv_cq_ex;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -12,8 +13,8 @@ import java.lang.foreign.ValueLayout;
  * The polling functions of one {@code struct ibv_cq_ex}, bound once: {@link #of} reads all 18 function
  * pointers when the CQ is created, and each method calls its slot through a {@code static final} critical
  * virtual downcall handle with {@code invokeExact}. Nothing is looked up or allocated per call; a NULL
- * reader slot costs one compare and throws {@link IllegalStateException} naming the verb and the missing
- * {@code wc_flags} bit (where C would crash).
+ * reader slot costs one compare and throws the exception of {@link ProviderSlots#missing} naming the verb and the
+ * missing {@code wc_flags} bit (where C would crash).
  *
  * <p>Semantics are those of the {@link CqExInline} twin of the same name. Not thread-safe: a poll from
  * {@code ibv_start_poll} to {@code ibv_end_poll} may hold the provider's CQ lock and belongs to one thread.

@@ -3,7 +3,7 @@ package dev.panverbs.bindings.ibverbs;
 import static dev.panverbs.bindings.NativeMemory.nonNull;
 import static dev.panverbs.bindings.NativeMemory.pointer;
 
-import dev.panverbs.bindings.NativeMemory;
+import dev.panverbs.bindings.ProviderSlots;
 import dev.panverbs.bindings.ProviderDowncalls;
 import dev.panverbs.bindings.verbs.ibv_qp_ex;
 import java.lang.foreign.MemorySegment;
@@ -16,8 +16,8 @@ import java.lang.foreign.MemorySegment;
  * {@link QpExOps#wr_id}, {@link QpExOps#wr_flags}).
  *
  * <p>Providers leave a slot NULL when its operation was not requested in {@code send_ops_flags} at creation
- * or does not exist for the QP type; C would then jump to address 0. These twins throw
- * {@link IllegalStateException} naming the verb and the missing flag instead.
+ * or does not exist for the QP type; C would then jump to address 0. These twins throw the exception of
+ * {@link ProviderSlots#missing} naming the verb and the missing flag instead.
  *
  * <p>{@code ibv_wr_start} takes the send-queue spinlock and {@code ibv_wr_complete}/{@code ibv_wr_abort}
  * release it: call them on one thread, and abort on every exceptional path. These twins re-read the slot per
@@ -91,8 +91,8 @@ public final class QpExInline {
     }
 
     /** The exception for a NULL builder slot; {@code verb} is {@code ibv_wr_x}, the slot {@code wr_x}. */
-    static IllegalStateException missing(String verb, String reason) {
-        return NativeMemory.nullSlot(verb, "ibv_qp_ex." + verb.substring("ibv_".length()), reason);
+    static RuntimeException missing(String verb, String reason) {
+        return ProviderSlots.missing(verb, "ibv_qp_ex." + verb.substring("ibv_".length()), reason);
     }
 
     /**

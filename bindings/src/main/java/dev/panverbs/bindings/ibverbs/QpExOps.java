@@ -4,6 +4,7 @@ import static dev.panverbs.bindings.NativeMemory.nonNull;
 import static dev.panverbs.bindings.NativeMemory.pointer;
 
 import dev.panverbs.bindings.ProviderDowncalls;
+import dev.panverbs.bindings.ProviderSlots;
 import dev.panverbs.bindings.verbs.ibv_qp_ex;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -13,8 +14,8 @@ import java.lang.foreign.ValueLayout;
  * function pointers when the QP is created, and each method calls its slot through a {@code static final}
  * virtual downcall handle with {@code invokeExact} (critical except the doorbell {@code wr_complete}, see
  * {@link ProviderDowncalls}). Nothing is looked up or allocated per call; a
- * NULL slot costs one compare and throws {@link IllegalStateException} naming the verb and the missing
- * {@code send_ops_flags} bit (where C would crash).
+ * NULL slot costs one compare and throws the exception of {@link ProviderSlots#missing} naming the verb and the
+ * missing {@code send_ops_flags} bit (where C would crash).
  *
  * <p>Semantics are those of the {@link QpExInline} twin of the same name. Not thread-safe: a batch from
  * {@code ibv_wr_start} to {@code ibv_wr_complete}/{@code ibv_wr_abort} holds the provider's send-queue lock

@@ -8,6 +8,7 @@ import static dev.panverbs.bindings.ibverbs.VerbsInline.contextOp;
 import dev.panverbs.bindings.Errno;
 import dev.panverbs.bindings.NativeMemory;
 import dev.panverbs.bindings.ProviderDowncalls;
+import dev.panverbs.bindings.ProviderSlots;
 import dev.panverbs.bindings.verbs.ibv_context;
 import dev.panverbs.bindings.verbs.ibv_cq;
 import dev.panverbs.bindings.verbs.ibv_device_attr_ex;
@@ -240,19 +241,19 @@ public final class VerbsContextInline {
     /**
      * {@code int ibv_close_xrcd(struct ibv_xrcd *xrcd)} (verbs.h, rdma-core 44):
      * {@code verbs_get_ctx(xrcd->context)->close_xrcd(xrcd)}. Unlike every other wrapper C checks nothing
-     * (it would crash on a non-extended context or a NULL op); this twin throws {@link IllegalStateException}
-     * there instead. 0 or an errno value.
+     * (it would crash on a non-extended context or a NULL op); this twin throws the
+     * {@link ProviderSlots#missing} exception there instead. 0 or an errno value.
      */
     public static int ibv_close_xrcd(MemorySegment xrcd) {
         long ctx = contextOf(xrcd, ibv_xrcd.context$offset(), "ibv_close_xrcd", "xrcd");
         if (NativeMemory.int64(ctx + ibv_context.abi_compat$offset())
                 != VerbsInline.ABI_IS_EXTENDED) {
-            throw new IllegalStateException(
-                    "ibv_close_xrcd: xrcd->context is not an extended verbs_context (abi_compat is not the sentinel)");
+            throw ProviderSlots.missing("ibv_close_xrcd", "verbs_context.close_xrcd",
+                    "xrcd->context is not an extended verbs_context (abi_compat is not the sentinel)");
         }
         MemorySegment fn = pointer(ctx - VerbsInline.CONTEXT_IN_VERBS_CONTEXT + verbs_context.close_xrcd$offset());
         if (fn.address() == 0L) {
-            throw NativeMemory.nullSlot("ibv_close_xrcd", "verbs_context.close_xrcd",
+            throw ProviderSlots.missing("ibv_close_xrcd", "verbs_context.close_xrcd",
                     "the provider has no XRC support");
         }
         return ProviderDowncalls.ctl_i_p(fn, xrcd);

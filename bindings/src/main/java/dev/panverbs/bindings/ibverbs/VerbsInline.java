@@ -6,6 +6,7 @@ import static dev.panverbs.bindings.NativeMemory.pointer;
 import dev.panverbs.bindings.Errno;
 import dev.panverbs.bindings.NativeMemory;
 import dev.panverbs.bindings.ProviderDowncalls;
+import dev.panverbs.bindings.ProviderSlots;
 import dev.panverbs.bindings.verbs.ibv_context;
 import dev.panverbs.bindings.verbs.ibv_context_ops;
 import dev.panverbs.bindings.verbs.ibv_cq;
@@ -33,8 +34,9 @@ import java.lang.foreign.ValueLayout;
  * {@code ibv_cq_ex} polling in {@link CqExInline}.
  *
  * <p>Each method keeps the C name and argument order and does what the C body does, so it can be diffed
- * against verbs.h. Where C would dereference a NULL argument or call a NULL function pointer (a crash), the
- * twin throws {@link IllegalArgumentException} or {@link IllegalStateException} naming the verb instead.
+ * against verbs.h. Where C would dereference a NULL argument (a crash), the twin throws
+ * {@link IllegalArgumentException} naming the verb and the argument; where it would call a NULL function pointer, the
+ * exception of {@link ProviderSlots#missing} naming the verb and the slot.
  *
  * <p>These twins re-read the function pointer on every call, as C does. For the data path use
  * {@link ContextOps}, {@link QpExOps} and {@link CqExOps}, which read each slot once.
@@ -126,7 +128,7 @@ public final class VerbsInline {
     static MemorySegment opsSlot(long ctx, long opsSlot, String verb, String slot) {
         MemorySegment fn = pointer(ctx + opsSlot);
         if (fn.address() == 0L) {
-            throw NativeMemory.nullSlot(verb, slot, "the provider installed no such op in its ibv_context");
+            throw ProviderSlots.missing(verb, slot, "the provider installed no such op in its ibv_context");
         }
         return fn;
     }
@@ -275,7 +277,7 @@ public final class VerbsInline {
             String slotName) {
         MemorySegment fn = pointer(nonNull(obj, verb, argument) + slot);
         if (fn.address() == 0L) {
-            throw NativeMemory.nullSlot(verb, slotName, "the provider did not install it for this object");
+            throw ProviderSlots.missing(verb, slotName, "the provider did not install it for this object");
         }
         return fn;
     }

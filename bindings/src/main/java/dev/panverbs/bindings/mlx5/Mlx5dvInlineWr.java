@@ -1,8 +1,10 @@
 package dev.panverbs.bindings.mlx5;
 
+import dev.panverbs.bindings.Downcalls;
+import dev.panverbs.bindings.ProviderDowncalls;
+import dev.panverbs.bindings.ProviderSlots;
 import dev.panverbs.bindings.mlx5dv.mlx5dv_qp_ex;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
@@ -11,8 +13,9 @@ import java.lang.invoke.MethodHandle;
  * Java twins of the twelve {@code mlx5dv_wr_*} {@code static inline} work-request builders of rdma-core 44's
  * {@code <infiniband/mlx5dv.h>}. Each C inline is one unchecked indirect call {@code mqp->wr_X(mqp, ...)}
  * through a function pointer of {@code struct mlx5dv_qp_ex}; each twin reads the same slot, refuses a NULL
- * one with {@link UnsupportedOperationException} naming the operation (C would SIGSEGV, see
- * {@link Mlx5dvQpExOp}), and calls it through a {@code static final} address-first downcall handle.
+ * one with the exception of {@link ProviderSlots#missing} naming the operation (C would SIGSEGV, see
+ * {@link Mlx5dvQpExOp}), and calls it through a {@code static final} address-first downcall handle linked by
+ * {@link ProviderDowncalls#hot}, the policy of every provider slot.
  *
  * <p>{@code mqp} is the {@code struct mlx5dv_qp_ex} that the exported {@code mlx5dv_qp_ex_from_ibv_qp_ex}
  * returns for the QP (it lies inside libmlx5's private QP object, so it cannot be computed in Java; call that
@@ -20,19 +23,17 @@ import java.lang.invoke.MethodHandle;
  *
  * <p>Use: only between {@code ibv_wr_start} and {@code ibv_wr_complete}/{@code ibv_wr_abort} of the same
  * QP's {@code ibv_qp_ex}, on the thread that called {@code ibv_wr_start} (libmlx5 holds the SQ lock in
- * between). The builders return nothing; errors surface in {@code ibv_wr_complete}. Every handle is linked
- * with {@link Linker.Option#critical(boolean) critical(false)}: the libmlx5 builders only write WQEs into
- * the send queue, never block and never call back into Java. Struct pointers passed in must be native
+ * between). The builders return nothing; errors surface in {@code ibv_wr_complete}. Every handle is
+ * {@code critical(false)} (unless {@value ProviderDowncalls#NO_CRITICAL_PROPERTY} is set): the libmlx5 builders
+ * only write WQEs into the send queue, never block and never call back into Java. Struct pointers passed in must be native
  * segments. {@code uint8_t}/{@code uint16_t} parameters are {@code int}, truncated as C's conversion does.
  */
 public final class Mlx5dvInlineWr {
 
     private Mlx5dvInlineWr() {}
 
-    private static final Linker.Option CRITICAL = Linker.Option.critical(false);
-
     private static MethodHandle slotHandle(FunctionDescriptor descriptor) {
-        return Linker.nativeLinker().downcallHandle(descriptor, CRITICAL);
+        return ProviderDowncalls.hot(descriptor);
     }
 
     // the slot types are jextract's, so the handles follow the installed header
@@ -74,7 +75,7 @@ public final class Mlx5dvInlineWr {
     }
 
     private static AssertionError unreachable(Throwable t) {
-        return new AssertionError("a downcall handle threw a checked exception", t);
+        return Downcalls.unreachable(t);
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.panverbs.bindings.mlx5;
 
+import dev.panverbs.bindings.ProviderSlots;
 import dev.panverbs.bindings.mlx5dv.mlx5dv_qp_ex;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -11,8 +12,8 @@ import java.util.Locale;
  *
  * <p>libmlx5 leaves a slot NULL when the QP was not created for that operation, and the C inline calls
  * it unchecked (SIGSEGV). Check once when the QP is created ({@link #isAvailable}, {@link #require}) and
- * refuse the capability up front; the builders also check on every call and throw
- * {@link UnsupportedOperationException} naming the operation.
+ * refuse the capability up front; the builders also check on every call and throw the exception of
+ * {@link ProviderSlots#missing} naming the operation, as every other provider slot of these bindings does.
  */
 public enum Mlx5dvQpExOp {
     /** {@code wr_set_dc_addr}. */
@@ -87,7 +88,7 @@ public enum Mlx5dvQpExOp {
         return mqp.get(ValueLayout.ADDRESS, offset).address() != 0;
     }
 
-    /** Throws {@link UnsupportedOperationException} naming the operation unless {@link #isAvailable}. */
+    /** Throws the exception of {@link ProviderSlots#missing} naming the operation unless {@link #isAvailable}. */
     public void require(MemorySegment mqp) {
         if (!isAvailable(mqp)) {
             throw unavailable();
@@ -95,8 +96,7 @@ public enum Mlx5dvQpExOp {
     }
 
     /** The exception for a NULL slot; built off the hot path. */
-    UnsupportedOperationException unavailable() {
-        return new UnsupportedOperationException(verb + ": struct mlx5dv_qp_ex slot " + slot()
-                + " is NULL (C would SIGSEGV); libmlx5 fills it only for " + enabledBy);
+    RuntimeException unavailable() {
+        return ProviderSlots.missing(verb, "mlx5dv_qp_ex." + slot(), "libmlx5 fills it only for " + enabledBy);
     }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.panverbs.bindings.Errno;
+import dev.panverbs.bindings.UnsupportedSlotException;
 import dev.panverbs.bindings.verbs.ibv_cq_ex;
 import dev.panverbs.bindings.verbs.ibv_wc_tm_info;
 import java.lang.foreign.FunctionDescriptor;
@@ -148,9 +149,9 @@ class CqExInlineTest {
                         : "the CQ was created without " + p.flag() + " in wc_flags";
                 String message = p.verb() + ": ibv_cq_ex." + p.slot() + " is NULL: " + reason;
                 assertThatThrownBy(() -> p.twin().apply(f.cq, MemorySegment.NULL))
-                        .isInstanceOf(IllegalStateException.class).hasMessage(message);
+                        .isInstanceOf(UnsupportedSlotException.class).hasMessage(message);
                 assertThatThrownBy(() -> p.bound().apply(CqExOps.of(f.cq), MemorySegment.NULL))
-                        .isInstanceOf(IllegalStateException.class).hasMessage(message);
+                        .isInstanceOf(UnsupportedSlotException.class).hasMessage(message);
                 assertThat(f.calls).isEmpty();
             }
         }));

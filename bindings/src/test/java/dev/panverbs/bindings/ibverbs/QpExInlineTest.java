@@ -4,6 +4,7 @@ import static dev.panverbs.bindings.ibverbs.FakeVerbs.args;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.panverbs.bindings.UnsupportedSlotException;
 import dev.panverbs.bindings.verbs.ibv_qp_ex;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
@@ -171,10 +172,10 @@ class QpExInlineTest {
                 Builder b = find(f, verb);
                 String slot = "ibv_qp_ex." + verb.substring(4) + " is NULL: ";
                 assertThatThrownBy(() -> b.twin().apply(f, f.qp))
-                        .isInstanceOf(IllegalStateException.class)
+                        .isInstanceOf(UnsupportedSlotException.class)
                         .hasMessageStartingWith(verb + ": " + slot);
                 assertThatThrownBy(() -> b.bound().apply(f, QpExOps.of(f.qp)))
-                        .isInstanceOf(IllegalStateException.class)
+                        .isInstanceOf(UnsupportedSlotException.class)
                         .hasMessageStartingWith(verb + ": " + slot);
                 assertThat(f.calls).isEmpty();
             }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.panverbs.bindings.Errno;
+import dev.panverbs.bindings.UnsupportedSlotException;
 import dev.panverbs.bindings.verbs.ibv_context_ops;
 import dev.panverbs.bindings.verbs.ibv_dm;
 import dev.panverbs.bindings.verbs.ibv_mr;
@@ -98,7 +99,7 @@ class VerbsInlineTest {
         return ops().stream().filter(op -> !op.verb().equals("ibv_alloc_mw"))
                 .map(op -> DynamicTest.dynamicTest(op.verb(), () -> {
                     try (FakeVerbs f = new FakeVerbs()) {
-                        assertThatThrownBy(() -> op.twin().apply(f)).isInstanceOf(IllegalStateException.class)
+                        assertThatThrownBy(() -> op.twin().apply(f)).isInstanceOf(UnsupportedSlotException.class)
                                 .hasMessageStartingWith(op.verb() + ": ibv_context.ops." + op.slot() + " is NULL");
                     }
                 }));
@@ -107,7 +108,7 @@ class VerbsInlineTest {
     @Test
     void contextOpsRefusesAContextWithoutDataPathOps() {
         try (FakeVerbs f = new FakeVerbs()) {
-            assertThatThrownBy(() -> ContextOps.of(f.ctx)).isInstanceOf(IllegalStateException.class)
+            assertThatThrownBy(() -> ContextOps.of(f.ctx)).isInstanceOf(UnsupportedSlotException.class)
                     .hasMessageContaining("ibv_context.ops.post_send is NULL");
         }
     }
@@ -190,10 +191,10 @@ class VerbsInlineTest {
     void nullObjectSlotsThrowNamingTheSlot() {
         try (FakeVerbs f = new FakeVerbs()) {
             assertThatThrownBy(() -> VerbsInline.ibv_post_wq_recv(f.wq, f.attr, f.attr))
-                    .isInstanceOf(IllegalStateException.class)
+                    .isInstanceOf(UnsupportedSlotException.class)
                     .hasMessageStartingWith("ibv_post_wq_recv: ibv_wq.post_recv is NULL");
             assertThatThrownBy(() -> VerbsInline.ibv_memcpy_from_dm(f.attr, f.dm, 0L, 1L))
-                    .isInstanceOf(IllegalStateException.class)
+                    .isInstanceOf(UnsupportedSlotException.class)
                     .hasMessageStartingWith("ibv_memcpy_from_dm: ibv_dm.memcpy_from_dm is NULL");
         }
     }

@@ -1,6 +1,7 @@
 package dev.panverbs.core.internal;
 
 import dev.panverbs.bindings.Errno;
+import dev.panverbs.bindings.UnsupportedSlotException;
 import dev.panverbs.bindings.verbs.verbs_h;
 import dev.panverbs.core.UnsupportedVerbException;
 import dev.panverbs.core.VerbsException;
@@ -13,6 +14,8 @@ import java.util.Set;
  * advice everywhere:
  * <ul>
  *   <li>{@code EOPNOTSUPP}, {@code EPROTONOSUPPORT} → {@link UnsupportedVerbException} naming the capability;</li>
+ *   <li>a provider slot left NULL (the bindings' {@link UnsupportedSlotException}) → the same
+ *       {@link UnsupportedVerbException} ({@link #unsupportedSlot});</li>
  *   <li>{@code ENOMEM}/{@code EPERM}/{@code EAGAIN} from memory registration, and {@code ENOMEM} from queue
  *       creation (queue buffers are pinned too) → the current {@code RLIMIT_MEMLOCK} and {@code ulimit -l};</li>
  *   <li>{@code EFAULT}/{@code EACCES}/{@code EINVAL} from registration → what about the range or flags is wrong;</li>
@@ -99,6 +102,22 @@ public final class Errors {
     /** An {@link UnsupportedVerbException} for a verb refused before the call: the device lacks {@code capability}. */
     public static UnsupportedVerbException unsupported(String call, String capability, String why) {
         return new UnsupportedVerbException(call, why, capability);
+    }
+
+    /**
+     * The {@link UnsupportedVerbException} for a provider slot left NULL, with the bindings' exception as its cause:
+     * the capability is the verb's (as {@link #capabilityOf} names it) or, for a verb with no entry, the provider op
+     * itself. Installed by {@code VerbsObject} as the bindings' slot translation
+     * ({@link dev.panverbs.bindings.ProviderSlots#translateWith}), so every core object throws it, on the data path
+     * too, without a catch per call.
+     */
+    public static UnsupportedVerbException unsupportedSlot(UnsupportedSlotException slot) {
+        String known = CAPABILITIES.get(slot.verb());
+        UnsupportedVerbException e = new UnsupportedVerbException(slot.verb(),
+                "the provider left " + slot.slot() + " NULL: " + slot.reason(),
+                known != null ? known : "provider op " + slot.slot());
+        e.initCause(slot);
+        return e;
     }
 
     /** The capability a verb provides, as {@link UnsupportedVerbException#capability()} names it. */
