@@ -1,8 +1,10 @@
 package dev.panverbs.core.internal;
 
 import dev.panverbs.bindings.Errno;
+import dev.panverbs.bindings.NativeLibraryException;
 import dev.panverbs.bindings.UnsupportedSlotException;
 import dev.panverbs.bindings.verbs.verbs_h;
+import dev.panverbs.core.MissingLibraryException;
 import dev.panverbs.core.UnsupportedVerbException;
 import dev.panverbs.core.VerbsException;
 import java.util.Map;
@@ -22,7 +24,8 @@ import java.util.Set;
  *   <li>no device / {@code ENOSYS} from the device list → how to load rxe or what is missing;</li>
  *   <li>{@code EACCES}/{@code EPERM} from {@code ibv_open_device} → the uverbs device permissions.</li>
  * </ul>
- * Messages are built here, on the cold path; callers pass the call as {@link #call} formats it.
+ * A native library that cannot be loaded (the bindings' {@link NativeLibraryException}) becomes
+ * {@link MissingLibraryException} ({@link #missingLibrary}). Messages are built here, on the cold path; callers pass the call as {@link #call} formats it.
  */
 public final class Errors {
 
@@ -117,6 +120,17 @@ public final class Errors {
                 "the provider left " + slot.slot() + " NULL: " + slot.reason(),
                 known != null ? known : "provider op " + slot.slot());
         e.initCause(slot);
+        return e;
+    }
+
+    /**
+     * The {@link MissingLibraryException} for {@code call} needing a library (or function) that the bindings could
+     * not load, with the package to install as its hint and the bindings' exception as its cause.
+     */
+    public static MissingLibraryException missingLibrary(String call, NativeLibraryException missing) {
+        MissingLibraryException e = new MissingLibraryException(call, missing.library(), missing.problem(),
+                missing.hint());
+        e.initCause(missing);
         return e;
     }
 
