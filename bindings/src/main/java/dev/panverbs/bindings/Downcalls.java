@@ -22,8 +22,9 @@ import java.util.function.Supplier;
 public final class Downcalls {
 
     /**
-     * Resolves a function of one native library, or throws the {@link NativeLibraryException} naming the package
-     * that provides it: {@code NativeLibraries::ibverbsSymbol}, {@code NativeLibraries::mlx5Symbol}.
+     * Resolves a function of one native library ({@code dlsym(3)} on the handle {@code dlopen(3)} returned for its
+     * soname), or throws the {@link NativeLibraryException} naming the package that provides it:
+     * {@code NativeLibraries::ibverbsSymbol}, {@code NativeLibraries::mlx5Symbol}.
      */
     @FunctionalInterface
     public interface Library {

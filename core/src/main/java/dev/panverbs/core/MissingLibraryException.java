@@ -1,8 +1,8 @@
 package dev.panverbs.core;
 
 /**
- * A native library of rdma-core that panverbs calls cannot be loaded ({@code libibverbs.so.1}: rdma-core is not
- * installed; {@code libmlx5.so.1}: the mlx5 provider is not), or lacks a function (rdma-core older than 44). Thrown
+ * A native library of rdma-core that panverbs calls cannot be loaded ({@code dlopen(3)} of {@code libibverbs.so.1}
+ * fails: rdma-core is not installed; {@code libmlx5.so.1}: the mlx5 provider is not), or lacks a function (rdma-core older than 44). Thrown
  * by the first call that needs the library, {@link Device#list()} for libibverbs; {@link #hint()} names the package
  * to install or upgrade, e.g. {@code install it: Debian/Ubuntu 'apt-get install libibverbs1 ibverbs-providers',
  * RHEL/Fedora 'dnf install libibverbs'}. {@link #errno()} is 0: no verb ran.
