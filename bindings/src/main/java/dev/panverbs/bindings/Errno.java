@@ -53,6 +53,8 @@ public final class Errno {
     public static final int ENOSYS = verbs_h.ENOSYS();
     /** {@code ENOENT}, returned by {@code ibv_start_poll}/{@code ibv_next_poll} when the CQ is empty. */
     public static final int ENOENT = verbs_h.ENOENT();
+    /** {@code EINTR}, from a blocking libc call ({@code poll(2)}) that a signal interrupted. */
+    public static final int EINTR = verbs_h.EINTR();
 
     private Errno() {}
 
@@ -67,7 +69,7 @@ public final class Errno {
     }
 
     /** Stores {@code errno} in a capture segment, as the inline verbs do with C's {@code errno = EOPNOTSUPP}. */
-    static void set(MemorySegment capture, int errno) {
+    public static void set(MemorySegment capture, int errno) {
         ERRNO.set(capture, 0L, errno);
     }
 

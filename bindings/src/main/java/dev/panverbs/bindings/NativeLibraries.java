@@ -7,11 +7,17 @@ import java.util.Optional;
 
 /**
  * Loads {@code libibverbs.so.1} and {@code libmlx5.so.1} by soname (as the dynamic linker would for a C
- * program linked with {@code -libverbs -lmlx5}), lazily, on the first symbol looked up.
+ * program linked with {@code -libverbs -lmlx5}), lazily, on the first symbol looked up. One class for all the
+ * native libraries of these bindings, so that the generated code has one lookup; a later {@code librdmacm.so.1}
+ * joins here.
  *
  * <p>A missing library is reported as a {@link NativeLibraryException} that names the package to install,
  * on every use (not once, then {@code NoClassDefFoundError}). {@link #LOOKUP} is what the generated
  * {@code verbs_h}/{@code mlx5dv_h} classes resolve their symbols through (see {@code src-gen/regenerate.sh}).
+ *
+ * <p>The system properties {@value #IBVERBS_PROPERTY} and {@value #MLX5_PROPERTY} replace the soname with another
+ * name or an absolute path, read once when the library is first needed: for an rdma-core installed outside the
+ * linker's path, and for tests that need a library to be missing.
  */
 public final class NativeLibraries {
 
@@ -19,6 +25,10 @@ public final class NativeLibraries {
     public static final String IBVERBS_SONAME = "libibverbs.so.1";
     /** Soname of the mlx5 provider library, which exports the {@code mlx5dv_*} direct verbs. */
     public static final String MLX5_SONAME = "libmlx5.so.1";
+    /** System property: the name or path to load instead of {@value #IBVERBS_SONAME}. */
+    public static final String IBVERBS_PROPERTY = "dev.panverbs.bindings.libibverbs";
+    /** System property: the name or path to load instead of {@value #MLX5_SONAME}. */
+    public static final String MLX5_PROPERTY = "dev.panverbs.bindings.libmlx5";
 
     private static final String IBVERBS_HINT =
             "install it: Debian/Ubuntu 'apt-get install libibverbs1 ibverbs-providers', RHEL/Fedora 'dnf install libibverbs'";
@@ -55,40 +65,49 @@ public final class NativeLibraries {
 
     /** Resolves a libibverbs function, or throws naming the symbol and the library version needed. */
     public static MemorySegment ibverbsSymbol(String name) {
-        return ibverbs().find(name).orElseThrow(() -> new NativeLibraryException(
-                IBVERBS_SONAME + " has no symbol " + name + ": rdma-core is older than 44; upgrade libibverbs1"));
+        return Ibverbs.LOOKUP.symbol(name, "rdma-core is older than 44; upgrade libibverbs1");
     }
 
     /** Resolves a libmlx5 function, or throws naming the symbol. */
     public static MemorySegment mlx5Symbol(String name) {
-        return mlx5().find(name).orElseThrow(() -> new NativeLibraryException(
-                MLX5_SONAME + " has no symbol " + name + ": rdma-core is older than 44; upgrade ibverbs-providers"));
+        return Mlx5.LOOKUP.symbol(name, "rdma-core is older than 44; upgrade ibverbs-providers");
     }
 
     /** A library load attempt; package-private so that a test can load a missing soname. */
-    record Loaded(SymbolLookup lookup, String soname, String failure) {
-        static Loaded load(String soname, String hint) {
+    record Loaded(SymbolLookup lookup, String library, String problem, String hint) {
+        static Loaded load(String library, String hint) {
             try {
                 // global arena: the libraries stay mapped for the life of the JVM, as for a C program
-                return new Loaded(SymbolLookup.libraryLookup(soname, Arena.global()), soname, null);
+                return new Loaded(SymbolLookup.libraryLookup(library, Arena.global()), library, null, hint);
             } catch (IllegalArgumentException | IllegalCallerException e) {
-                return new Loaded(null, soname, soname + " cannot be loaded (" + e.getMessage() + "); " + hint);
+                return new Loaded(null, library, library + " cannot be loaded (" + e.getMessage() + ")", hint);
             }
+        }
+
+        /** Loads the library named by {@code property}, or {@code soname} when it is not set. */
+        static Loaded load(String property, String soname, String hint) {
+            String name = System.getProperty(property, "");
+            return load(name.isBlank() ? soname : name.strip(), hint);
         }
 
         SymbolLookup orThrow() {
             if (lookup == null) {
-                throw new NativeLibraryException(failure);
+                throw new NativeLibraryException(library, problem, hint);
             }
             return lookup;
+        }
+
+        MemorySegment symbol(String name, String upgrade) {
+            return orThrow().find(name).orElseThrow(() -> new NativeLibraryException(library,
+                    library + " has no symbol " + name, upgrade));
         }
     }
 
     private static final class Ibverbs {
-        static final Loaded LOOKUP = Loaded.load(IBVERBS_SONAME, IBVERBS_HINT);
+        static final Loaded LOOKUP = Loaded.load(IBVERBS_PROPERTY, IBVERBS_SONAME, IBVERBS_HINT);
     }
 
     private static final class Mlx5 {
-        static final Loaded LOOKUP = Loaded.load(MLX5_SONAME, MLX5_HINT);
+        static final Loaded LOOKUP = Loaded.load(MLX5_PROPERTY, MLX5_SONAME, MLX5_HINT);
     }
 }

@@ -9,35 +9,35 @@ import java.lang.foreign.ValueLayout;
  * from a struct field, or jextract's unbounded one). One segment spans the address space, so a read
  * allocates nothing. Callers check pointers for NULL first: a read at a small address crashes the JVM.
  */
-final class NativeMemory {
+public final class NativeMemory {
 
     private static final MemorySegment ALL = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
 
     private NativeMemory() {}
 
     /** The pointer stored at {@code address}, as a zero-length segment. */
-    static MemorySegment pointer(long address) {
+    public static MemorySegment pointer(long address) {
         return ALL.get(ValueLayout.ADDRESS, address);
     }
 
-    static void pointer(long address, MemorySegment value) {
+    public static void pointer(long address, MemorySegment value) {
         ALL.set(ValueLayout.ADDRESS, address, value);
     }
 
-    static long int64(long address) {
+    public static long int64(long address) {
         return ALL.get(ValueLayout.JAVA_LONG, address);
     }
 
-    static int int32(long address) {
+    public static int int32(long address) {
         return ALL.get(ValueLayout.JAVA_INT, address);
     }
 
-    static void int32(long address, int value) {
+    public static void int32(long address, int value) {
         ALL.set(ValueLayout.JAVA_INT, address, value);
     }
 
     /** {@code memset(address, 0, length)}. */
-    static void zero(long address, long length) {
+    public static void zero(long address, long length) {
         ALL.asSlice(address, length).fill((byte) 0);
     }
 
@@ -45,20 +45,12 @@ final class NativeMemory {
      * {@code pointer.address()}, or an {@link IllegalArgumentException} naming the verb and argument where C
      * would dereference NULL.
      */
-    static long nonNull(MemorySegment pointer, String verb, String argument) {
+    public static long nonNull(MemorySegment pointer, String verb, String argument) {
         long address = pointer.address();
         if (address == 0L) {
             throw nullArgument(verb, argument);
         }
         return address;
-    }
-
-    /**
-     * The exception for a NULL function pointer that C would call (and crash on): names the verb, the slot and
-     * why it is NULL.
-     */
-    static IllegalStateException nullSlot(String verb, String slot, String reason) {
-        return new IllegalStateException(verb + ": " + slot + " is NULL: " + reason);
     }
 
     private static IllegalArgumentException nullArgument(String verb, String argument) {

@@ -36,20 +36,28 @@ import java.lang.invoke.MethodHandle;
  *   <li>other control slots enter the kernel and are plain.
  * </ul>
  *
+ * <p>A NULL slot never reaches these handles: callers compare the address with 0 first and throw
+ * {@link ProviderSlots#missing}.
+ *
  * <p>System property {@value #NO_CRITICAL_PROPERTY}{@code =true} links the critical handles without
  * {@code critical} too: to measure what the option buys (JMH), and for tests that install Java upcall stubs in
  * provider slots (an upcall from a critical downcall is not allowed).
  */
-final class ProviderDowncalls {
+public final class ProviderDowncalls {
 
     /** Set to {@code true} to link the data-path handles as ordinary (non-critical) downcalls. */
-    static final String NO_CRITICAL_PROPERTY = "dev.panverbs.bindings.noCritical";
+    public static final String NO_CRITICAL_PROPERTY = "dev.panverbs.bindings.noCritical";
     /** Whether the data-path handles were linked with {@code Linker.Option.critical(false)}. */
-    static final boolean CRITICAL = !Boolean.getBoolean(NO_CRITICAL_PROPERTY);
+    public static final boolean CRITICAL = !Boolean.getBoolean(NO_CRITICAL_PROPERTY);
 
     private ProviderDowncalls() {}
 
-    private static MethodHandle hot(FunctionDescriptor descriptor) {
+    /**
+     * Links a virtual (address-first) handle for a data-path slot that stays in user space in every provider:
+     * {@code critical(false)} unless {@value #NO_CRITICAL_PROPERTY} is set. For the slots of other providers'
+     * structs ({@code mlx5.Mlx5dvInlineWr}), so that every provider slot follows this one policy.
+     */
+    public static MethodHandle hot(FunctionDescriptor descriptor) {
         return CRITICAL
                 ? Linker.nativeLinker().downcallHandle(descriptor, Linker.Option.critical(false))
                 : Linker.nativeLinker().downcallHandle(descriptor);
@@ -66,7 +74,7 @@ final class ProviderDowncalls {
     /** Slots post_send, bind_mw: doorbell, plain (rxe enters the kernel). */
     private static final MethodHandle KICK_I_PPP = control(ibv_context_ops.post_send.descriptor());
 
-    static int kick_i_ppp(MemorySegment fn, MemorySegment a0, MemorySegment a1, MemorySegment a2) {
+    public static int kick_i_ppp(MemorySegment fn, MemorySegment a0, MemorySegment a1, MemorySegment a2) {
         try {
             return (int) KICK_I_PPP.invokeExact(fn, a0, a1, a2);
         } catch (RuntimeException | Error e) {
@@ -79,7 +87,7 @@ final class ProviderDowncalls {
     /** Slots req_notify_cq: plain (rxe: ibv_cmd_req_notify_cq enters the kernel). */
     private static final MethodHandle KICK_I_PI = control(ibv_context_ops.req_notify_cq.descriptor());
 
-    static int kick_i_pi(MemorySegment fn, MemorySegment a0, int a1) {
+    public static int kick_i_pi(MemorySegment fn, MemorySegment a0, int a1) {
         try {
             return (int) KICK_I_PI.invokeExact(fn, a0, a1);
         } catch (RuntimeException | Error e) {
@@ -92,7 +100,7 @@ final class ProviderDowncalls {
     /** Slots wr_complete: doorbell, plain (rxe enters the kernel). */
     private static final MethodHandle KICK_I_P = control(ibv_qp_ex.wr_complete.descriptor());
 
-    static int kick_i_p(MemorySegment fn, MemorySegment a0) {
+    public static int kick_i_p(MemorySegment fn, MemorySegment a0) {
         try {
             return (int) KICK_I_P.invokeExact(fn, a0);
         } catch (RuntimeException | Error e) {
@@ -105,7 +113,7 @@ final class ProviderDowncalls {
     /** Slots post_recv, post_srq_recv, ibv_wq.post_recv, post_srq_ops (critical). */
     private static final MethodHandle I_PPP = hot(ibv_context_ops.post_send.descriptor());
 
-    static int i_ppp(MemorySegment fn, MemorySegment a0, MemorySegment a1, MemorySegment a2) {
+    public static int i_ppp(MemorySegment fn, MemorySegment a0, MemorySegment a1, MemorySegment a2) {
         try {
             return (int) I_PPP.invokeExact(fn, a0, a1, a2);
         } catch (RuntimeException | Error e) {
@@ -118,7 +126,7 @@ final class ProviderDowncalls {
     /** Slots poll_cq (critical). */
     private static final MethodHandle I_PIP = hot(ibv_context_ops.poll_cq.descriptor());
 
-    static int i_pip(MemorySegment fn, MemorySegment a0, int a1, MemorySegment a2) {
+    public static int i_pip(MemorySegment fn, MemorySegment a0, int a1, MemorySegment a2) {
         try {
             return (int) I_PIP.invokeExact(fn, a0, a1, a2);
         } catch (RuntimeException | Error e) {
@@ -131,7 +139,7 @@ final class ProviderDowncalls {
     /** Two-argument (pointer, int) slots other than req_notify_cq (critical). */
     private static final MethodHandle I_PI = hot(ibv_context_ops.req_notify_cq.descriptor());
 
-    static int i_pi(MemorySegment fn, MemorySegment a0, int a1) {
+    public static int i_pi(MemorySegment fn, MemorySegment a0, int a1) {
         try {
             return (int) I_PI.invokeExact(fn, a0, a1);
         } catch (RuntimeException | Error e) {
@@ -144,7 +152,7 @@ final class ProviderDowncalls {
     /** Slots start_poll (critical). */
     private static final MethodHandle I_PP = hot(ibv_cq_ex.start_poll.descriptor());
 
-    static int i_pp(MemorySegment fn, MemorySegment a0, MemorySegment a1) {
+    public static int i_pp(MemorySegment fn, MemorySegment a0, MemorySegment a1) {
         try {
             return (int) I_PP.invokeExact(fn, a0, a1);
         } catch (RuntimeException | Error e) {
@@ -160,7 +168,7 @@ final class ProviderDowncalls {
      */
     private static final MethodHandle I_P = hot(ibv_qp_ex.wr_complete.descriptor());
 
-    static int i_p(MemorySegment fn, MemorySegment a0) {
+    public static int i_p(MemorySegment fn, MemorySegment a0) {
         try {
             return (int) I_P.invokeExact(fn, a0);
         } catch (RuntimeException | Error e) {
@@ -173,7 +181,7 @@ final class ProviderDowncalls {
     /** Slots read_sl, read_dlid_path_bits (critical). */
     private static final MethodHandle B_P = hot(ibv_cq_ex.read_sl.descriptor());
 
-    static byte b_p(MemorySegment fn, MemorySegment a0) {
+    public static byte b_p(MemorySegment fn, MemorySegment a0) {
         try {
             return (byte) B_P.invokeExact(fn, a0);
         } catch (RuntimeException | Error e) {
@@ -186,7 +194,7 @@ final class ProviderDowncalls {
     /** Slots read_cvlan (critical). */
     private static final MethodHandle S_P = hot(ibv_cq_ex.read_cvlan.descriptor());
 
-    static short s_p(MemorySegment fn, MemorySegment a0) {
+    public static short s_p(MemorySegment fn, MemorySegment a0) {
         try {
             return (short) S_P.invokeExact(fn, a0);
         } catch (RuntimeException | Error e) {
@@ -199,7 +207,7 @@ final class ProviderDowncalls {
     /** Slots read_completion_ts, read_completion_wallclock_ns (critical). */
     private static final MethodHandle J_P = hot(ibv_cq_ex.read_completion_ts.descriptor());
 
-    static long j_p(MemorySegment fn, MemorySegment a0) {
+    public static long j_p(MemorySegment fn, MemorySegment a0) {
         try {
             return (long) J_P.invokeExact(fn, a0);
         } catch (RuntimeException | Error e) {
@@ -212,7 +220,7 @@ final class ProviderDowncalls {
     /** Slots wr_send, wr_start, wr_abort, end_poll (critical). */
     private static final MethodHandle V_P = hot(ibv_qp_ex.wr_send.descriptor());
 
-    static void v_p(MemorySegment fn, MemorySegment a0) {
+    public static void v_p(MemorySegment fn, MemorySegment a0) {
         try {
             V_P.invokeExact(fn, a0);
         } catch (RuntimeException | Error e) {
@@ -225,7 +233,7 @@ final class ProviderDowncalls {
     /** Slots read_tm_info (critical). */
     private static final MethodHandle V_PP = hot(ibv_cq_ex.read_tm_info.descriptor());
 
-    static void v_pp(MemorySegment fn, MemorySegment a0, MemorySegment a1) {
+    public static void v_pp(MemorySegment fn, MemorySegment a0, MemorySegment a1) {
         try {
             V_PP.invokeExact(fn, a0, a1);
         } catch (RuntimeException | Error e) {
@@ -238,7 +246,7 @@ final class ProviderDowncalls {
     /** Slots wr_local_inv, wr_send_imm, wr_send_inv, wr_set_xrc_srqn (critical). */
     private static final MethodHandle V_PI = hot(ibv_qp_ex.wr_local_inv.descriptor());
 
-    static void v_pi(MemorySegment fn, MemorySegment a0, int a1) {
+    public static void v_pi(MemorySegment fn, MemorySegment a0, int a1) {
         try {
             V_PI.invokeExact(fn, a0, a1);
         } catch (RuntimeException | Error e) {
@@ -251,7 +259,7 @@ final class ProviderDowncalls {
     /** Slots wr_rdma_read, wr_rdma_write (critical). */
     private static final MethodHandle V_PIJ = hot(ibv_qp_ex.wr_rdma_write.descriptor());
 
-    static void v_pij(MemorySegment fn, MemorySegment a0, int a1, long a2) {
+    public static void v_pij(MemorySegment fn, MemorySegment a0, int a1, long a2) {
         try {
             V_PIJ.invokeExact(fn, a0, a1, a2);
         } catch (RuntimeException | Error e) {
@@ -264,7 +272,7 @@ final class ProviderDowncalls {
     /** Slots wr_rdma_write_imm, wr_set_sge (critical). */
     private static final MethodHandle V_PIJI = hot(ibv_qp_ex.wr_rdma_write_imm.descriptor());
 
-    static void v_piji(MemorySegment fn, MemorySegment a0, int a1, long a2, int a3) {
+    public static void v_piji(MemorySegment fn, MemorySegment a0, int a1, long a2, int a3) {
         try {
             V_PIJI.invokeExact(fn, a0, a1, a2, a3);
         } catch (RuntimeException | Error e) {
@@ -277,7 +285,7 @@ final class ProviderDowncalls {
     /** Slots wr_atomic_fetch_add (critical). */
     private static final MethodHandle V_PIJJ = hot(ibv_qp_ex.wr_atomic_fetch_add.descriptor());
 
-    static void v_pijj(MemorySegment fn, MemorySegment a0, int a1, long a2, long a3) {
+    public static void v_pijj(MemorySegment fn, MemorySegment a0, int a1, long a2, long a3) {
         try {
             V_PIJJ.invokeExact(fn, a0, a1, a2, a3);
         } catch (RuntimeException | Error e) {
@@ -290,7 +298,7 @@ final class ProviderDowncalls {
     /** Slots wr_atomic_cmp_swp (critical). */
     private static final MethodHandle V_PIJJJ = hot(ibv_qp_ex.wr_atomic_cmp_swp.descriptor());
 
-    static void v_pijjj(MemorySegment fn, MemorySegment a0, int a1, long a2, long a3, long a4) {
+    public static void v_pijjj(MemorySegment fn, MemorySegment a0, int a1, long a2, long a3, long a4) {
         try {
             V_PIJJJ.invokeExact(fn, a0, a1, a2, a3, a4);
         } catch (RuntimeException | Error e) {
@@ -303,7 +311,7 @@ final class ProviderDowncalls {
     /** Slots wr_atomic_write (critical). */
     private static final MethodHandle V_PIJP = hot(ibv_qp_ex.wr_atomic_write.descriptor());
 
-    static void v_pijp(MemorySegment fn, MemorySegment a0, int a1, long a2, MemorySegment a3) {
+    public static void v_pijp(MemorySegment fn, MemorySegment a0, int a1, long a2, MemorySegment a3) {
         try {
             V_PIJP.invokeExact(fn, a0, a1, a2, a3);
         } catch (RuntimeException | Error e) {
@@ -316,7 +324,7 @@ final class ProviderDowncalls {
     /** Slots wr_bind_mw (critical). */
     private static final MethodHandle V_PPIP = hot(ibv_qp_ex.wr_bind_mw.descriptor());
 
-    static void v_ppip(MemorySegment fn, MemorySegment a0, MemorySegment a1, int a2, MemorySegment a3) {
+    public static void v_ppip(MemorySegment fn, MemorySegment a0, MemorySegment a1, int a2, MemorySegment a3) {
         try {
             V_PPIP.invokeExact(fn, a0, a1, a2, a3);
         } catch (RuntimeException | Error e) {
@@ -329,7 +337,7 @@ final class ProviderDowncalls {
     /** Slots wr_send_tso (critical). */
     private static final MethodHandle V_PPSS = hot(ibv_qp_ex.wr_send_tso.descriptor());
 
-    static void v_ppss(MemorySegment fn, MemorySegment a0, MemorySegment a1, short a2, short a3) {
+    public static void v_ppss(MemorySegment fn, MemorySegment a0, MemorySegment a1, short a2, short a3) {
         try {
             V_PPSS.invokeExact(fn, a0, a1, a2, a3);
         } catch (RuntimeException | Error e) {
@@ -342,7 +350,7 @@ final class ProviderDowncalls {
     /** Slots wr_set_ud_addr (critical). */
     private static final MethodHandle V_PPII = hot(ibv_qp_ex.wr_set_ud_addr.descriptor());
 
-    static void v_ppii(MemorySegment fn, MemorySegment a0, MemorySegment a1, int a2, int a3) {
+    public static void v_ppii(MemorySegment fn, MemorySegment a0, MemorySegment a1, int a2, int a3) {
         try {
             V_PPII.invokeExact(fn, a0, a1, a2, a3);
         } catch (RuntimeException | Error e) {
@@ -355,7 +363,7 @@ final class ProviderDowncalls {
     /** Slots wr_set_inline_data (critical). */
     private static final MethodHandle V_PPJ = hot(ibv_qp_ex.wr_set_inline_data.descriptor());
 
-    static void v_ppj(MemorySegment fn, MemorySegment a0, MemorySegment a1, long a2) {
+    public static void v_ppj(MemorySegment fn, MemorySegment a0, MemorySegment a1, long a2) {
         try {
             V_PPJ.invokeExact(fn, a0, a1, a2);
         } catch (RuntimeException | Error e) {
@@ -368,7 +376,7 @@ final class ProviderDowncalls {
     /** Slots wr_set_sge_list, wr_set_inline_data_list (critical). */
     private static final MethodHandle V_PJP = hot(ibv_qp_ex.wr_set_sge_list.descriptor());
 
-    static void v_pjp(MemorySegment fn, MemorySegment a0, long a1, MemorySegment a2) {
+    public static void v_pjp(MemorySegment fn, MemorySegment a0, long a1, MemorySegment a2) {
         try {
             V_PJP.invokeExact(fn, a0, a1, a2);
         } catch (RuntimeException | Error e) {
@@ -381,7 +389,7 @@ final class ProviderDowncalls {
     /** Slots memcpy_to_dm (critical). */
     private static final MethodHandle I_PJPJ = hot(ibv_dm.memcpy_to_dm.descriptor());
 
-    static int i_pjpj(MemorySegment fn, MemorySegment a0, long a1, MemorySegment a2, long a3) {
+    public static int i_pjpj(MemorySegment fn, MemorySegment a0, long a1, MemorySegment a2, long a3) {
         try {
             return (int) I_PJPJ.invokeExact(fn, a0, a1, a2, a3);
         } catch (RuntimeException | Error e) {
@@ -394,7 +402,7 @@ final class ProviderDowncalls {
     /** Slots memcpy_from_dm (critical). */
     private static final MethodHandle I_PPJJ = hot(ibv_dm.memcpy_from_dm.descriptor());
 
-    static int i_ppjj(MemorySegment fn, MemorySegment a0, MemorySegment a1, long a2, long a3) {
+    public static int i_ppjj(MemorySegment fn, MemorySegment a0, MemorySegment a1, long a2, long a3) {
         try {
             return (int) I_PPJJ.invokeExact(fn, a0, a1, a2, a3);
         } catch (RuntimeException | Error e) {
@@ -407,7 +415,7 @@ final class ProviderDowncalls {
     /** Slots alloc_mw (captures errno). */
     private static final MethodHandle P_PI = capturing(ibv_context_ops.alloc_mw.descriptor());
 
-    static MemorySegment p_pi(MemorySegment fn, MemorySegment errno, MemorySegment a0, int a1) {
+    public static MemorySegment p_pi(MemorySegment fn, MemorySegment errno, MemorySegment a0, int a1) {
         try {
             return (MemorySegment) P_PI.invokeExact(fn, errno, a0, a1);
         } catch (RuntimeException | Error e) {
@@ -420,7 +428,7 @@ final class ProviderDowncalls {
     /** Slots alloc_null_mr (captures errno). */
     private static final MethodHandle P_P = capturing(verbs_context.alloc_null_mr.descriptor());
 
-    static MemorySegment p_p(MemorySegment fn, MemorySegment errno, MemorySegment a0) {
+    public static MemorySegment p_p(MemorySegment fn, MemorySegment errno, MemorySegment a0) {
         try {
             return (MemorySegment) P_P.invokeExact(fn, errno, a0);
         } catch (RuntimeException | Error e) {
@@ -437,7 +445,7 @@ final class ProviderDowncalls {
      */
     private static final MethodHandle P_PP = capturing(verbs_context.create_qp_ex.descriptor());
 
-    static MemorySegment p_pp(MemorySegment fn, MemorySegment errno, MemorySegment a0, MemorySegment a1) {
+    public static MemorySegment p_pp(MemorySegment fn, MemorySegment errno, MemorySegment a0, MemorySegment a1) {
         try {
             return (MemorySegment) P_PP.invokeExact(fn, errno, a0, a1);
         } catch (RuntimeException | Error e) {
@@ -450,7 +458,7 @@ final class ProviderDowncalls {
     /** Slots reg_dm_mr (captures errno). */
     private static final MethodHandle P_PPJJI = capturing(verbs_context.reg_dm_mr.descriptor());
 
-    static MemorySegment p_ppjji(
+    public static MemorySegment p_ppjji(
             MemorySegment fn, MemorySegment errno, MemorySegment a0, MemorySegment a1, long a2, long a3, int a4) {
         try {
             return (MemorySegment) P_PPJJI.invokeExact(fn, errno, a0, a1, a2, a3, a4);
@@ -467,7 +475,7 @@ final class ProviderDowncalls {
      */
     private static final MethodHandle CTL_I_P = control(verbs_context.close_xrcd.descriptor());
 
-    static int ctl_i_p(MemorySegment fn, MemorySegment a0) {
+    public static int ctl_i_p(MemorySegment fn, MemorySegment a0) {
         try {
             return (int) CTL_I_P.invokeExact(fn, a0);
         } catch (RuntimeException | Error e) {
@@ -483,7 +491,7 @@ final class ProviderDowncalls {
      */
     private static final MethodHandle CTL_I_PP = control(verbs_context.modify_cq.descriptor());
 
-    static int ctl_i_pp(MemorySegment fn, MemorySegment a0, MemorySegment a1) {
+    public static int ctl_i_pp(MemorySegment fn, MemorySegment a0, MemorySegment a1) {
         try {
             return (int) CTL_I_PP.invokeExact(fn, a0, a1);
         } catch (RuntimeException | Error e) {
@@ -496,7 +504,7 @@ final class ProviderDowncalls {
     /** Slots attach_counters_point_flow (not critical). */
     private static final MethodHandle CTL_I_PPP = control(verbs_context.attach_counters_point_flow.descriptor());
 
-    static int ctl_i_ppp(MemorySegment fn, MemorySegment a0, MemorySegment a1, MemorySegment a2) {
+    public static int ctl_i_ppp(MemorySegment fn, MemorySegment a0, MemorySegment a1, MemorySegment a2) {
         try {
             return (int) CTL_I_PPP.invokeExact(fn, a0, a1, a2);
         } catch (RuntimeException | Error e) {
@@ -509,7 +517,7 @@ final class ProviderDowncalls {
     /** Slots query_port (not critical). */
     private static final MethodHandle CTL_I_PBPJ = control(verbs_context.query_port.descriptor());
 
-    static int ctl_i_pbpj(MemorySegment fn, MemorySegment a0, byte a1, MemorySegment a2, long a3) {
+    public static int ctl_i_pbpj(MemorySegment fn, MemorySegment a0, byte a1, MemorySegment a2, long a3) {
         try {
             return (int) CTL_I_PBPJ.invokeExact(fn, a0, a1, a2, a3);
         } catch (RuntimeException | Error e) {
@@ -522,7 +530,7 @@ final class ProviderDowncalls {
     /** Slots query_device_ex (not critical). */
     private static final MethodHandle CTL_I_PPPJ = control(verbs_context.query_device_ex.descriptor());
 
-    static int ctl_i_pppj(MemorySegment fn, MemorySegment a0, MemorySegment a1, MemorySegment a2, long a3) {
+    public static int ctl_i_pppj(MemorySegment fn, MemorySegment a0, MemorySegment a1, MemorySegment a2, long a3) {
         try {
             return (int) CTL_I_PPPJ.invokeExact(fn, a0, a1, a2, a3);
         } catch (RuntimeException | Error e) {
@@ -535,7 +543,7 @@ final class ProviderDowncalls {
     /** Slots advise_mr (not critical). */
     private static final MethodHandle CTL_I_PIIPI = control(verbs_context.advise_mr.descriptor());
 
-    static int ctl_i_piipi(MemorySegment fn, MemorySegment a0, int a1, int a2, MemorySegment a3, int a4) {
+    public static int ctl_i_piipi(MemorySegment fn, MemorySegment a0, int a1, int a2, MemorySegment a3, int a4) {
         try {
             return (int) CTL_I_PIIPI.invokeExact(fn, a0, a1, a2, a3, a4);
         } catch (RuntimeException | Error e) {
@@ -548,7 +556,7 @@ final class ProviderDowncalls {
     /** Slots read_counters (not critical). */
     private static final MethodHandle CTL_I_PPII = control(verbs_context.read_counters.descriptor());
 
-    static int ctl_i_ppii(MemorySegment fn, MemorySegment a0, MemorySegment a1, int a2, int a3) {
+    public static int ctl_i_ppii(MemorySegment fn, MemorySegment a0, MemorySegment a1, int a2, int a3) {
         try {
             return (int) CTL_I_PPII.invokeExact(fn, a0, a1, a2, a3);
         } catch (RuntimeException | Error e) {

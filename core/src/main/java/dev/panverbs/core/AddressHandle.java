@@ -1,7 +1,7 @@
 package dev.panverbs.core;
 
 import dev.panverbs.bindings.Errno;
-import dev.panverbs.bindings.LibIbverbsQueues;
+import dev.panverbs.bindings.ibverbs.LibIbverbsQueues;
 import dev.panverbs.bindings.verbs.ibv_ah_attr;
 import dev.panverbs.core.internal.Errors;
 import dev.panverbs.core.internal.ResourceKind;

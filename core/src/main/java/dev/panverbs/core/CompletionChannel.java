@@ -1,11 +1,11 @@
 package dev.panverbs.core;
 
 import dev.panverbs.bindings.Errno;
-import dev.panverbs.bindings.LibIbverbsQueues;
+import dev.panverbs.bindings.ibverbs.LibIbverbsQueues;
 import dev.panverbs.bindings.verbs.ibv_comp_channel;
 import dev.panverbs.bindings.verbs.verbs_h;
 import dev.panverbs.core.internal.Errors;
-import dev.panverbs.core.internal.Posix;
+import dev.panverbs.core.internal.FileDescriptors;
 import dev.panverbs.core.internal.ResourceKind;
 import dev.panverbs.core.internal.Units;
 import java.lang.foreign.Arena;
@@ -109,7 +109,7 @@ public final class CompletionChannel extends VerbsObject {
                 try {
                     MemorySegment ch = resource.handle("ibv_get_cq_event");
                     if (!wait.nonBlocking) {
-                        Posix.setNonBlocking(fd, resource.description() + " fd");
+                        FileDescriptors.setNonBlocking(fd, resource.description() + " fd");
                         wait.nonBlocking = true;
                     }
                     int rc = LibIbverbsQueues.ibv_get_cq_event(errno, ch, cqOut, ctxOut);
@@ -132,7 +132,7 @@ public final class CompletionChannel extends VerbsObject {
                     return null;
                 }
                 try {
-                    Posix.pollIn(fd, (int) Math.min(POLL_SLICE_MILLIS, remaining), resource.description() + " fd");
+                    FileDescriptors.pollIn(fd, (int) Math.min(POLL_SLICE_MILLIS, remaining), resource.description() + " fd");
                 } catch (VerbsException e) {
                     resource.checkOpen("ibv_get_cq_event");
                     throw e;

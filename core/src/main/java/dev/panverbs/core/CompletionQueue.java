@@ -1,8 +1,8 @@
 package dev.panverbs.core;
 
-import dev.panverbs.bindings.ContextOps;
 import dev.panverbs.bindings.Errno;
-import dev.panverbs.bindings.LibIbverbsQueues;
+import dev.panverbs.bindings.ibverbs.ContextOps;
+import dev.panverbs.bindings.ibverbs.LibIbverbsQueues;
 import dev.panverbs.bindings.verbs.ibv_cq;
 import dev.panverbs.bindings.verbs.ibv_wc;
 import dev.panverbs.core.internal.Errors;

@@ -1,9 +1,9 @@
 package dev.panverbs.core;
 
 import dev.panverbs.bindings.Errno;
-import dev.panverbs.bindings.LibIbverbs;
-import dev.panverbs.bindings.VerbsContextInline;
-import dev.panverbs.bindings.VerbsInline;
+import dev.panverbs.bindings.ibverbs.LibIbverbs;
+import dev.panverbs.bindings.ibverbs.VerbsContextInline;
+import dev.panverbs.bindings.ibverbs.VerbsInline;
 import dev.panverbs.bindings.verbs.ibv_async_event;
 import dev.panverbs.bindings.verbs.ibv_context;
 import dev.panverbs.bindings.verbs.ibv_device_attr_ex;
@@ -12,7 +12,7 @@ import dev.panverbs.bindings.verbs.ibv_port_attr;
 import dev.panverbs.bindings.verbs.ibv_qp;
 import dev.panverbs.bindings.verbs.verbs_h;
 import dev.panverbs.core.internal.Errors;
-import dev.panverbs.core.internal.Posix;
+import dev.panverbs.core.internal.FileDescriptors;
 import dev.panverbs.core.internal.ResourceKind;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -304,7 +304,7 @@ public final class Context extends VerbsObject {
                 try {
                     MemorySegment ctx = resource.handle("ibv_get_async_event");
                     if (!async.nonBlocking) {
-                        Posix.setNonBlocking(asyncFd, description() + " async_fd");
+                        FileDescriptors.setNonBlocking(asyncFd, description() + " async_fd");
                         async.nonBlocking = true;
                     }
                     int rc = LibIbverbs.ibv_get_async_event(errno, ctx, event);
@@ -324,7 +324,7 @@ public final class Context extends VerbsObject {
                     return Optional.empty();
                 }
                 try {
-                    Posix.pollIn(asyncFd, (int) Math.min(POLL_SLICE_MILLIS, remaining), description() + " async_fd");
+                    FileDescriptors.pollIn(asyncFd, (int) Math.min(POLL_SLICE_MILLIS, remaining), description() + " async_fd");
                 } catch (VerbsException e) {
                     resource.checkOpen("ibv_get_async_event"); // the fd went away because the context closed
                     throw e;

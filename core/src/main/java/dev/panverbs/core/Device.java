@@ -1,7 +1,8 @@
 package dev.panverbs.core;
 
 import dev.panverbs.bindings.Errno;
-import dev.panverbs.bindings.LibIbverbs;
+import dev.panverbs.bindings.NativeLibraryException;
+import dev.panverbs.bindings.ibverbs.LibIbverbs;
 import dev.panverbs.bindings.verbs.ibv_device;
 import dev.panverbs.bindings.verbs.verbs_h;
 import dev.panverbs.core.internal.DeviceDiagnostics;
@@ -48,6 +49,11 @@ public final class Device {
      * list when the kernel has no RDMA support (the call fails with {@code ENOSYS}) or no device.
      *
      * <p>Errors: {@code ENOMEM} → {@link VerbsException}.
+     *
+     * @throws MissingLibraryException if {@code libibverbs.so.1} cannot be loaded (rdma-core is not installed);
+     *                                 its hint names the packages to install ({@code libibverbs1},
+     *                                 {@code ibverbs-providers}). The first call into panverbs that needs a
+     *                                 device goes through here, so this is where a missing rdma-core shows.
      */
     public static List<Device> list() {
         return withDeviceList(devices -> {
@@ -64,6 +70,7 @@ public final class Device {
      *
      * @throws VerbsException ({@code ENODEV}) if there is none, listing the devices present or, when there
      *                        are none, how to get one (load Soft-RoCE, install providers, ...)
+     * @throws MissingLibraryException if libibverbs cannot be loaded, as {@link #list()}
      */
     public static Device byName(String name) {
         Objects.requireNonNull(name, "name");
@@ -81,6 +88,7 @@ public final class Device {
      * The first device of {@link #list()}.
      *
      * @throws VerbsException ({@code ENODEV}) if there is none, with what is missing and how to load rxe
+     * @throws MissingLibraryException if libibverbs cannot be loaded, as {@link #list()}
      */
     public static Device first() {
         List<Device> all = list();
@@ -180,7 +188,11 @@ public final class Device {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Errno.allocateCapture(arena);
             MemorySegment num = arena.allocate(ValueLayout.JAVA_INT);
-            list = LibIbverbs.ibv_get_device_list(errno, num);
+            try {
+                list = LibIbverbs.ibv_get_device_list(errno, num);
+            } catch (NativeLibraryException e) { // the first call into libibverbs: it cannot be loaded
+                throw Errors.missingLibrary("ibv_get_device_list()", e);
+            }
             if (list.equals(MemorySegment.NULL)) {
                 int e = Errno.get(errno);
                 if (e == verbs_h.ENOSYS()) {

@@ -2,9 +2,9 @@ package dev.panverbs.core;
 
 import static dev.panverbs.bindings.verbs.verbs_h.*;
 
-import dev.panverbs.bindings.CqExOps;
+import dev.panverbs.bindings.ibverbs.CqExOps;
 import dev.panverbs.bindings.Errno;
-import dev.panverbs.bindings.VerbsContextInline;
+import dev.panverbs.bindings.ibverbs.VerbsContextInline;
 import dev.panverbs.bindings.verbs.ibv_device_attr_ex;
 import dev.panverbs.bindings.verbs.ibv_cq_init_attr_ex;
 import dev.panverbs.core.internal.Errors;
@@ -30,7 +30,7 @@ import java.nio.ByteOrder;
  * }</pre>
  *
  * <p>Only the fields requested with {@link CompletionQueue.Builder#wcFlags} can be read (the provider leaves the
- * other readers NULL; reading one throws {@link IllegalStateException} naming the field). Completion timestamps are
+ * other readers NULL; reading one throws {@link UnsupportedVerbException} naming the field). Completion timestamps are
  * refused at creation, naming the capability, when the device reports no completion clock. Every function pointer
  * is read once at creation; polling and reading allocate nothing.
  *
@@ -342,10 +342,10 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
                 + "; call it only between startPoll() returning true and endPoll()");
     }
 
-    private IllegalStateException notRequested(CompletionField field) {
-        return new IllegalStateException("ibv_wc_read_" + field.name().toLowerCase() + ": " + this
+    private UnsupportedVerbException notRequested(CompletionField field) {
+        return new UnsupportedVerbException("ibv_wc_read_" + field.name().toLowerCase(), this
                 + " was not created with " + field + " in wcFlags (requested: "
                 + java.util.Arrays.stream(CompletionField.values()).filter(f -> (wcFlags & f.bit()) != 0).toList()
-                + ")");
+                + ")", "completion field " + field);
     }
 }

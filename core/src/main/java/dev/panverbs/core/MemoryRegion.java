@@ -1,7 +1,7 @@
 package dev.panverbs.core;
 
 import dev.panverbs.bindings.Errno;
-import dev.panverbs.bindings.LibIbverbs;
+import dev.panverbs.bindings.ibverbs.LibIbverbs;
 import dev.panverbs.bindings.verbs.ibv_mr;
 import dev.panverbs.bindings.verbs.verbs_h;
 import dev.panverbs.core.internal.Errors;

@@ -1,7 +1,7 @@
 package dev.panverbs.core;
 
 import dev.panverbs.bindings.Errno;
-import dev.panverbs.bindings.QpExOps;
+import dev.panverbs.bindings.ibverbs.QpExOps;
 import dev.panverbs.bindings.verbs.ibv_data_buf;
 import dev.panverbs.bindings.verbs.ibv_sge;
 import dev.panverbs.core.internal.Errors;

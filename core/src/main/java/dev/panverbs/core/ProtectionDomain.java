@@ -1,7 +1,7 @@
 package dev.panverbs.core;
 
 import dev.panverbs.bindings.Errno;
-import dev.panverbs.bindings.LibIbverbs;
+import dev.panverbs.bindings.ibverbs.LibIbverbs;
 import dev.panverbs.core.internal.Errors;
 import dev.panverbs.core.internal.ResourceKind;
 import dev.panverbs.core.internal.Units;

@@ -2,9 +2,9 @@ package dev.panverbs.core;
 
 import static dev.panverbs.bindings.verbs.verbs_h.*;
 
-import dev.panverbs.bindings.ContextOps;
-import dev.panverbs.bindings.LibIbverbsQueues;
-import dev.panverbs.bindings.QpExOps;
+import dev.panverbs.bindings.ibverbs.ContextOps;
+import dev.panverbs.bindings.ibverbs.LibIbverbsQueues;
+import dev.panverbs.bindings.ibverbs.QpExOps;
 import dev.panverbs.bindings.verbs.ibv_qp;
 import dev.panverbs.bindings.verbs.ibv_qp_attr;
 import dev.panverbs.bindings.verbs.ibv_qp_init_attr;

@@ -3,8 +3,8 @@ package dev.panverbs.core;
 import static dev.panverbs.bindings.verbs.verbs_h.*;
 
 import dev.panverbs.bindings.Errno;
-import dev.panverbs.bindings.LibIbverbsQueues;
-import dev.panverbs.bindings.VerbsContextInline;
+import dev.panverbs.bindings.ibverbs.LibIbverbsQueues;
+import dev.panverbs.bindings.ibverbs.VerbsContextInline;
 import dev.panverbs.bindings.verbs.ibv_device_attr;
 import dev.panverbs.bindings.verbs.ibv_device_attr_ex;
 import dev.panverbs.bindings.verbs.ibv_qp;

@@ -1,6 +1,6 @@
 package dev.panverbs.core;
 
-import dev.panverbs.bindings.ContextOps;
+import dev.panverbs.bindings.ibverbs.ContextOps;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

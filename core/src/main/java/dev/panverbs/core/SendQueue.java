@@ -1,7 +1,7 @@
 package dev.panverbs.core;
 
-import dev.panverbs.bindings.ContextOps;
-import dev.panverbs.bindings.QpExOps;
+import dev.panverbs.bindings.ibverbs.ContextOps;
+import dev.panverbs.bindings.ibverbs.QpExOps;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -1,13 +1,16 @@
 package dev.panverbs.core;
 
 /**
- * The device, its provider library or the kernel does not support a verb or one of its options. Thrown
- * in two cases, both naming the missing {@link #capability()}:
+ * The device, its provider library or the kernel does not support a verb or one of its options. The one
+ * exception type for every way a capability can be missing, each naming it in {@link #capability()}:
  * <ul>
- *   <li>up front, before any native call, when the device attributes show the capability is absent
- *       ({@link #errno()} is then 0);</li>
+ *   <li>up front, before any native call, when the device attributes show the capability is absent or the
+ *       object was not created with it (an operation not in {@code sendOps}, a completion field not in
+ *       {@code wcFlags}); {@link #errno()} is then 0;</li>
  *   <li>when a verb fails with {@code EOPNOTSUPP} or {@code EPROTONOSUPPORT}, which rdma-core returns from
- *       its dummy ops for anything the provider lacks (promoted as rust-ibverbs' {@code Error::os} does).</li>
+ *       its dummy ops for anything the provider lacks (promoted as rust-ibverbs' {@code Error::os} does);</li>
+ *   <li>when the provider left NULL the function pointer a verb calls through (C would jump to address 0);
+ *       {@link #errno()} is 0 and the capability names the op, e.g. {@code provider op ibv_qp_ex.wr_send}.</li>
  * </ul>
  * Catch it to fall back to another way of doing the same thing; tests skip on it.
  */

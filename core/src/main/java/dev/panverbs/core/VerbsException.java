@@ -39,6 +39,18 @@ public class VerbsException extends RuntimeException {
         this.hint = null;
     }
 
+    /**
+     * A failure outside any verb's native call (errno 0) that has an actionable hint: the message is
+     * {@code verb: message; hint}.
+     */
+    protected VerbsException(String verb, String message, String hint) {
+        super(verb + ": " + message + (hint == null || hint.isEmpty() ? "" : "; " + hint));
+        this.verb = verb;
+        this.errno = 0;
+        this.errnoName = "";
+        this.hint = hint;
+    }
+
     private static String format(String verb, String errnoName, String strerror, String hint) {
         StringBuilder sb = new StringBuilder(verb).append(" failed: ").append(errnoName);
         if (strerror != null && !strerror.isEmpty()) {

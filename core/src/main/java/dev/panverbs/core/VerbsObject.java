@@ -1,5 +1,7 @@
 package dev.panverbs.core;
 
+import dev.panverbs.bindings.ProviderSlots;
+import dev.panverbs.core.internal.Errors;
 import dev.panverbs.core.internal.Resource;
 import dev.panverbs.core.internal.ResourceKind;
 import java.lang.foreign.MemorySegment;
@@ -11,6 +13,13 @@ import java.lang.foreign.MemorySegment;
  * reach it through {@link dev.panverbs.core.internal.NativeHandles}).
  */
 abstract class VerbsObject implements AutoCloseable {
+
+    static {
+        // Every object that can reach a provider function pointer (context ops, ibv_qp_ex builders, ibv_cq_ex
+        // readers, mlx5dv_qp_ex builders) is a VerbsObject, so this runs before the first slot can be found NULL:
+        // from then on the bindings throw UnsupportedVerbException for it, as core does for EOPNOTSUPP.
+        ProviderSlots.translateWith(Errors::unsupportedSlot);
+    }
 
     /** The lifecycle; its handle is the C object. Hot paths call {@code resource.checkOpen(verb)}. */
     final Resource resource;

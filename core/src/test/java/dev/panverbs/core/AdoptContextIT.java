@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.panverbs.bindings.Errno;
-import dev.panverbs.bindings.LibIbverbs;
+import dev.panverbs.bindings.ibverbs.LibIbverbs;
 import dev.panverbs.core.internal.NativeHandles;
 import dev.panverbs.testing.RdmaTestDevice;
 import java.lang.foreign.Arena;

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.panverbs.bindings.Errno;
-import dev.panverbs.bindings.LibIbverbsQueues;
-import dev.panverbs.bindings.VerbsContextInline;
+import dev.panverbs.bindings.ibverbs.LibIbverbsQueues;
+import dev.panverbs.bindings.ibverbs.VerbsContextInline;
 import dev.panverbs.bindings.verbs.ibv_qp;
 import dev.panverbs.bindings.verbs.ibv_qp_cap;
 import dev.panverbs.bindings.verbs.ibv_qp_init_attr_ex;

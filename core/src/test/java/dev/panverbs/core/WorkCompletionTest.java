@@ -3,7 +3,7 @@ package dev.panverbs.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.panverbs.bindings.LibIbverbs;
+import dev.panverbs.bindings.ibverbs.LibIbverbs;
 import dev.panverbs.bindings.verbs.ibv_wc;
 import dev.panverbs.bindings.verbs.verbs_h;
 import java.lang.foreign.MemorySegment;

@@ -1,6 +1,6 @@
 package dev.panverbs.perf;
 
-import dev.panverbs.bindings.ContextOps;
+import dev.panverbs.bindings.ibverbs.ContextOps;
 import dev.panverbs.core.CompletionField;
 import dev.panverbs.core.CompletionQueue;
 import dev.panverbs.core.ExtendedCompletionQueue;

@@ -1,7 +1,10 @@
 package dev.panverbs.core.internal;
 
 import dev.panverbs.bindings.Errno;
+import dev.panverbs.bindings.NativeLibraryException;
+import dev.panverbs.bindings.UnsupportedSlotException;
 import dev.panverbs.bindings.verbs.verbs_h;
+import dev.panverbs.core.MissingLibraryException;
 import dev.panverbs.core.UnsupportedVerbException;
 import dev.panverbs.core.VerbsException;
 import java.util.Map;
@@ -13,13 +16,16 @@ import java.util.Set;
  * advice everywhere:
  * <ul>
  *   <li>{@code EOPNOTSUPP}, {@code EPROTONOSUPPORT} → {@link UnsupportedVerbException} naming the capability;</li>
+ *   <li>a provider slot left NULL (the bindings' {@link UnsupportedSlotException}) → the same
+ *       {@link UnsupportedVerbException} ({@link #unsupportedSlot});</li>
  *   <li>{@code ENOMEM}/{@code EPERM}/{@code EAGAIN} from memory registration, and {@code ENOMEM} from queue
  *       creation (queue buffers are pinned too) → the current {@code RLIMIT_MEMLOCK} and {@code ulimit -l};</li>
  *   <li>{@code EFAULT}/{@code EACCES}/{@code EINVAL} from registration → what about the range or flags is wrong;</li>
  *   <li>no device / {@code ENOSYS} from the device list → how to load rxe or what is missing;</li>
  *   <li>{@code EACCES}/{@code EPERM} from {@code ibv_open_device} → the uverbs device permissions.</li>
  * </ul>
- * Messages are built here, on the cold path; callers pass the call as {@link #call} formats it.
+ * A native library that cannot be loaded (the bindings' {@link NativeLibraryException}) becomes
+ * {@link MissingLibraryException} ({@link #missingLibrary}). Messages are built here, on the cold path; callers pass the call as {@link #call} formats it.
  */
 public final class Errors {
 
@@ -99,6 +105,33 @@ public final class Errors {
     /** An {@link UnsupportedVerbException} for a verb refused before the call: the device lacks {@code capability}. */
     public static UnsupportedVerbException unsupported(String call, String capability, String why) {
         return new UnsupportedVerbException(call, why, capability);
+    }
+
+    /**
+     * The {@link UnsupportedVerbException} for a provider slot left NULL, with the bindings' exception as its cause:
+     * the capability is the verb's (as {@link #capabilityOf} names it) or, for a verb with no entry, the provider op
+     * itself. Installed by {@code VerbsObject} as the bindings' slot translation
+     * ({@link dev.panverbs.bindings.ProviderSlots#translateWith}), so every core object throws it, on the data path
+     * too, without a catch per call.
+     */
+    public static UnsupportedVerbException unsupportedSlot(UnsupportedSlotException slot) {
+        String known = CAPABILITIES.get(slot.verb());
+        UnsupportedVerbException e = new UnsupportedVerbException(slot.verb(),
+                "the provider left " + slot.slot() + " NULL: " + slot.reason(),
+                known != null ? known : "provider op " + slot.slot());
+        e.initCause(slot);
+        return e;
+    }
+
+    /**
+     * The {@link MissingLibraryException} for {@code call} needing a library (or function) that the bindings could
+     * not load, with the package to install as its hint and the bindings' exception as its cause.
+     */
+    public static MissingLibraryException missingLibrary(String call, NativeLibraryException missing) {
+        MissingLibraryException e = new MissingLibraryException(call, missing.library(), missing.problem(),
+                missing.hint());
+        e.initCause(missing);
+        return e;
     }
 
     /** The capability a verb provides, as {@link UnsupportedVerbException#capability()} names it. */

@@ -17,11 +17,14 @@ import java.util.Set;
  * rdma_cm binding) and for core's own cross-object plumbing. This package is not exported, so users never
  * see it; public objects have no {@code segment()}.
  *
- * <p>Typical use, creating a provider QP that is still a normal {@code QueuePair}:
+ * <p>Typical use, creating a provider QP that is still a normal {@code QueuePair} ({@code attr} is a
+ * {@code struct ibv_qp_init_attr_ex}, {@code dvAttr} a {@code struct mlx5dv_qp_init_attr}; the code is
+ * {@code NativeHandlesExample} in this package's tests, which compile it and keep this copy identical):
  * <pre>{@code
  * MemorySegment ctx = NativeHandles.context(context, "mlx5dv_create_qp");
- * MemorySegment pd  = NativeHandles.pd(protectionDomain, "mlx5dv_create_qp");
- * MemorySegment qp  = Mlx5dv.mlx5dv_create_qp(errno, ctx, attr, dvAttr);   // raw binding
+ * MemorySegment pd = NativeHandles.pd(protectionDomain, "mlx5dv_create_qp");
+ * ibv_qp_init_attr_ex.pd(attr, pd);
+ * MemorySegment qp = LibMlx5.mlx5dv_create_qp(errno, ctx, attr, dvAttr); // raw binding
  * if (qp.equals(MemorySegment.NULL)) throw Errors.failure(call, Errno.get(errno));
  * QueuePair wrapped = NativeHandles.access().adoptQueuePair(protectionDomain, sendCq, recvCq,
  *         QueuePairType.RC, qp, Set.of(), "ibv_destroy_qp", LibIbverbsQueues::ibv_destroy_qp);

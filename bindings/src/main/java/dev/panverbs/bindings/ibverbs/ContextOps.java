@@ -1,0 +1,74 @@
+package dev.panverbs.bindings.ibverbs;
+
+import static dev.panverbs.bindings.NativeMemory.nonNull;
+
+import dev.panverbs.bindings.ProviderDowncalls;
+import dev.panverbs.bindings.ProviderSlots;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The data-path ops of one {@code struct ibv_context} ({@code ops.post_send}, {@code post_recv},
+ * {@code post_srq_recv}, {@code poll_cq}, {@code req_notify_cq}), bound once: {@link #of} reads the five
+ * function pointers when the context is opened, and each method calls its slot through a
+ * {@code static final} virtual downcall handle with {@code invokeExact}: critical, except for the doorbells
+ * post_send and req_notify_cq (see {@link ProviderDowncalls}). Nothing is looked up or allocated per call.
+ *
+ * <p>C reads {@code obj->context->ops.X} on every call; for objects created by libibverbs on this context,
+ * {@code obj->context} is this context, so binding once is equivalent. Semantics are those of the
+ * {@link VerbsInline} twin of the same name. Thread safety is the provider's: posting to one QP from two
+ * threads is safe in libibverbs providers, but the caller's WR and WC buffers must not be shared.
+ */
+public final class ContextOps {
+
+    private final MemorySegment postSend;
+    private final MemorySegment postRecv;
+    private final MemorySegment postSrqRecv;
+    private final MemorySegment pollCq;
+    private final MemorySegment reqNotifyCq;
+
+    private ContextOps(long ctx) {
+        // libibverbs 44 fills every ops slot (provider op or a dummy), so NULL means a foreign context
+        // each refusal names the verb that would call through the slot
+        postSend = VerbsInline.opsSlot(ctx, VerbsInline.OPS_POST_SEND, "ibv_post_send", "ibv_context.ops.post_send");
+        postRecv = VerbsInline.opsSlot(ctx, VerbsInline.OPS_POST_RECV, "ibv_post_recv", "ibv_context.ops.post_recv");
+        postSrqRecv = VerbsInline.opsSlot(ctx, VerbsInline.OPS_POST_SRQ_RECV, "ibv_post_srq_recv",
+                "ibv_context.ops.post_srq_recv");
+        pollCq = VerbsInline.opsSlot(ctx, VerbsInline.OPS_POLL_CQ, "ibv_poll_cq", "ibv_context.ops.poll_cq");
+        reqNotifyCq = VerbsInline.opsSlot(ctx, VerbsInline.OPS_REQ_NOTIFY_CQ, "ibv_req_notify_cq",
+                "ibv_context.ops.req_notify_cq");
+    }
+
+    /**
+     * Reads the data-path ops of {@code context} (an {@code ibv_context *} from {@code ibv_open_device}); they
+     * never change while the context is open. Throws the exception of {@link ProviderSlots#missing} if one is NULL
+     * (libibverbs 44 fills every slot, with a dummy op where the provider has none: NULL means a foreign context).
+     */
+    public static ContextOps of(MemorySegment context) {
+        return new ContextOps(nonNull(context, "ContextOps.of", "context"));
+    }
+
+    /** {@link VerbsInline#ibv_post_send} through {@code ops.post_send} read at bind time. */
+    public int ibv_post_send(MemorySegment qp, MemorySegment wr, MemorySegment badWr) {
+        return ProviderDowncalls.kick_i_ppp(postSend, qp, wr, badWr);
+    }
+
+    /** {@link VerbsInline#ibv_post_recv} through {@code ops.post_recv} read at bind time. */
+    public int ibv_post_recv(MemorySegment qp, MemorySegment wr, MemorySegment badWr) {
+        return ProviderDowncalls.i_ppp(postRecv, qp, wr, badWr);
+    }
+
+    /** {@link VerbsInline#ibv_post_srq_recv} through {@code ops.post_srq_recv} read at bind time. */
+    public int ibv_post_srq_recv(MemorySegment srq, MemorySegment recvWr, MemorySegment badRecvWr) {
+        return ProviderDowncalls.i_ppp(postSrqRecv, srq, recvWr, badRecvWr);
+    }
+
+    /** {@link VerbsInline#ibv_poll_cq} through {@code ops.poll_cq} read at bind time. */
+    public int ibv_poll_cq(MemorySegment cq, int numEntries, MemorySegment wc) {
+        return ProviderDowncalls.i_pip(pollCq, cq, numEntries, wc);
+    }
+
+    /** {@link VerbsInline#ibv_req_notify_cq} through {@code ops.req_notify_cq} read at bind time. */
+    public int ibv_req_notify_cq(MemorySegment cq, int solicitedOnly) {
+        return ProviderDowncalls.kick_i_pi(reqNotifyCq, cq, solicitedOnly);
+    }
+}

@@ -1,0 +1,262 @@
+package dev.panverbs.bindings.ibverbs;
+
+import static dev.panverbs.bindings.NativeMemory.nonNull;
+import static dev.panverbs.bindings.NativeMemory.pointer;
+
+import dev.panverbs.bindings.ProviderDowncalls;
+import dev.panverbs.bindings.ProviderSlots;
+import dev.panverbs.bindings.verbs.ibv_cq_ex;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * The polling functions of one {@code struct ibv_cq_ex}, bound once: {@link #of} reads all 18 function
+ * pointers when the CQ is created, and each method calls its slot through a {@code static final} critical
+ * virtual downcall handle with {@code invokeExact}. Nothing is looked up or allocated per call; a NULL
+ * reader slot costs one compare and throws the exception of {@link ProviderSlots#missing} naming the verb and the
+ * missing {@code wc_flags} bit (where C would crash).
+ *
+ * <p>Semantics are those of the {@link CqExInline} twin of the same name. Not thread-safe: a poll from
+ * {@code ibv_start_poll} to {@code ibv_end_poll} may hold the provider's CQ lock and belongs to one thread.
+ */
+public final class CqExOps {
+
+    private final MemorySegment cq;
+    private final MemorySegment startPoll;
+    private final MemorySegment nextPoll;
+    private final MemorySegment endPoll;
+    private final MemorySegment readOpcode;
+    private final MemorySegment readVendorErr;
+    private final MemorySegment readByteLen;
+    private final MemorySegment readImmData;
+    private final MemorySegment readQpNum;
+    private final MemorySegment readSrcQp;
+    private final MemorySegment readWcFlags;
+    private final MemorySegment readSlid;
+    private final MemorySegment readSl;
+    private final MemorySegment readDlidPathBits;
+    private final MemorySegment readCompletionTs;
+    private final MemorySegment readCompletionWallclockNs;
+    private final MemorySegment readCvlan;
+    private final MemorySegment readFlowTag;
+    private final MemorySegment readTmInfo;
+
+    private CqExOps(MemorySegment cq) {
+        this.cq = cq;
+        long c = cq.address();
+        startPoll = pointer(c + CqExInline.START_POLL);
+        nextPoll = pointer(c + CqExInline.NEXT_POLL);
+        endPoll = pointer(c + CqExInline.END_POLL);
+        readOpcode = pointer(c + CqExInline.READ_OPCODE);
+        readVendorErr = pointer(c + CqExInline.READ_VENDOR_ERR);
+        readByteLen = pointer(c + CqExInline.READ_BYTE_LEN);
+        readImmData = pointer(c + CqExInline.READ_IMM_DATA);
+        readQpNum = pointer(c + CqExInline.READ_QP_NUM);
+        readSrcQp = pointer(c + CqExInline.READ_SRC_QP);
+        readWcFlags = pointer(c + CqExInline.READ_WC_FLAGS);
+        readSlid = pointer(c + CqExInline.READ_SLID);
+        readSl = pointer(c + CqExInline.READ_SL);
+        readDlidPathBits = pointer(c + CqExInline.READ_DLID_PATH_BITS);
+        readCompletionTs = pointer(c + CqExInline.READ_COMPLETION_TS);
+        readCompletionWallclockNs = pointer(c + CqExInline.READ_COMPLETION_WALLCLOCK_NS);
+        readCvlan = pointer(c + CqExInline.READ_CVLAN);
+        readFlowTag = pointer(c + CqExInline.READ_FLOW_TAG);
+        readTmInfo = pointer(c + CqExInline.READ_TM_INFO);
+    }
+
+    /**
+     * Reads the polling slots of {@code cqEx} (an {@code ibv_cq_ex *} from {@code ibv_create_cq_ex}). The slots
+     * never change after creation, so the result is valid until the CQ is destroyed.
+     */
+    public static CqExOps of(MemorySegment cqEx) {
+        nonNull(cqEx, "CqExOps.of", "cqEx");
+        return new CqExOps(cqEx.reinterpret(ibv_cq_ex.sizeof()));
+    }
+
+    /** The {@code ibv_cq_ex *} these ops act on, sized to the struct. */
+    public MemorySegment cq() {
+        return cq;
+    }
+
+    /** {@code cq->status}: the {@code enum ibv_wc_status} of the current completion. */
+    public int status() {
+        return cq.get(ValueLayout.JAVA_INT, CqExInline.STATUS);
+    }
+
+    /** {@code cq->wr_id}: the work request ID of the current completion. */
+    public long wr_id() {
+        return cq.get(ValueLayout.JAVA_LONG, CqExInline.WR_ID);
+    }
+
+    /** {@link CqExInline#ibv_start_poll} through the slot read at bind time. */
+    public int ibv_start_poll(MemorySegment attr) {
+        MemorySegment fn = startPoll;
+        if (fn.address() == 0L) {
+            throw CqExInline.missing("ibv_start_poll", "start_poll", CqExInline.NOT_EXTENDED);
+        }
+        return ProviderDowncalls.i_pp(fn, cq, attr);
+    }
+
+    /** {@link CqExInline#ibv_next_poll} through the slot read at bind time. */
+    public int ibv_next_poll() {
+        MemorySegment fn = nextPoll;
+        if (fn.address() == 0L) {
+            throw CqExInline.missing("ibv_next_poll", "next_poll", CqExInline.NOT_EXTENDED);
+        }
+        return ProviderDowncalls.i_p(fn, cq);
+    }
+
+    /** {@link CqExInline#ibv_end_poll} through the slot read at bind time. */
+    public void ibv_end_poll() {
+        MemorySegment fn = endPoll;
+        if (fn.address() == 0L) {
+            throw CqExInline.missing("ibv_end_poll", "end_poll", CqExInline.NOT_EXTENDED);
+        }
+        ProviderDowncalls.v_p(fn, cq);
+    }
+
+    /** {@link CqExInline#ibv_wc_read_opcode} through the slot read at bind time. */
+    public int ibv_wc_read_opcode() {
+        MemorySegment fn = readOpcode;
+        if (fn.address() == 0L) {
+            throw CqExInline.missing("ibv_wc_read_opcode", "read_opcode", CqExInline.NOT_EXTENDED);
+        }
+        return ProviderDowncalls.i_p(fn, cq);
+    }
+
+    /** {@link CqExInline#ibv_wc_read_vendor_err} through the slot read at bind time. */
+    public int ibv_wc_read_vendor_err() {
+        MemorySegment fn = readVendorErr;
+        if (fn.address() == 0L) {
+            throw CqExInline.missing("ibv_wc_read_vendor_err", "read_vendor_err", CqExInline.NOT_EXTENDED);
+        }
+        return ProviderDowncalls.i_p(fn, cq);
+    }
+
+    /** {@link CqExInline#ibv_wc_read_byte_len} through the slot read at bind time. */
+    public int ibv_wc_read_byte_len() {
+        MemorySegment fn = readByteLen;
+        if (fn.address() == 0L) {
+            throw CqExInline.missing("ibv_wc_read_byte_len", "read_byte_len", CqExInline.NO_BYTE_LEN);
+        }
+        return ProviderDowncalls.i_p(fn, cq);
+    }
+
+    /** {@link CqExInline#ibv_wc_read_imm_data} through the slot read at bind time. */
+    public int ibv_wc_read_imm_data() {
+        MemorySegment fn = readImmData;
+        if (fn.address() == 0L) {
+            throw CqExInline.missing("ibv_wc_read_imm_data", "read_imm_data", CqExInline.NO_IMM);
+        }
+        return ProviderDowncalls.i_p(fn, cq);
+    }
+
+    /** {@link CqExInline#ibv_wc_read_invalidated_rkey} through the slot read at bind time. */
+    public int ibv_wc_read_invalidated_rkey() {
+        MemorySegment fn = readImmData;
+        if (fn.address() == 0L) {
+            throw CqExInline.missing("ibv_wc_read_invalidated_rkey", "read_imm_data", CqExInline.NO_IMM);
+        }
+        return ProviderDowncalls.i_p(fn, cq);
+    }
+
+    /** {@link CqExInline#ibv_wc_read_qp_num} through the slot read at bind time. */
+    public int ibv_wc_read_qp_num() {
+        MemorySegment fn = readQpNum;
+        if (fn.address() == 0L) {
+            throw CqExInline.missing("ibv_wc_read_qp_num", "read_qp_num", CqExInline.NO_QP_NUM);
+        }
+        return ProviderDowncalls.i_p(fn, cq);
+    }
+
+    /** {@link CqExInline#ibv_wc_read_src_qp} through the slot read at bind time. */
+    public int ibv_wc_read_src_qp() {
+        MemorySegment fn = readSrcQp;
+        if (fn.address() == 0L) {
+            throw CqExInline.missing("ibv_wc_read_src_qp", "read_src_qp", CqExInline.NO_SRC_QP);
+        }
+        return ProviderDowncalls.i_p(fn, cq);
+    }
+
+    /** {@link CqExInline#ibv_wc_read_wc_flags} through the slot read at bind time. */
+    public int ibv_wc_read_wc_flags() {
+        MemorySegment fn = readWcFlags;
+        if (fn.address() == 0L) {
+            throw CqExInline.missing("ibv_wc_read_wc_flags", "read_wc_flags", CqExInline.NOT_EXTENDED);
+        }
+        return ProviderDowncalls.i_p(fn, cq);
+    }
+
+    /** {@link CqExInline#ibv_wc_read_slid} through the slot read at bind time. */
+    public int ibv_wc_read_slid() {
+        MemorySegment fn = readSlid;
+        if (fn.address() == 0L) {
+            throw CqExInline.missing("ibv_wc_read_slid", "read_slid", CqExInline.NO_SLID);
+        }
+        return ProviderDowncalls.i_p(fn, cq);
+    }
+
+    /** {@link CqExInline#ibv_wc_read_sl} through the slot read at bind time. */
+    public int ibv_wc_read_sl() {
+        MemorySegment fn = readSl;
+        if (fn.address() == 0L) {
+            throw CqExInline.missing("ibv_wc_read_sl", "read_sl", CqExInline.NO_SL);
+        }
+        return Byte.toUnsignedInt(ProviderDowncalls.b_p(fn, cq));
+    }
+
+    /** {@link CqExInline#ibv_wc_read_dlid_path_bits} through the slot read at bind time. */
+    public int ibv_wc_read_dlid_path_bits() {
+        MemorySegment fn = readDlidPathBits;
+        if (fn.address() == 0L) {
+            throw CqExInline.missing("ibv_wc_read_dlid_path_bits", "read_dlid_path_bits", CqExInline.NO_DLID_PATH_BITS);
+        }
+        return Byte.toUnsignedInt(ProviderDowncalls.b_p(fn, cq));
+    }
+
+    /** {@link CqExInline#ibv_wc_read_completion_ts} through the slot read at bind time. */
+    public long ibv_wc_read_completion_ts() {
+        MemorySegment fn = readCompletionTs;
+        if (fn.address() == 0L) {
+            throw CqExInline.missing("ibv_wc_read_completion_ts", "read_completion_ts", CqExInline.NO_TIMESTAMP);
+        }
+        return ProviderDowncalls.j_p(fn, cq);
+    }
+
+    /** {@link CqExInline#ibv_wc_read_completion_wallclock_ns} through the slot read at bind time. */
+    public long ibv_wc_read_completion_wallclock_ns() {
+        MemorySegment fn = readCompletionWallclockNs;
+        if (fn.address() == 0L) {
+            throw CqExInline.missing("ibv_wc_read_completion_wallclock_ns", "read_completion_wallclock_ns",
+                    CqExInline.NO_WALLCLOCK);
+        }
+        return ProviderDowncalls.j_p(fn, cq);
+    }
+
+    /** {@link CqExInline#ibv_wc_read_cvlan} through the slot read at bind time. */
+    public int ibv_wc_read_cvlan() {
+        MemorySegment fn = readCvlan;
+        if (fn.address() == 0L) {
+            throw CqExInline.missing("ibv_wc_read_cvlan", "read_cvlan", CqExInline.NO_CVLAN);
+        }
+        return Short.toUnsignedInt(ProviderDowncalls.s_p(fn, cq));
+    }
+
+    /** {@link CqExInline#ibv_wc_read_flow_tag} through the slot read at bind time. */
+    public int ibv_wc_read_flow_tag() {
+        MemorySegment fn = readFlowTag;
+        if (fn.address() == 0L) {
+            throw CqExInline.missing("ibv_wc_read_flow_tag", "read_flow_tag", CqExInline.NO_FLOW_TAG);
+        }
+        return ProviderDowncalls.i_p(fn, cq);
+    }
+
+    /** {@link CqExInline#ibv_wc_read_tm_info} through the slot read at bind time. */
+    public void ibv_wc_read_tm_info(MemorySegment tmInfo) {
+        MemorySegment fn = readTmInfo;
+        if (fn.address() == 0L) {
+            throw CqExInline.missing("ibv_wc_read_tm_info", "read_tm_info", CqExInline.NO_TM_INFO);
+        }
+        ProviderDowncalls.v_pp(fn, cq, tmInfo);
+    }
+}

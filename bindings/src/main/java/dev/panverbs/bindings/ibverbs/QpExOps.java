@@ -1,0 +1,287 @@
+package dev.panverbs.bindings.ibverbs;
+
+import static dev.panverbs.bindings.NativeMemory.nonNull;
+import static dev.panverbs.bindings.NativeMemory.pointer;
+
+import dev.panverbs.bindings.ProviderDowncalls;
+import dev.panverbs.bindings.ProviderSlots;
+import dev.panverbs.bindings.verbs.ibv_qp_ex;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * The {@code ibv_wr_*} builders of one {@code struct ibv_qp_ex}, bound once: {@link #of} reads all 21
+ * function pointers when the QP is created, and each method calls its slot through a {@code static final}
+ * virtual downcall handle with {@code invokeExact} (critical except the doorbell {@code wr_complete}, see
+ * {@link ProviderDowncalls}). Nothing is looked up or allocated per call; a
+ * NULL slot costs one compare and throws the exception of {@link ProviderSlots#missing} naming the verb and the
+ * missing {@code send_ops_flags} bit (where C would crash).
+ *
+ * <p>Semantics are those of the {@link QpExInline} twin of the same name. Not thread-safe: a batch from
+ * {@code ibv_wr_start} to {@code ibv_wr_complete}/{@code ibv_wr_abort} holds the provider's send-queue lock
+ * and belongs to one thread.
+ */
+public final class QpExOps {
+
+    private final MemorySegment qp;
+    private final MemorySegment wrAtomicCmpSwp;
+    private final MemorySegment wrAtomicFetchAdd;
+    private final MemorySegment wrBindMw;
+    private final MemorySegment wrLocalInv;
+    private final MemorySegment wrRdmaRead;
+    private final MemorySegment wrRdmaWrite;
+    private final MemorySegment wrRdmaWriteImm;
+    private final MemorySegment wrSend;
+    private final MemorySegment wrSendImm;
+    private final MemorySegment wrSendInv;
+    private final MemorySegment wrSendTso;
+    private final MemorySegment wrSetUdAddr;
+    private final MemorySegment wrSetXrcSrqn;
+    private final MemorySegment wrSetInlineData;
+    private final MemorySegment wrSetInlineDataList;
+    private final MemorySegment wrSetSge;
+    private final MemorySegment wrSetSgeList;
+    private final MemorySegment wrStart;
+    private final MemorySegment wrComplete;
+    private final MemorySegment wrAbort;
+    private final MemorySegment wrAtomicWrite;
+
+    private QpExOps(MemorySegment qp) {
+        this.qp = qp;
+        long q = qp.address();
+        wrAtomicCmpSwp = pointer(q + QpExInline.WR_ATOMIC_CMP_SWP);
+        wrAtomicFetchAdd = pointer(q + QpExInline.WR_ATOMIC_FETCH_ADD);
+        wrBindMw = pointer(q + QpExInline.WR_BIND_MW);
+        wrLocalInv = pointer(q + QpExInline.WR_LOCAL_INV);
+        wrRdmaRead = pointer(q + QpExInline.WR_RDMA_READ);
+        wrRdmaWrite = pointer(q + QpExInline.WR_RDMA_WRITE);
+        wrRdmaWriteImm = pointer(q + QpExInline.WR_RDMA_WRITE_IMM);
+        wrSend = pointer(q + QpExInline.WR_SEND);
+        wrSendImm = pointer(q + QpExInline.WR_SEND_IMM);
+        wrSendInv = pointer(q + QpExInline.WR_SEND_INV);
+        wrSendTso = pointer(q + QpExInline.WR_SEND_TSO);
+        wrSetUdAddr = pointer(q + QpExInline.WR_SET_UD_ADDR);
+        wrSetXrcSrqn = pointer(q + QpExInline.WR_SET_XRC_SRQN);
+        wrSetInlineData = pointer(q + QpExInline.WR_SET_INLINE_DATA);
+        wrSetInlineDataList = pointer(q + QpExInline.WR_SET_INLINE_DATA_LIST);
+        wrSetSge = pointer(q + QpExInline.WR_SET_SGE);
+        wrSetSgeList = pointer(q + QpExInline.WR_SET_SGE_LIST);
+        wrStart = pointer(q + QpExInline.WR_START);
+        wrComplete = pointer(q + QpExInline.WR_COMPLETE);
+        wrAbort = pointer(q + QpExInline.WR_ABORT);
+        wrAtomicWrite = pointer(q + QpExInline.WR_ATOMIC_WRITE);
+    }
+
+    /**
+     * Reads the builder slots of {@code qpEx} (an {@code ibv_qp_ex *}, e.g. from {@code ibv_qp_to_qp_ex}). The
+     * slots never change after creation, so the result is valid until the QP is destroyed.
+     */
+    public static QpExOps of(MemorySegment qpEx) {
+        nonNull(qpEx, "QpExOps.of", "qpEx");
+        return new QpExOps(qpEx.reinterpret(ibv_qp_ex.sizeof()));
+    }
+
+    /** The {@code ibv_qp_ex *} these ops act on, sized to the struct. */
+    public MemorySegment qp() {
+        return qp;
+    }
+
+    /** Writes {@code qp->wr_id}: the ID of the next WR built, reported back in its completion. */
+    public void wr_id(long wrId) {
+        qp.set(ValueLayout.JAVA_LONG, QpExInline.WR_ID, wrId);
+    }
+
+    /** Writes {@code qp->wr_flags}: {@code enum ibv_send_flags} bits for the next WR built. */
+    public void wr_flags(int wrFlags) {
+        qp.set(ValueLayout.JAVA_INT, QpExInline.WR_FLAGS, wrFlags);
+    }
+
+    /** {@link QpExInline#ibv_wr_atomic_cmp_swp} through the slot read at bind time. */
+    public void ibv_wr_atomic_cmp_swp(int rkey, long remoteAddr, long compare, long swap) {
+        MemorySegment fn = wrAtomicCmpSwp;
+        if (fn.address() == 0L) {
+            throw QpExInline.missing("ibv_wr_atomic_cmp_swp", QpExInline.NO_ATOMIC_CMP_SWP);
+        }
+        ProviderDowncalls.v_pijjj(fn, qp, rkey, remoteAddr, compare, swap);
+    }
+
+    /** {@link QpExInline#ibv_wr_atomic_fetch_add} through the slot read at bind time. */
+    public void ibv_wr_atomic_fetch_add(int rkey, long remoteAddr, long add) {
+        MemorySegment fn = wrAtomicFetchAdd;
+        if (fn.address() == 0L) {
+            throw QpExInline.missing("ibv_wr_atomic_fetch_add", QpExInline.NO_ATOMIC_FETCH_ADD);
+        }
+        ProviderDowncalls.v_pijj(fn, qp, rkey, remoteAddr, add);
+    }
+
+    /** {@link QpExInline#ibv_wr_bind_mw} through the slot read at bind time. */
+    public void ibv_wr_bind_mw(MemorySegment mw, int rkey, MemorySegment bindInfo) {
+        MemorySegment fn = wrBindMw;
+        if (fn.address() == 0L) {
+            throw QpExInline.missing("ibv_wr_bind_mw", QpExInline.NO_BIND_MW);
+        }
+        ProviderDowncalls.v_ppip(fn, qp, mw, rkey, bindInfo);
+    }
+
+    /** {@link QpExInline#ibv_wr_local_inv} through the slot read at bind time. */
+    public void ibv_wr_local_inv(int invalidateRkey) {
+        MemorySegment fn = wrLocalInv;
+        if (fn.address() == 0L) {
+            throw QpExInline.missing("ibv_wr_local_inv", QpExInline.NO_LOCAL_INV);
+        }
+        ProviderDowncalls.v_pi(fn, qp, invalidateRkey);
+    }
+
+    /** {@link QpExInline#ibv_wr_rdma_read} through the slot read at bind time. */
+    public void ibv_wr_rdma_read(int rkey, long remoteAddr) {
+        MemorySegment fn = wrRdmaRead;
+        if (fn.address() == 0L) {
+            throw QpExInline.missing("ibv_wr_rdma_read", QpExInline.NO_RDMA_READ);
+        }
+        ProviderDowncalls.v_pij(fn, qp, rkey, remoteAddr);
+    }
+
+    /** {@link QpExInline#ibv_wr_rdma_write} through the slot read at bind time. */
+    public void ibv_wr_rdma_write(int rkey, long remoteAddr) {
+        MemorySegment fn = wrRdmaWrite;
+        if (fn.address() == 0L) {
+            throw QpExInline.missing("ibv_wr_rdma_write", QpExInline.NO_RDMA_WRITE);
+        }
+        ProviderDowncalls.v_pij(fn, qp, rkey, remoteAddr);
+    }
+
+    /** {@link QpExInline#ibv_wr_rdma_write_imm} through the slot read at bind time. */
+    public void ibv_wr_rdma_write_imm(int rkey, long remoteAddr, int immData) {
+        MemorySegment fn = wrRdmaWriteImm;
+        if (fn.address() == 0L) {
+            throw QpExInline.missing("ibv_wr_rdma_write_imm", QpExInline.NO_RDMA_WRITE_IMM);
+        }
+        ProviderDowncalls.v_piji(fn, qp, rkey, remoteAddr, immData);
+    }
+
+    /** {@link QpExInline#ibv_wr_send} through the slot read at bind time. */
+    public void ibv_wr_send() {
+        MemorySegment fn = wrSend;
+        if (fn.address() == 0L) {
+            throw QpExInline.missing("ibv_wr_send", QpExInline.NO_SEND);
+        }
+        ProviderDowncalls.v_p(fn, qp);
+    }
+
+    /** {@link QpExInline#ibv_wr_send_imm} through the slot read at bind time. */
+    public void ibv_wr_send_imm(int immData) {
+        MemorySegment fn = wrSendImm;
+        if (fn.address() == 0L) {
+            throw QpExInline.missing("ibv_wr_send_imm", QpExInline.NO_SEND_IMM);
+        }
+        ProviderDowncalls.v_pi(fn, qp, immData);
+    }
+
+    /** {@link QpExInline#ibv_wr_send_inv} through the slot read at bind time. */
+    public void ibv_wr_send_inv(int invalidateRkey) {
+        MemorySegment fn = wrSendInv;
+        if (fn.address() == 0L) {
+            throw QpExInline.missing("ibv_wr_send_inv", QpExInline.NO_SEND_INV);
+        }
+        ProviderDowncalls.v_pi(fn, qp, invalidateRkey);
+    }
+
+    /** {@link QpExInline#ibv_wr_send_tso} through the slot read at bind time. */
+    public void ibv_wr_send_tso(MemorySegment hdr, short hdrSz, short mss) {
+        MemorySegment fn = wrSendTso;
+        if (fn.address() == 0L) {
+            throw QpExInline.missing("ibv_wr_send_tso", QpExInline.NO_SEND_TSO);
+        }
+        ProviderDowncalls.v_ppss(fn, qp, hdr, hdrSz, mss);
+    }
+
+    /** {@link QpExInline#ibv_wr_set_ud_addr} through the slot read at bind time. */
+    public void ibv_wr_set_ud_addr(MemorySegment ah, int remoteQpn, int remoteQkey) {
+        MemorySegment fn = wrSetUdAddr;
+        if (fn.address() == 0L) {
+            throw QpExInline.missing("ibv_wr_set_ud_addr", QpExInline.UD_ONLY);
+        }
+        ProviderDowncalls.v_ppii(fn, qp, ah, remoteQpn, remoteQkey);
+    }
+
+    /** {@link QpExInline#ibv_wr_set_xrc_srqn} through the slot read at bind time. */
+    public void ibv_wr_set_xrc_srqn(int remoteSrqn) {
+        MemorySegment fn = wrSetXrcSrqn;
+        if (fn.address() == 0L) {
+            throw QpExInline.missing("ibv_wr_set_xrc_srqn", QpExInline.XRC_ONLY);
+        }
+        ProviderDowncalls.v_pi(fn, qp, remoteSrqn);
+    }
+
+    /** {@link QpExInline#ibv_wr_set_inline_data} through the slot read at bind time. */
+    public void ibv_wr_set_inline_data(MemorySegment addr, long length) {
+        MemorySegment fn = wrSetInlineData;
+        if (fn.address() == 0L) {
+            throw QpExInline.missing("ibv_wr_set_inline_data", QpExInline.NOT_EXTENDED);
+        }
+        ProviderDowncalls.v_ppj(fn, qp, addr, length);
+    }
+
+    /** {@link QpExInline#ibv_wr_set_inline_data_list} through the slot read at bind time. */
+    public void ibv_wr_set_inline_data_list(long numBuf, MemorySegment bufList) {
+        MemorySegment fn = wrSetInlineDataList;
+        if (fn.address() == 0L) {
+            throw QpExInline.missing("ibv_wr_set_inline_data_list", QpExInline.NOT_EXTENDED);
+        }
+        ProviderDowncalls.v_pjp(fn, qp, numBuf, bufList);
+    }
+
+    /** {@link QpExInline#ibv_wr_set_sge} through the slot read at bind time. */
+    public void ibv_wr_set_sge(int lkey, long addr, int length) {
+        MemorySegment fn = wrSetSge;
+        if (fn.address() == 0L) {
+            throw QpExInline.missing("ibv_wr_set_sge", QpExInline.NOT_EXTENDED);
+        }
+        ProviderDowncalls.v_piji(fn, qp, lkey, addr, length);
+    }
+
+    /** {@link QpExInline#ibv_wr_set_sge_list} through the slot read at bind time. */
+    public void ibv_wr_set_sge_list(long numSge, MemorySegment sgList) {
+        MemorySegment fn = wrSetSgeList;
+        if (fn.address() == 0L) {
+            throw QpExInline.missing("ibv_wr_set_sge_list", QpExInline.NOT_EXTENDED);
+        }
+        ProviderDowncalls.v_pjp(fn, qp, numSge, sgList);
+    }
+
+    /** {@link QpExInline#ibv_wr_start} through the slot read at bind time. */
+    public void ibv_wr_start() {
+        MemorySegment fn = wrStart;
+        if (fn.address() == 0L) {
+            throw QpExInline.missing("ibv_wr_start", QpExInline.NOT_EXTENDED);
+        }
+        ProviderDowncalls.v_p(fn, qp);
+    }
+
+    /** {@link QpExInline#ibv_wr_complete} through the slot read at bind time. */
+    public int ibv_wr_complete() {
+        MemorySegment fn = wrComplete;
+        if (fn.address() == 0L) {
+            throw QpExInline.missing("ibv_wr_complete", QpExInline.NOT_EXTENDED);
+        }
+        return ProviderDowncalls.kick_i_p(fn, qp);
+    }
+
+    /** {@link QpExInline#ibv_wr_abort} through the slot read at bind time. */
+    public void ibv_wr_abort() {
+        MemorySegment fn = wrAbort;
+        if (fn.address() == 0L) {
+            throw QpExInline.missing("ibv_wr_abort", QpExInline.NOT_EXTENDED);
+        }
+        ProviderDowncalls.v_p(fn, qp);
+    }
+
+    /** {@link QpExInline#ibv_wr_atomic_write} through the slot read at bind time. */
+    public void ibv_wr_atomic_write(int rkey, long remoteAddr, MemorySegment atomicWr) {
+        MemorySegment fn = wrAtomicWrite;
+        if (fn.address() == 0L) {
+            throw QpExInline.missing("ibv_wr_atomic_write", QpExInline.NO_ATOMIC_WRITE);
+        }
+        ProviderDowncalls.v_pijp(fn, qp, rkey, remoteAddr, atomicWr);
+    }
+}
