@@ -25,18 +25,6 @@ final class ReceiveQueue extends WorkQueue {
         requests.queue = this;
     }
 
-    int post(ReceiveRequests wrs) {
-        CallGuard g = guard;
-        if (!g.enter(Thread.currentThread())) {
-            throw postRefused("ibv_post_recv");
-        }
-        try {
-            return postChain(wrs);
-        } finally {
-            g.exit();
-        }
-    }
-
     @Override
     String verb() {
         return "ibv_post_recv";

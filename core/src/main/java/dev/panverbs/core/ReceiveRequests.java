@@ -29,11 +29,6 @@ public final class ReceiveRequests extends WorkRequests<ReceiveRequests> {
                 arena.allocate(ibv_sge.layout(), (long) Math.max(capacity, 1) * Math.max(maxSge, 1)));
     }
 
-    @Override
-    public int post() {
-        return ((ReceiveQueue) queue).post(this);
-    }
-
     /** Starts a receive WR with id {@code wrId}; add its buffers with {@link #sge}. */
     public ReceiveRequests recv(long wrId) {
         startWr(wrId);

@@ -31,18 +31,6 @@ final class SendQueue extends WorkQueue {
         this.batch = qpEx == null ? null : new PostBatch(this, qpEx, sendOps, arena);
     }
 
-    int post(SendRequests wrs) {
-        CallGuard g = guard;
-        if (!g.enter(Thread.currentThread())) {
-            throw postRefused("ibv_post_send");
-        }
-        try {
-            return postChain(wrs);
-        } finally {
-            g.exit();
-        }
-    }
-
     @Override
     String verb() {
         return "ibv_post_send";

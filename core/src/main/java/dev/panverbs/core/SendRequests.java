@@ -77,11 +77,6 @@ public final class SendRequests extends WorkRequests<SendRequests> {
         this.udAddressed = new boolean[capacity];
     }
 
-    @Override
-    public int post() {
-        return ((SendQueue) queue).post(this);
-    }
-
     /** {@code IBV_WR_SEND}. */
     public SendRequests send(long wrId, int sendFlags) {
         start(WorkRequestOpcode.SEND, wrId, sendFlags);

@@ -55,11 +55,24 @@ abstract sealed class WorkQueue permits SendQueue, ReceiveQueue {
 
     // ---- the post loop shared by every chain ----
 
+    /** Posts the pending WRs of this queue's own chain under the producer guard; see {@link WorkRequests#post()}. */
+    final int post(WorkRequests<?> wrs) {
+        CallGuard g = guard;
+        if (!g.enter(Thread.currentThread())) {
+            throw postRefused(verb());
+        }
+        try {
+            return postChain(wrs);
+        } finally {
+            g.exit();
+        }
+    }
+
     /**
      * Posts the pending WRs of {@code wrs}: checks, records them (published before the doorbell), re-checks their
      * keys, calls the provider, rolls back what it refused. Runs inside {@link #guard}. Allocation-free.
      */
-    final int postChain(WorkRequests<?> wrs) {
+    private int postChain(WorkRequests<?> wrs) {
         String verb = verb();
         MemorySegment h = owner.handle(verb);
         int from = wrs.posted;

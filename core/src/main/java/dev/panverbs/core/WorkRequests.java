@@ -133,7 +133,9 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
      * {@link PostBatch} of this thread → {@link IllegalStateException}. In ERR the WRs are accepted and complete
      * with {@code WR_FLUSH_ERR}.
      */
-    public abstract int post();
+    public final int post() {
+        return queue.post(this);
+    }
 
     /** Appends an SGE to the current WR; {@code key} null for inline data. Checks done by the caller. */
     final void appendSge(long addr, int length, int lkey, KeySnapshot key) {
