@@ -2,6 +2,8 @@ package dev.panverbs.bindings;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.panverbs.testing.RdmaTestDevice;
+
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -25,7 +27,7 @@ class PerftestTwoHostsIT {
         String peer = System.getenv("PANVERBS_PEER");
         Assumptions.assumeTrue(role != null && peer != null && !peer.isEmpty(),
                 "two-hosts IT without PANVERBS_ROLE/PANVERBS_PEER: run it with testbed/test (testbed/run --two)");
-        String device = BedDevice.name();
+        String device = RdmaTestDevice.name();
         List<String> common = List.of(Perftest.ibWriteBw(), "-d", device, "-s", "65536", "-n", "500", "-p", "18516");
         Perftest.Run run;
         if (role.equals("server")) {
