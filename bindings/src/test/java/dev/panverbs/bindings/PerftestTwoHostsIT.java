@@ -9,16 +9,14 @@ import java.time.Duration;
 import java.util.List;
 
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * perftest's {@code ib_write_bw} across the bed's two guests (testbed/run --two): the server guest
  * ({@code PANVERBS_ROLE=server}) and the client guest, which connects to {@code PANVERBS_PEER}. Both guests
- * run this class; each plays its role.
+ * run this class; each plays its role. The name (*TwoHostsIT) is what makes testbed/test run it there.
  */
-@Tag("two-hosts")
 class PerftestTwoHostsIT {
 
     @Test
