@@ -6,6 +6,8 @@ export HOME
 BED_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BED_REPO=$(cd "$BED_DIR/.." && pwd)
 BED_CACHE=${PANVERBS_TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/panverbs-testbed}
+# panverbs_find_jdk and panverbs_maven_opts: the JDK policy every script shares
+. "$BED_DIR/lib/jdk.sh"
 
 # Debian packages the bed needs on the host (the guest runs the host's binaries over 9p).
 BED_PACKAGES=(qemu-system-x86 busybox-static cpio kmod iproute2 rdma-core ibverbs-providers ibverbs-utils
@@ -171,25 +173,4 @@ bed_build() {
     find "$dir" -maxdepth 1 -name 'initramfs-*.cpio.gz' ! -name "initramfs-$key.cpio.gz" -mmin +60 -delete
     find "$BED_CACHE" -mindepth 1 -maxdepth 1 -type d -name '*_*' ! -path "$dir" -mmin +60 -exec rm -rf {} +
     bed_info "cached kernel $kver and initramfs in $dir"
-}
-
-# Finds a JDK 22+ (JAVA_HOME, then the default java, then /usr/lib/jvm/*/release) and exports JAVA_HOME.
-bed_find_jdk() {
-    local v
-    bed_java_major() { "$1/bin/java" -XshowSettings:properties -version 2>&1 |
-        awk -F' = ' '/java.specification.version/ { print $2; exit }'; }
-    if [[ -n ${JAVA_HOME:-} && -x $JAVA_HOME/bin/java ]]; then
-        v=$(bed_java_major "$JAVA_HOME")
-        [[ ${v:-0} -ge 22 ]] && { export JAVA_HOME PATH="$JAVA_HOME/bin:$PATH"; return 0; }
-    fi
-    local jh best="" bestv=0
-    for jh in /usr/lib/jvm/*/; do
-        jh=${jh%/}
-        [[ -f $jh/release && -x $jh/bin/java && -x $jh/bin/javac ]] || continue
-        v=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$jh/release")
-        if [[ ${v:-0} -ge 22 && $v -gt $bestv ]]; then best=$jh; bestv=$v; fi
-    done
-    [[ -n $best ]] || bed_die "no JDK 22+ found (JAVA_HOME, /usr/lib/jvm/*/release); install one and set JAVA_HOME"
-    export JAVA_HOME=$best
-    export PATH="$JAVA_HOME/bin:$PATH"
 }

@@ -31,7 +31,7 @@ import java.lang.foreign.ValueLayout;
  *
  * <p>One object per QP, reused by every {@code startSend}: nothing is allocated. Not thread-safe: between
  * {@code startSend} and {@code submit}/{@code close} the provider holds the send-queue lock, and all calls must come
- * from that thread: a second {@code startSend} or a {@code postSend} on the same QP, which would spin forever on that
+ * from that thread: a second {@code startSend} or a classic send post on the same QP, which would spin forever on that
  * lock, and a {@code submit} from another thread throw {@link IllegalStateException}; the operations and setters,
  * per WR, check only that a batch is open. Closing the QP on the batch's thread
  * aborts the batch; closing it on another thread waits (up to 5 s) for the batch to be submitted or closed.

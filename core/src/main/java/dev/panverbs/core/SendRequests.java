@@ -16,10 +16,10 @@ import java.nio.ByteOrder;
  * <pre>{@code
  * SendRequests wrs = qp.sendRequests();
  * for (int i = 0; i < 16; i++) {
- *     wrs.rdmaWrite(i, i == 15 ? SendFlag.SIGNALED_BIT : 0, remoteAddr + i * 4096L, rkey)
+ *     wrs.rdmaWrite(i, i == 15 ? SendFlag.SIGNALED_BIT : 0, rkey, remoteAddr + i * 4096L)
  *        .sge(mr, i * 4096L, 4096);
  * }
- * int posted = qp.postSend(wrs);   // one ibv_post_send for the 16-WR chain
+ * int posted = wrs.post();         // one ibv_post_send for the 16-WR chain
  * }</pre>
  *
  * <p>Each operation method starts a new WR, with the names and argument order of the {@code ibv_wr_*} builders of

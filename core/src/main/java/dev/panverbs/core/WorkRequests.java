@@ -55,6 +55,8 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     /** Java mirrors of each WR's own {@code wr_id} and {@code num_sge}, read back when it is posted. */
     final long[] wrIds;
     final int[] numSges;
+    /** {@link #chainFrom} slices, made on first use. */
+    private final MemorySegment[] heads;
     int count;
     /** WRs of this chain already accepted by the provider (a partial post left the rest pending). */
     int posted;
@@ -82,6 +84,7 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         this.keyIds = new long[capacity * this.maxSge];
         this.wrIds = new long[capacity];
         this.numSges = new int[capacity];
+        this.heads = new MemorySegment[capacity];
         long sgesAddress = sges.address();
         for (int i = 0; i < capacity; i++) {
             wrs.set(LONG, i * wrSize + SG_LIST, sgesAddress + i * this.maxSge * SGE_SIZE);
@@ -228,9 +231,20 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         wrs.set(LONG, last * wrSize + NEXT, last + 1 < capacity ? wrsAddress + (last + 1) * wrSize : 0L);
     }
 
-    /** The chain starting at WR {@code i}; only a retry after a partial post slices (and may allocate). */
+    /**
+     * The chain starting at WR {@code i}. A retry after a partial post (a full send queue) starts mid-chain; its slice
+     * is made once per index and kept, so back-pressure does not allocate on the hot path either.
+     */
     final MemorySegment chainFrom(int i) {
-        return i == 0 ? wrs : wrs.asSlice(i * wrSize);
+        if (i == 0) {
+            return wrs;
+        }
+        MemorySegment s = heads[i];
+        if (s == null) {
+            s = wrs.asSlice(i * wrSize);
+            heads[i] = s;
+        }
+        return s;
     }
 
     /** The index of the WR at native address {@code badWr}, as the provider reports it. */

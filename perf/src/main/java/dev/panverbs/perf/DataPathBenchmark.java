@@ -34,7 +34,7 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * The hot paths of both APIs on the library's real objects -- {@link QueuePair#postSend}, {@link PostBatch},
+ * The hot paths of both APIs on the library's real objects -- {@link SendRequests#post()}, {@link PostBatch},
  * {@link CompletionQueue#poll}, {@link ExtendedCompletionQueue#startPoll()}/{@code nextPoll}/{@code endPoll} --
  * over the fake provider ({@link FakeProvider}; core/src/test/c/fake_provider.c, built by perf/run), whose slots
  * write WQEs and CQEs into memory rings as a user-space provider does, minus the hardware. Each operation posts and
@@ -134,7 +134,7 @@ public class DataPathBenchmark {
         return ops.ibv_post_send(qpHandle, unsignaledWr, badWr);
     }
 
-    // ---- classic API: SendRequests + QueuePair.postSend + CompletionQueue.poll ----
+    // ---- classic API: SendRequests.post() + CompletionQueue.poll ----
 
     /** One RDMA WRITE: write the WR (checked SGE), ibv_post_send, poll its completion (retires the WR). */
     @Benchmark

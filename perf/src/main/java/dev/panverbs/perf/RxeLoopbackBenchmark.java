@@ -116,7 +116,7 @@ public class RxeLoopbackBenchmark {
         ctx.close();
     }
 
-    /** One 64-byte RDMA WRITE through QueuePair.postSend, then CompletionQueue.poll until its completion. */
+    /** One 64-byte RDMA WRITE through SendRequests.post(), then CompletionQueue.poll until its completion. */
     @Benchmark
     public long classicPostSend1() {
         SendRequests wrs = qp.sendRequests();

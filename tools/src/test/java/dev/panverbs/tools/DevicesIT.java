@@ -1,16 +1,12 @@
 package dev.panverbs.tools;
 
-import org.junit.jupiter.api.Assertions;
-import org.junit.jupiter.api.Assumptions;
+import dev.panverbs.testing.RdmaTestDevice;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
-import java.io.File;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -30,19 +26,7 @@ class DevicesIT {
     }
 
     static String c(String... command) throws Exception {
-        String tool = null;
-        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(File.pathSeparator)) {
-            if (Files.isExecutable(Path.of(dir, command[0]))) {
-                tool = Path.of(dir, command[0]).toString();
-            }
-        }
-        if (tool == null) {
-            String reason = command[0] + " is not on PATH: apt-get install ibverbs-utils";
-            if ("1".equals(System.getenv("PANVERBS_REQUIRE_DEVICE"))) {
-                Assertions.fail(reason);
-            }
-            Assumptions.abort(reason);
-        }
+        String tool = RdmaTestDevice.program(command[0], "ibverbs-utils");
         List<String> cmd = new ArrayList<>(List.of(command));
         cmd.set(0, tool);
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();

@@ -2,7 +2,8 @@ package dev.panverbs.bindings.ibverbs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.File;
+import dev.panverbs.testing.RdmaTestDevice;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,7 +14,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Assertions;
-import org.junit.jupiter.api.Assumptions;
 
 /** Runs perftest's C {@code ib_write_bw} for the bed's ITs and reads its result line. */
 final class Perftest {
@@ -38,16 +38,7 @@ final class Perftest {
     }
 
     static String ibWriteBw() {
-        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(File.pathSeparator)) {
-            Path p = Path.of(dir, "ib_write_bw");
-            if (Files.isExecutable(p)) return p.toString();
-        }
-        String reason = "perftest's ib_write_bw is not on PATH: apt-get install perftest";
-        if ("true".equalsIgnoreCase(System.getenv("CI")) || "1".equals(System.getenv("PANVERBS_REQUIRE_DEVICE"))) {
-            Assertions.fail(reason);
-        }
-        Assumptions.abort(reason);
-        throw new AssertionError("unreachable");
+        return RdmaTestDevice.program("ib_write_bw", "perftest");
     }
 
     static Process start(List<String> command, Path log) throws IOException {

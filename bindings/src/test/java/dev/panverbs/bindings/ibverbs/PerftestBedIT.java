@@ -2,6 +2,8 @@ package dev.panverbs.bindings.ibverbs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.panverbs.testing.RdmaTestDevice;
+
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -17,7 +19,7 @@ class PerftestBedIT {
 
     @Test
     void ibWriteBwServerAndClientOnOneDevice(@TempDir Path dir) throws Exception {
-        String device = BedDevice.name();
+        String device = RdmaTestDevice.name();
         String binary = Perftest.ibWriteBw();
         List<String> common = List.of(binary, "-d", device, "-s", "65536", "-n", "1000", "-p", "18515");
         Path serverLog = dir.resolve("server.log");

@@ -10,6 +10,7 @@ import dev.panverbs.bindings.verbs.ibv_device_attr;
 import dev.panverbs.bindings.verbs.ibv_mr;
 import dev.panverbs.bindings.verbs.ibv_port_attr;
 import dev.panverbs.bindings.verbs.ibv_wc;
+import dev.panverbs.testing.RdmaTestDevice;
 
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
@@ -32,7 +33,7 @@ class SoftRoceBedIT {
 
     @BeforeEach
     void open() {
-        device = BedDevice.name();
+        device = RdmaTestDevice.name();
         verbs = new RawVerbs(device);
     }
 

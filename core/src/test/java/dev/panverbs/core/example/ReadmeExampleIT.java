@@ -7,6 +7,8 @@ import dev.panverbs.core.AddressVector;
 import dev.panverbs.core.CompletionQueue;
 import dev.panverbs.core.Context;
 import dev.panverbs.core.Device;
+import dev.panverbs.core.GidType;
+import dev.panverbs.core.LinkLayer;
 import dev.panverbs.core.MemoryRegion;
 import dev.panverbs.core.Mtu;
 import dev.panverbs.core.ProtectionDomain;
@@ -18,18 +20,44 @@ import dev.panverbs.core.WorkCompletionStatus;
 import dev.panverbs.core.WorkCompletions;
 import dev.panverbs.testing.RdmaTestDevice;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.EnumSet;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
-/** The README's example, verbatim between the markers, run on the test device. */
+/**
+ * The README's example, run on the test device: verbatim between the markers (README-BEGIN and README-END, see
+ * {@link ReadmeExample}; {@code ReadmeExampleTest} fails the host build when this copy and README.md differ), and
+ * as a named module on the module path, started with the README's {@code --enable-native-access} flags.
+ */
 class ReadmeExampleIT {
 
     @Test
     void rdmaWriteBetweenTwoQueuePairs() {
         String deviceName = RdmaTestDevice.name();
+        InetAddress localAddress = roceV2Address(deviceName);
+        PrintStream stdout = System.out;
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(printed, true, StandardCharsets.UTF_8));
+        try {
+            example(deviceName, localAddress);
+        } finally {
+            System.setOut(stdout);
+        }
+        assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("7 SUCCESS" + System.lineSeparator());
+    }
+
+    private static void example(String deviceName, InetAddress localAddress) {
         // README-BEGIN
         try (Context ctx = Device.open(deviceName)) {                 // ibv_open_device
             ProtectionDomain pd = ctx.allocPd();                      // ibv_alloc_pd
@@ -39,8 +67,9 @@ class ReadmeExampleIT {
             QueuePair a = pd.createQp(QueuePairType.RC, cq, cq).maxSendWr(16).build();  // ibv_create_qp
             QueuePair b = pd.createQp(QueuePairType.RC, cq, cq).maxSendWr(16).build();
 
-            // RoCE: address by GID (index 1 is rxe's RoCE v2 GID of the netdev's IPv4 address)
-            AddressVector path = AddressVector.builder(1).grh(ctx.queryGid(1, 1).toBytes(), 1, 64).build();
+            // RoCE: address by GID, the RoCE v2 GID of localAddress (what perftest's -x selects)
+            int gid = ctx.roceV2GidIndex(1, localAddress);            // ibv_query_gid_table
+            AddressVector path = AddressVector.builder(1).grh(ctx.queryGid(1, gid).toBytes(), gid, 64).build();
             a.toInit(1, EnumSet.of(Access.REMOTE_WRITE));             // ibv_modify_qp RESET -> INIT
             b.toInit(1, EnumSet.of(Access.REMOTE_WRITE));
             a.toRtr(path, Mtu.MTU_1024, b.qpNum(), 0);                 // INIT -> RTR
@@ -64,6 +93,57 @@ class ReadmeExampleIT {
         // README-END
     }
 
+    /**
+     * The README example compiled as module {@code example} ({@code requires dev.panverbs.core}) and run in its own
+     * JVM with {@code --module-path <bindings>:<core>:<example>} and the README's module-path flag, nothing else:
+     * it must print what the README says and the JVM no warning (a restricted call from a module the flag does not
+     * name prints one).
+     */
+    @Test
+    void readmeExampleRunsOnTheModulePath(@TempDir Path dir) throws Exception {
+        String deviceName = RdmaTestDevice.name();
+        InetAddress localAddress = roceV2Address(deviceName);
+        String flag = ReadmeExample.moduleNativeAccessFlag();
+        Path classes = ReadmeExample.compileModule(dir);
+
+        List<String> command = List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                // as testbed/lib/run-its: under TCG every compiler and GC thread costs emulated CPU time
+                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+                "--module-path", ReadmeExample.libraryModulePath() + ":" + classes,
+                flag,
+                "-m", ReadmeExample.MODULE + "/" + ReadmeExample.MAIN, deviceName, localAddress.getHostAddress());
+        Path out = dir.resolve("stdout.txt");
+        Path err = dir.resolve("stderr.txt");
+        Process p = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        boolean finished = p.waitFor(4, TimeUnit.MINUTES);
+        if (!finished) {
+            p.destroyForcibly().waitFor();
+        }
+        String described = String.join(" ", command) + "\n--- exit " + (finished ? p.exitValue() : "(killed after 4 min)")
+                + "\n--- stdout\n" + Files.readString(out) + "--- stderr\n" + Files.readString(err);
+        assertThat(finished).as(described).isTrue();
+        assertThat(p.exitValue()).as(described).isZero();
+        assertThat(Files.readString(out)).as(described).isEqualTo("7 SUCCESS\n");
+        assertThat(Files.readString(err)).as(described).isEmpty();
+    }
+
+    /**
+     * This host's IPv4 address on the device's netdev, from its RoCE v2 GID (the example's {@code localAddress}).
+     * The example addresses by RoCE GID: on a port that is not Ethernet the test is skipped, naming why.
+     */
+    private static InetAddress roceV2Address(String deviceName) {
+        try (Context ctx = Device.open(deviceName)) {
+            RdmaTestDevice.assumeCapability(ctx.queryPort(1).linkLayer() == LinkLayer.ETHERNET,
+                    "an Ethernet (RoCE) port 1: the README example addresses by RoCE v2 GID");
+            return ctx.queryGidTable().stream()
+                    .filter(e -> e.portNum() == 1 && e.type() == GidType.ROCE_V2 && e.gid().isIpv4Mapped())
+                    .map(e -> e.gid().toInetAddress()).findFirst()
+                    .orElseThrow(() -> new AssertionError("no IPv4 RoCE v2 GID on " + deviceName + " port 1 (is an "
+                            + "IPv4 address assigned to its netdev?): " + ctx.queryGidTable()));
+        }
+    }
+
     @Test
     void exampleMovesTheBytes() {
         try (Context ctx = Device.open(RdmaTestDevice.name())) {
@@ -73,7 +153,7 @@ class ReadmeExampleIT {
             MemoryRegion dst = pd.allocate(4096, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
             QueuePair a = pd.createQp(QueuePairType.RC, cq, cq).maxSendWr(16).build();
             QueuePair b = pd.createQp(QueuePairType.RC, cq, cq).maxSendWr(16).build();
-            int gidIndex = ctx.queryGid(1, 1).isZero() ? 0 : 1;
+            int gidIndex = ctx.roceV2GidIndex(1, roceV2Address(RdmaTestDevice.name()));
             AddressVector path = AddressVector.builder(1).grh(ctx.queryGid(1, gidIndex).toBytes(), gidIndex, 64).build();
             a.toInit(1, EnumSet.of(Access.REMOTE_WRITE));
             b.toInit(1, EnumSet.of(Access.REMOTE_WRITE));

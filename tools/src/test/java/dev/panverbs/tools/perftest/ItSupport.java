@@ -1,10 +1,9 @@
 package dev.panverbs.tools.perftest;
 
+import dev.panverbs.testing.RdmaTestDevice;
 import org.junit.jupiter.api.Assertions;
-import org.junit.jupiter.api.Assumptions;
 
 import java.io.ByteArrayOutputStream;
-import java.io.File;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -31,52 +30,14 @@ final class ItSupport {
         return NEXT_PORT.getAndIncrement();
     }
 
-    /**
-     * {@code $PANVERBS_TEST_DEVICE}, else the first device. Where a device is expected (CI=true or
-     * PANVERBS_REQUIRE_DEVICE=1, as in the Soft-RoCE guest) a missing one fails the test; elsewhere it is skipped.
-     */
+    /** The device under test: {@link RdmaTestDevice#name()}. */
     static String device() {
-        List<String> names;
-        String problem = null;
-        try {
-            names = new CoreEngine().deviceNames();
-        } catch (RuntimeException e) {
-            names = List.of();
-            problem = e.getMessage();
-        }
-        String wanted = System.getenv("PANVERBS_TEST_DEVICE");
-        if (wanted != null && !wanted.isEmpty()) {
-            if (!names.contains(wanted)) {
-                Assertions.fail("PANVERBS_TEST_DEVICE=" + wanted + " does not exist; devices: " + names);
-            }
-            return wanted;
-        }
-        if (!names.isEmpty()) {
-            return names.get(0);
-        }
-        String reason = "no RDMA device" + (problem == null ? "" : " (" + problem + ")") + ": run the integration "
-                + "tests in the Soft-RoCE guest with testbed/test, or attach a device and set PANVERBS_TEST_DEVICE";
-        if ("true".equalsIgnoreCase(System.getenv("CI")) || "1".equals(System.getenv("PANVERBS_REQUIRE_DEVICE"))) {
-            Assertions.fail(reason);
-        }
-        Assumptions.abort(reason);
-        throw new AssertionError("unreachable");
+        return RdmaTestDevice.name();
     }
 
-    /** Path of a C perftest binary; missing perftest fails where a device is expected. */
+    /** Path of a C perftest binary: {@link RdmaTestDevice#program(String, String)}. */
     static String cTool(String name) {
-        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(File.pathSeparator)) {
-            Path p = Path.of(dir, name);
-            if (Files.isExecutable(p)) {
-                return p.toString();
-            }
-        }
-        String reason = "perftest's " + name + " is not on PATH: apt-get install perftest";
-        if ("true".equalsIgnoreCase(System.getenv("CI")) || "1".equals(System.getenv("PANVERBS_REQUIRE_DEVICE"))) {
-            Assertions.fail(reason);
-        }
-        Assumptions.abort(reason);
-        throw new AssertionError("unreachable");
+        return RdmaTestDevice.program(name, "perftest");
     }
 
     /** A finished run of one side. */

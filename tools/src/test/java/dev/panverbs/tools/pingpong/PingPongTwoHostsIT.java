@@ -11,7 +11,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -22,7 +21,6 @@ import org.junit.jupiter.api.io.TempDir;
  * ports. RC and UD, Java client with C server and C client with Java server, {@code -c} on both sides. Each
  * side checks its own run and that the peer it printed is the other guest's address.
  */
-@Tag("two-hosts")
 class PingPongTwoHostsIT {
     private static final Duration SERVER_WAIT = Duration.ofSeconds(900);
     private static final Duration CLIENT_RETRY = Duration.ofSeconds(600);
