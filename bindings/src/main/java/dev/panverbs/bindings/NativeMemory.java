@@ -53,6 +53,27 @@ public final class NativeMemory {
         return address;
     }
 
+    /**
+     * The address of {@code buffer}, an output argument into which the verb writes {@code size} bytes, after
+     * checking that it can hold them: non-NULL, native, and at least {@code size} bytes long. The twins pass
+     * C's {@code sizeof} to the provider (or zero the struct themselves) whatever the segment's own size, so an
+     * undersized allocation would be overrun outside any FFM bounds check. A raw pointer ({@code ofAddress},
+     * zero length) must be {@code reinterpret}ed to the struct's size first.
+     */
+    public static long output(MemorySegment buffer, long size, String verb, String argument) {
+        if (!buffer.isNative()) {
+            throw new IllegalArgumentException(verb + ": " + argument + " is a heap segment; the verb writes "
+                    + size + " bytes at a native address");
+        }
+        long address = nonNull(buffer, verb, argument);
+        if (buffer.byteSize() < size) {
+            throw new IllegalArgumentException(verb + ": " + argument + " has " + buffer.byteSize()
+                    + " bytes, the verb writes " + size + " (allocate the struct's layout, or reinterpret a raw "
+                    + "pointer to that size)");
+        }
+        return address;
+    }
+
     private static IllegalArgumentException nullArgument(String verb, String argument) {
         return new IllegalArgumentException(verb + ": " + argument + " is NULL");
     }

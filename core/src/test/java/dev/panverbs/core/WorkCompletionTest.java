@@ -42,6 +42,16 @@ class WorkCompletionTest {
         }
     }
 
+    /** CompletionQueue.poll passes capacity() as num_entries: the provider may write that many 48-byte ibv_wc. */
+    @Test
+    void pollArrayHoldsCapacityEntriesOfGccSize() {
+        for (int capacity : new int[] {1, 16, 1000}) {
+            WorkCompletions wcs = WorkCompletions.allocate(capacity);
+            assertThat(wcs.capacity()).isEqualTo(capacity);
+            assertThat(wcs.array().byteSize()).as("capacity %d", capacity).isEqualTo(capacity * 48L);
+        }
+    }
+
     @Test
     void flyweightReadsEachSlot() {
         WorkCompletions wcs = WorkCompletions.allocate(3);

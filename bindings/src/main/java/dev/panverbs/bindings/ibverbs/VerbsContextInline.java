@@ -64,13 +64,14 @@ public final class VerbsContextInline {
      * (verbs.h macro → {@code ___ibv_query_port}, rdma-core 44): {@code vctx->query_port(context, port_num,
      * port_attr, sizeof(*port_attr))} with the full 52-byte {@code ibv_port_attr}; if the op is missing,
      * zero {@code *port_attr} and call the exported compat {@code ibv_query_port}, which fills only its first 48
-     * bytes. 0 or an errno value.
+     * bytes. 0 or an errno value. {@code port_attr} must hold the 52 bytes ({@link IllegalArgumentException}).
      */
     public static int ibv_query_port(MemorySegment context, byte portNum, MemorySegment portAttr) {
         long ctx = nonNull(context, "ibv_query_port", "context");
+        long attr = NativeMemory.output(portAttr, ibv_port_attr.sizeof(), "ibv_query_port", "port_attr");
         MemorySegment fn = contextOp(ctx, verbs_context.query_port$offset());
         if (fn.address() == 0L) {
-            NativeMemory.zero(nonNull(portAttr, "ibv_query_port", "port_attr"), ibv_port_attr.sizeof());
+            NativeMemory.zero(attr, ibv_port_attr.sizeof());
             return LibIbverbs.ibv_query_port(context, portNum, portAttr);
         }
         return ProviderDowncalls.ctl_i_pbpj(fn, context, portNum, portAttr, ibv_port_attr.sizeof());
@@ -81,10 +82,12 @@ public final class VerbsContextInline {
      * struct ibv_device_attr_ex *attr)} (verbs.h, rdma-core 44): EINVAL if {@code input} is non-NULL with a
      * non-zero {@code comp_mask}; else {@code vctx->query_device_ex(context, input, attr, sizeof(*attr))} (400
      * bytes). If the op is missing or returns EOPNOTSUPP or ENOSYS, the legacy path: zero {@code *attr} and
-     * return {@code ibv_query_device(context, &attr->orig_attr)}. 0 or an errno value.
+     * return {@code ibv_query_device(context, &attr->orig_attr)}. 0 or an errno value. {@code attr} must hold the
+     * 400 bytes ({@link IllegalArgumentException}).
      */
     public static int ibv_query_device_ex(MemorySegment context, MemorySegment input, MemorySegment attr) {
         long ctx = nonNull(context, "ibv_query_device_ex", "context");
+        long a = NativeMemory.output(attr, ibv_device_attr_ex.sizeof(), "ibv_query_device_ex", "attr");
         if (input.address() != 0L
                 && NativeMemory.int32(input.address() + ibv_query_device_ex_input.comp_mask$offset()) != 0) {
             return Errno.EINVAL;
@@ -96,7 +99,6 @@ public final class VerbsContextInline {
                 return ret;
             }
         }
-        long a = nonNull(attr, "ibv_query_device_ex", "attr");
         NativeMemory.zero(a, ibv_device_attr_ex.sizeof());
         return LibIbverbs.ibv_query_device(context,
                 MemorySegment.ofAddress(a + ibv_device_attr_ex.orig_attr$offset()));

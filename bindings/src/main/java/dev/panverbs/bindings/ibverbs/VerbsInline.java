@@ -19,6 +19,7 @@ import dev.panverbs.bindings.verbs.ibv_mw_bind_info;
 import dev.panverbs.bindings.verbs.ibv_pd;
 import dev.panverbs.bindings.verbs.ibv_qp;
 import dev.panverbs.bindings.verbs.ibv_srq;
+import dev.panverbs.bindings.verbs.ibv_wc;
 import dev.panverbs.bindings.verbs.ibv_wq;
 import dev.panverbs.bindings.verbs.verbs_context;
 import dev.panverbs.bindings.verbs.verbs_h;
@@ -62,6 +63,7 @@ public final class VerbsInline {
     static final long OPS_BIND_MW = OPS + ibv_context_ops.bind_mw$offset();
     static final long OPS_DEALLOC_MW = OPS + ibv_context_ops.dealloc_mw$offset();
 
+    private static final long WC_SIZE = ibv_wc.sizeof();
     private static final int IBV_MW_TYPE_1 = verbs_h.IBV_MW_TYPE_1();
     private static final int IB_ROCE_UDP_ENCAP_VALID_PORT_MIN = verbs_h.IB_ROCE_UDP_ENCAP_VALID_PORT_MIN();
 
@@ -170,10 +172,12 @@ public final class VerbsInline {
     /**
      * {@code int ibv_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)} (verbs.h, rdma-core 44):
      * {@code cq->context->ops.poll_cq(cq, num_entries, wc)}. Returns the number of completions written (0 to
-     * {@code num_entries}) or a negative value on error.
+     * {@code num_entries}) or a negative value on error. {@code wc} must hold {@code num_entries} entries of 48
+     * bytes ({@link IllegalArgumentException}).
      */
     public static int ibv_poll_cq(MemorySegment cq, int numEntries, MemorySegment wc) {
         long ctx = contextOf(cq, ibv_cq.context$offset(), "ibv_poll_cq", "cq");
+        NativeMemory.output(wc, Math.max(0, numEntries) * WC_SIZE, "ibv_poll_cq", "wc");
         return ProviderDowncalls.i_pip(opsSlot(ctx, OPS_POLL_CQ, "ibv_poll_cq", "ibv_context.ops.poll_cq"),
                 cq, numEntries, wc);
     }
@@ -287,20 +291,27 @@ public final class VerbsInline {
     /**
      * {@code int ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t gid_index, struct
      * ibv_gid_entry *entry, uint32_t flags)} (verbs.h, rdma-core 44): the exported {@code _ibv_query_gid_ex}
-     * with {@code entry_size = sizeof(struct ibv_gid_entry)} (32). 0 or an errno value.
+     * with {@code entry_size = sizeof(struct ibv_gid_entry)} (32). 0 or an errno value. {@code entry} must hold
+     * the 32 bytes ({@link IllegalArgumentException}).
      */
     public static int ibv_query_gid_ex(MemorySegment context, int portNum, int gidIndex, MemorySegment entry,
             int flags) {
+        NativeMemory.output(entry, ibv_gid_entry.sizeof(), "ibv_query_gid_ex", "entry");
         return LibIbverbs._ibv_query_gid_ex(context, portNum, gidIndex, entry, flags, ibv_gid_entry.sizeof());
     }
 
     /**
      * {@code ssize_t ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries, size_t
      * max_entries, uint32_t flags)} (verbs.h, rdma-core 44): the exported {@code _ibv_query_gid_table} with
-     * {@code entry_size = 32}. The number of entries, or a negative errno value.
+     * {@code entry_size = 32}. The number of entries, or a negative errno value. {@code entries} must hold
+     * {@code max_entries} entries ({@link IllegalArgumentException}).
      */
     public static long ibv_query_gid_table(MemorySegment context, MemorySegment entries, long maxEntries,
             int flags) {
+        if (maxEntries < 0 || maxEntries > Long.MAX_VALUE / ibv_gid_entry.sizeof()) {
+            throw new IllegalArgumentException("ibv_query_gid_table: max_entries " + maxEntries + " is out of range");
+        }
+        NativeMemory.output(entries, maxEntries * ibv_gid_entry.sizeof(), "ibv_query_gid_table", "entries");
         return LibIbverbs._ibv_query_gid_table(context, entries, maxEntries, flags, ibv_gid_entry.sizeof());
     }
 
