@@ -56,6 +56,8 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     private final int[] stagedFirst;
     private final int[] stagedLast;
     private int nStaged;
+    /** {@code stagedKeys[nStaged - 1]}, or null (inline data, or nothing staged since clear()). */
+    private KeySnapshot lastStaged;
     /** The tracking id of each SGE's key (0 for inline data), by {@code wr * maxSge + sge}, for the tracker. */
     final long[] keyIds;
     /** Java mirrors of each WR's own {@code wr_id} and {@code num_sge}, read back when it is posted. */
@@ -125,6 +127,7 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         count = 0;
         posted = 0;
         nStaged = 0;
+        lastStaged = null;
         return self();
     }
 
@@ -168,23 +171,31 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         sges.set(INT, s + SGE_LENGTH, length);
         sges.set(INT, s + SGE_LKEY, lkey);
         int k = wr * maxSge + n;
-        if (key == null) {
-            keyIds[k] = 0L;
-        } else {
-            keyIds[k] = key.trackingId;
-            int last = nStaged - 1;
-            if (last >= 0 && stagedKeys[last] == key) {
-                stagedLast[last] = wr;
-            } else {
-                stagedKeys[last + 1] = key;
-                stagedFirst[last + 1] = wr;
-                stagedLast[last + 1] = wr;
-                nStaged = last + 2;
+        if (key == lastStaged) { // the common case: the same key as the previous SGE (or inline after inline)
+            keyIds[k] = key == null ? 0L : key.trackingId;
+            if (key != null) {
+                stagedLast[nStaged - 1] = wr;
             }
+        } else {
+            stage(key, wr, k);
         }
         wrs.set(INT, wr * wrSize + NUM_SGE, n + 1);
         currentSges = n + 1;
         numSges[wr] = n + 1;
+    }
+
+    /** Records SGE slot {@code k}'s key when it differs from the previous SGE's (kept out of the inlined path). */
+    private void stage(KeySnapshot key, int wr, int k) {
+        if (key == null) {
+            keyIds[k] = 0L;
+            return;
+        }
+        keyIds[k] = key.trackingId;
+        stagedKeys[nStaged] = key;
+        stagedFirst[nStaged] = wr;
+        stagedLast[nStaged] = wr;
+        nStaged++;
+        lastStaged = key;
     }
 
     /** Starts WR {@code count}: its native head and mirrors; returns its offset in the chain. */
