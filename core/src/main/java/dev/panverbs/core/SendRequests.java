@@ -201,8 +201,7 @@ public final class SendRequests extends WorkRequests<SendRequests> {
         rules.checkOpcode(opcode);
         long w = startWr(wrId);
         wrs.set(INT, w + OPCODE, opcode.value());
-        wrs.set(INT, w + SEND_FLAGS, sendFlags);
-        wrs.set(INT, w + IMM_DATA, 0);
+        wrs.set(INT, w + SEND_FLAGS, sendFlags); // imm_data: written by the opcodes that read it
         udAddressed[count - 1] = false;
         inlineBytes = 0;
         sgeChecks = (opcode.writesLocalSges() ? SGE_LOCAL_WRITE : 0)

@@ -96,7 +96,7 @@ abstract sealed class WorkQueue permits SendQueue, ReceiveQueue {
         int stale = wrs.firstStaleKey(from, take);
         if (stale >= 0) {
             tracker.rollback(t);
-            throw wrs.staleKey(verb, stale);
+            throw wrs.staleKey(verb, stale, from);
         }
         int last = from + take - 1;
         wrs.terminate(last);

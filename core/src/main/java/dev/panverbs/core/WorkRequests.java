@@ -48,9 +48,17 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     final WorkRequestRules rules;
     private final int capacity;
     final int maxSge;
-    /** The key snapshot of each SGE (null for inline data), by {@code wr * maxSge + sge}: re-checked at post. */
-    final KeySnapshot[] keys;
-    /** Their tracking ids (0 for inline data), recorded by the queue's tracker at post. */
+    /**
+     * The keys staged since {@link #clear()}, a consecutive repeat stored once (one reference store per change of
+     * key, not per SGE), with the first and last WR that named each: the post re-checks those its WRs use.
+     */
+    private final KeySnapshot[] stagedKeys;
+    private final int[] stagedFirst;
+    private final int[] stagedLast;
+    private int nStaged;
+    /** {@code stagedKeys[nStaged - 1]}, or null (inline data, or nothing staged since clear()). */
+    private KeySnapshot lastStaged;
+    /** The tracking id of each SGE's key (0 for inline data), by {@code wr * maxSge + sge}, for the tracker. */
     final long[] keyIds;
     /** Java mirrors of each WR's own {@code wr_id} and {@code num_sge}, read back when it is posted. */
     final long[] wrIds;
@@ -80,7 +88,9 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         this.wrs = wrs;
         this.sges = sges;
         this.wrsAddress = wrs.address();
-        this.keys = new KeySnapshot[capacity * this.maxSge];
+        this.stagedKeys = new KeySnapshot[capacity * this.maxSge];
+        this.stagedFirst = new int[capacity * this.maxSge];
+        this.stagedLast = new int[capacity * this.maxSge];
         this.keyIds = new long[capacity * this.maxSge];
         this.wrIds = new long[capacity];
         this.numSges = new int[capacity];
@@ -116,6 +126,8 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     public final T clear() {
         count = 0;
         posted = 0;
+        nStaged = 0;
+        lastStaged = null;
         return self();
     }
 
@@ -159,11 +171,31 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         sges.set(INT, s + SGE_LENGTH, length);
         sges.set(INT, s + SGE_LKEY, lkey);
         int k = wr * maxSge + n;
-        keys[k] = key;
-        keyIds[k] = key == null ? 0L : key.trackingId;
+        if (key == lastStaged) { // the common case: the same key as the previous SGE (or inline after inline)
+            keyIds[k] = key == null ? 0L : key.trackingId;
+            if (key != null) {
+                stagedLast[nStaged - 1] = wr;
+            }
+        } else {
+            stage(key, wr, k);
+        }
         wrs.set(INT, wr * wrSize + NUM_SGE, n + 1);
         currentSges = n + 1;
         numSges[wr] = n + 1;
+    }
+
+    /** Records SGE slot {@code k}'s key when it differs from the previous SGE's (kept out of the inlined path). */
+    private void stage(KeySnapshot key, int wr, int k) {
+        if (key == null) {
+            keyIds[k] = 0L;
+            return;
+        }
+        keyIds[k] = key.trackingId;
+        stagedKeys[nStaged] = key;
+        stagedFirst[nStaged] = wr;
+        stagedLast[nStaged] = wr;
+        nStaged++;
+        lastStaged = key;
     }
 
     /** Starts WR {@code count}: its native head and mirrors; returns its offset in the chain. */
@@ -196,29 +228,26 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     }
 
     /**
-     * The index of the first SGE among WRs {@code from .. from+n-1} whose key is no longer usable as staged (closed,
-     * closing, re-registered, or its memory's arena closed), or -1. Reads each distinct key's state once.
+     * The index (into the staged keys) of the first key that WRs {@code from .. from+n-1} name and that is no longer
+     * usable as staged (closed, closing, re-registered, or its memory's arena closed), or -1. One volatile read per
+     * staged key, not per SGE.
      */
     final int firstStaleKey(int from, int n) {
-        KeySnapshot previous = null;
-        for (int i = from; i < from + n; i++) {
-            int base = i * maxSge;
-            for (int j = 0; j < numSges[i]; j++) {
-                KeySnapshot k = keys[base + j];
-                if (k != null && k != previous) {
-                    if (DataPathAccess.snapshot(k.owner) != k || !k.memoryAlive()) {
-                        return base + j;
-                    }
-                    previous = k;
+        int end = from + n;
+        for (int i = 0; i < nStaged; i++) {
+            if (stagedLast[i] >= from && stagedFirst[i] < end) {
+                KeySnapshot k = stagedKeys[i];
+                if (DataPathAccess.snapshot(k.owner) != k || !k.memoryAlive()) {
+                    return i;
                 }
             }
         }
         return -1;
     }
 
-    /** The refusal for the stale key at SGE slot {@code sgeIndex} (cold). */
-    final IllegalStateException staleKey(String verb, int sgeIndex) {
-        return rules.staleKey(verb, keys[sgeIndex], sgeIndex / maxSge);
+    /** The refusal for staged key {@code i} found stale by a post from WR {@code from} (cold). */
+    final IllegalStateException staleKey(String verb, int i, int from) {
+        return rules.staleKey(verb, stagedKeys[i], Math.max(stagedFirst[i], from));
     }
 
     /** Cuts the chain after WR {@code last} (for the duration of one post). */
