@@ -44,6 +44,8 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     final MemorySegment wrs;
     final long wrsAddress;
     private final long wrSize;
+    /** log2 of {@link #wrSize} (128 and 32 bytes): the hot offsets shift instead of multiplying by a field. */
+    private final int wrShift;
     private final MemorySegment sges;
     final WorkRequestRules rules;
     private final int capacity;
@@ -85,6 +87,10 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         this.capacity = capacity;
         this.maxSge = Math.max(maxSge, 1);
         this.wrSize = wrSize;
+        if (Long.bitCount(wrSize) != 1) {
+            throw new IllegalArgumentException("work request size " + wrSize + " is not a power of two");
+        }
+        this.wrShift = Long.numberOfTrailingZeros(wrSize);
         this.wrs = wrs;
         this.sges = sges;
         this.wrsAddress = wrs.address();
@@ -179,7 +185,7 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         } else {
             stage(key, wr, k);
         }
-        wrs.set(INT, wr * wrSize + NUM_SGE, n + 1);
+        wrs.set(INT, ((long) wr << wrShift) + NUM_SGE, n + 1);
         currentSges = n + 1;
         numSges[wr] = n + 1;
     }
@@ -204,7 +210,7 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
             throw rules.chainFull(capacity);
         }
         int i = count;
-        long w = i * wrSize;
+        long w = (long) i << wrShift;
         try { // the chain lives in the owner's arena: a closed QP fails here (FFM's liveness check, no extra read)
             wrs.set(INT, w + NUM_SGE, 0);
         } catch (IllegalStateException e) {
@@ -224,7 +230,7 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
 
     /** Writes the {@code wr_id} the provider carries for WR {@code i} (its tracker position). */
     final void providerWrId(int i, long wrId) {
-        wrs.set(LONG, i * wrSize + WR_ID, wrId);
+        wrs.set(LONG, ((long) i << wrShift) + WR_ID, wrId);
     }
 
     /**
