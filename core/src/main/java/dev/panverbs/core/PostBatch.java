@@ -274,17 +274,19 @@ public final class PostBatch implements AutoCloseable {
         tracker.publish(base + count);
         int stale = firstStaleKey();
         active = false;
-        int rc;
         try {
             if (stale >= 0) {
                 ops.ibv_wr_abort();
             } else {
-                rc = ops.ibv_wr_complete();
+                int rc = ops.ibv_wr_complete();
                 if (rc != 0) {
                     tracker.rollback(base);
                     throw completeFailed(rc);
                 }
             }
+        } catch (RuntimeException | Error e) { // nothing reached the doorbell: the references must not linger
+            tracker.rollback(base);
+            throw e;
         } finally {
             queue.guard.exit(); // after the call: a close on another thread waits for it
         }

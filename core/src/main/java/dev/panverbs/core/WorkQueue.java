@@ -104,6 +104,9 @@ abstract sealed class WorkQueue permits SendQueue, ReceiveQueue {
         badWr.set(LONG, 0, 0L);
         try {
             rc = callProvider(h, wrs.chainFrom(from), badWr);
+        } catch (RuntimeException | Error e) { // the provider was not reached (e.g. a missing slot): no reference
+            tracker.rollback(t);
+            throw e;
         } finally {
             wrs.relink(last);
         }
