@@ -117,8 +117,11 @@ class Mlx5SendOracleTest {
                         continue;
                     }
                     Post p = (Post) s;
-                    String where = "case " + ci + " step " + si + " " + q + "\n" + (p.builders ? "X" : "P") + " chain:\n"
-                            + String.join("", p.wrs.stream().map(Wr::line).toList());
+                    int ci0 = ci;
+                    int si0 = si;
+                    java.util.function.Function<String, java.util.function.Supplier<String>> where = what -> () ->
+                            "case " + ci0 + " step " + si0 + " " + q + "\n" + (p.builders ? "X" : "P") + " chain:\n"
+                            + String.join("", p.wrs.stream().map(Wr::line).toList()) + ": " + what;
                     bf.fill((byte) 0);
                     int old = w.curPost;
                     int oldBf = w.bfOffset();
@@ -127,7 +130,7 @@ class Mlx5SendOracleTest {
                     String[] r = out.next().split(" ");
                     assertThat(r[0]).isEqualTo("R");
                     assertThat(new long[] {rcBad[0], rcBad[1], Integer.toUnsignedLong(w.curPost),
-                            Integer.toUnsignedLong(w.head), w.bfOffset()}).as(where + ": rc bad cur_post head bf_off")
+                            Integer.toUnsignedLong(w.head), w.bfOffset()}).as(where.apply("rc bad cur_post head bf_off"))
                             .containsExactly(Long.parseLong(r[1]), Long.parseLong(r[2]), Long.parseLong(r[3]),
                                     Long.parseLong(r[4]), Long.parseLong(r[5]));
                     String[] sLine = out.next().split(" ", 4);
@@ -146,12 +149,12 @@ class Mlx5SendOracleTest {
                         long off = (long) ((old + i) & (q.wqeCnt - 1)) * 64;
                         MemorySegment.copy(sq, ValueLayout.JAVA_BYTE, off, javaBbs, i * 64, 64);
                     }
-                    assertThat(Mlx5Oracle.hex(javaBbs)).as(where + ": WQEBBs from " + sLine[1])
+                    assertThat(Mlx5Oracle.hex(javaBbs)).as(where.apply("WQEBBs from " + sLine[1]))
                             .isEqualTo(sLine.length > 3 ? sLine[3] : "");
                     assertThat(Long.toHexString(Mlx5Oracle.fnv(sq.toArray(ValueLayout.JAVA_BYTE))))
-                            .as(where + ": whole ring").isEqualTo(Long.toHexString(Long.parseUnsignedLong(
+                            .as(where.apply("whole ring")).isEqualTo(Long.toHexString(Long.parseUnsignedLong(
                                     out.next().substring(2), 16)));
-                    assertThat("D " + Mlx5Oracle.hex(dbrec.toArray(ValueLayout.JAVA_BYTE))).as(where + ": dbrec")
+                    assertThat("D " + Mlx5Oracle.hex(dbrec.toArray(ValueLayout.JAVA_BYTE))).as(where.apply("dbrec"))
                             .isEqualTo(out.next());
                     String theirBf = out.next();
                     if (p.builders && noImm.size() == 1 && p.wrs.size() == 1) { // the same 4 bytes in a BlueFlame copy
@@ -159,7 +162,7 @@ class Mlx5SendOracleTest {
                                 oldBf + 12, 4);
                     }
                     String bfHex = Mlx5Oracle.hex(bf.toArray(ValueLayout.JAVA_BYTE));
-                    assertThat("B " + bfHex).as(where + ": BlueFlame register").isEqualTo(theirBf);
+                    assertThat("B " + bfHex).as(where.apply("BlueFlame register")).isEqualTo(theirBf);
                     compared++;
                     if (bfHex.substring(16).replace("0", "").length() > 0) {
                         bfCopies++;
