@@ -114,6 +114,7 @@ final class CqePoller {
     private final MemorySegment dbrec;
     private final MemorySegment armDoorbell;
     private final int cqn;
+    private final boolean cqeV1;
     private Target[] targets = new Target[0];
     private Target cur;
     int consIndex;
@@ -125,6 +126,16 @@ final class CqePoller {
      * @param armDoorbell  the 8-byte arm doorbell ({@code mlx5dv_cq.cq_uar + MLX5_CQ_DOORBELL})
      */
     CqePoller(MemorySegment buf, int ncqe, MemorySegment dbrec, MemorySegment armDoorbell, int cqn, int consIndex) {
+        this(buf, ncqe, dbrec, armDoorbell, cqn, consIndex, false);
+    }
+
+    /**
+     * @param cqeV1 CQE version 1 ({@code MLX5DV_CONTEXT_FLAGS_CQE_V1}): {@code srqn_uidx} holds the QP's user index,
+     *              not an SRQ number, so it does not mark an SRQ receive
+     */
+    CqePoller(MemorySegment buf, int ncqe, MemorySegment dbrec, MemorySegment armDoorbell, int cqn, int consIndex,
+              boolean cqeV1) {
+        this.cqeV1 = cqeV1;
         if (Integer.bitCount(ncqe) != 1 || buf.byteSize() < (long) ncqe * 64) {
             throw new IllegalArgumentException("CQ of " + ncqe + " CQEs over " + buf.byteSize() + " bytes");
         }
@@ -238,7 +249,7 @@ final class CqePoller {
                 wc.set(HOST32, w + WC_STATUS, 0);
             }
             case CQE_RESP_WR_IMM, CQE_RESP_SEND, CQE_RESP_SEND_IMM, CQE_RESP_SEND_INV -> {
-                if ((c.get(BE32, off + CQE_SRQN_UIDX) & 0xFF_FFFF) != 0) {
+                if (!cqeV1 && (c.get(BE32, off + CQE_SRQN_UIDX) & 0xFF_FFFF) != 0) {
                     return POLL_ERR; // an SRQ's receive: not attributed by this poller
                 }
                 Target t = find(qpn);
@@ -294,7 +305,8 @@ final class CqePoller {
                     long wrId = t.sqWrid[idx];
                     wc.set(HOST64, w + WC_WR_ID, t.sink == null ? wrId : t.sink.completed(idx, wrId));
                 } else {
-                    if ((c.get(BE32, off + CQE_SRQN_UIDX) & 0xFF_FFFF) != 0 || t == null || t.rqWrid == null) {
+                    boolean srq = !cqeV1 && (c.get(BE32, off + CQE_SRQN_UIDX) & 0xFF_FFFF) != 0;
+                    if (srq || t == null || t.rqWrid == null) {
                         return POLL_ERR;
                     }
                     wc.set(HOST64, w + WC_WR_ID, t.rqWrid[t.rqTail & t.rqMask]);

@@ -116,11 +116,11 @@ final class WqeWriter {
     /**
      * Writes one WR and returns the index of its first WQEBB ({@code cur_post & (wqe_cnt - 1)} before it). The caller
      * checked {@link #full()}, the opcode, {@code nsge <= maxGs} and the inline total against {@link #maxInline}.
-     * SGE {@code i} is {@code (addr[i], len[i], lkey[i])}; for {@code SEND_INLINE} its bytes are read from
-     * {@code src[i]} at {@code srcOff[i]} instead.
+     * SGE {@code i} is {@code (addr[from + i], len[from + i], lkey[from + i])}; for {@code SEND_INLINE} its bytes
+     * are read from {@code src[from + i]} at {@code srcOff[from + i]} instead.
      */
     int write(int opcode, int flags, int immOrInv, long raddr, int rkey, long swap, long compareAdd, int nsge,
-              long[] addr, int[] len, int[] lkey, MemorySegment[] src, long[] srcOff) {
+              int from, long[] addr, int[] len, int[] lkey, MemorySegment[] src, long[] srcOff) {
         MemorySegment q = sq;
         int idx = curPost & wqeMask;
         long ctrl = (long) idx * WQEBB;
@@ -152,11 +152,11 @@ final class WqeWriter {
             }
         }
         if ((flags & SEND_INLINE) != 0 && nsge > 0) {
-            size += writeInline(seg, nsge, len, src, srcOff);
+            size += writeInline(seg, from, nsge, len, src, srcOff);
             inl = true;
         } else {
             long d = seg;
-            for (int i = 0; i < nsge; i++) {
+            for (int i = from; i < from + nsge; i++) {
                 if (d == qend) {
                     d = 0;
                 }
@@ -181,11 +181,11 @@ final class WqeWriter {
     }
 
     /** set_data_inl_seg: the payloads back to back after a 4-byte header, wrapping at the queue's end. */
-    private int writeInline(long seg, int nsge, int[] len, MemorySegment[] src, long[] srcOff) {
+    private int writeInline(long seg, int from, int nsge, int[] len, MemorySegment[] src, long[] srcOff) {
         MemorySegment q = sq;
         long w = seg + 4;
         int total = 0;
-        for (int i = 0; i < nsge; i++) {
+        for (int i = from; i < from + nsge; i++) {
             int l = len[i];
             total += l;
             long first = Math.min(l, qend - w);

@@ -199,7 +199,7 @@ class Mlx5SendOracleTest {
                 bad = i;
                 break;
             }
-            int idx = w.write(x.opcode, x.flags, x.imm, x.raddr, x.rkey, x.swap, x.cmp, x.addr.length, x.addr, x.len,
+            int idx = w.write(x.opcode, x.flags, x.imm, x.raddr, x.rkey, x.swap, x.cmp, x.addr.length, 0, x.addr, x.len,
                     x.lkey, srcs, x.addr);
             if (x.opcode != 1 && x.opcode != 3 && x.opcode != 9) {
                 noImm.add(idx);
