@@ -25,7 +25,12 @@ public final class ReceiveRequests extends WorkRequests<ReceiveRequests> {
     static final long WR_SIZE = ibv_recv_wr.layout().byteSize();
 
     ReceiveRequests(WorkRequestRules rules, int capacity, int maxSge, Arena arena) {
-        super("ibv_post_recv", rules, capacity, maxSge, WR_SIZE, arena.allocate(ibv_recv_wr.layout(), Math.max(capacity, 1)),
+        this("ibv_post_recv", rules, capacity, maxSge, arena);
+    }
+
+    /** A chain for {@code verb}: {@code ibv_post_recv}, or {@code ibv_post_srq_recv} for a {@link SharedReceiveQueue}. */
+    ReceiveRequests(String verb, WorkRequestRules rules, int capacity, int maxSge, Arena arena) {
+        super(verb, rules, capacity, maxSge, WR_SIZE, arena.allocate(ibv_recv_wr.layout(), Math.max(capacity, 1)),
                 arena.allocate(ibv_sge.layout(), (long) Math.max(capacity, 1) * Math.max(maxSge, 1)));
     }
 
