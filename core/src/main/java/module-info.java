@@ -6,4 +6,5 @@ module dev.panverbs.core {
     requires dev.panverbs.bindings;
     exports dev.panverbs.core;
     exports dev.panverbs.core.cm;
+    exports dev.panverbs.core.mlx5;
 }
