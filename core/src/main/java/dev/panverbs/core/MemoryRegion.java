@@ -44,6 +44,8 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
      * for in-flight references, a post publishes its references before it re-reads this (Dekker).
      */
     volatile KeySnapshot snapshot;
+    /** The memory windows bound to this region (as far as this library knows; see {@link MemoryWindow}). */
+    final java.util.Set<MemoryWindow> windows = new java.util.concurrent.CopyOnWriteArraySet<>();
 
     private MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment buffer, long length, long iova,
                          String what, Set<Access> access, Registration registration) {
@@ -122,11 +124,13 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
      * reference this region (until their completions are polled); see {@link QueuePair} on DMA safety. A parent's
      * cascade closes the QPs first, so it is never refused.
      *
-     * <p>Errors: {@code EBUSY}: memory windows are still bound (close them first) → {@link VerbsException}.
+     * <p>Refused with {@link IllegalStateException} naming them while {@link MemoryWindow}s are bound to this region
+     * (the kernel would answer a bare {@code EBUSY}): close the windows, or invalidate them, first.
      */
     @Override
     public synchronized void close() {
         if (!isClosed()) { // DMA safety: refused while posted or posting work requests reference this region
+            refuseIfWindowsBound();
             KeySnapshot current = quiesce("ibv_dereg_mr", "deregistering it");
             try {
                 super.close();
@@ -136,6 +140,18 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
                 }
                 throw e;
             }
+        }
+    }
+
+    /** The refusal of {@link #close()} while windows are bound here (cold). */
+    private void refuseIfWindowsBound() {
+        java.util.List<MemoryWindow> bound = windows.stream().filter(w -> !w.isClosed()).toList();
+        if (!bound.isEmpty()) {
+            throw new IllegalStateException("ibv_dereg_mr: " + this + " has " + bound.size() + " memory window(s) "
+                    + "bound to it: " + bound.stream().map(w -> w + " rkey 0x" + Integer.toHexString(w.rkey()))
+                    .toList() + "; the kernel refuses to deregister it (EBUSY) while a window may still grant "
+                    + "access to it: close the windows (ibv_dealloc_mw) or invalidate them "
+                    + "(PostBatch.localInv(wrId, flags, window)) first");
         }
     }
 

@@ -13,8 +13,8 @@ import java.util.concurrent.CopyOnWriteArraySet;
 /**
  * A protection domain ({@code struct ibv_pd}, {@code ibv_alloc_pd(3)}): groups the memory regions, address
  * handles, queue pairs and SRQs that may be used together. Created by {@link Context#allocPd()}; closing it
- * ({@code ibv_dealloc_pd}) first closes its queue pairs, address handles, memory windows, memory regions and
- * SRQs, newest first.
+ * ({@code ibv_dealloc_pd}) first closes its queue pairs, then its SRQs, address handles, memory windows and memory
+ * regions, newest first within each kind.
  *
  * <p>Thread safety: all methods may be called concurrently (libibverbs serialises registration in the
  * kernel); see {@link #close()} for closing.
@@ -253,5 +253,16 @@ public final class ProtectionDomain extends VerbsObject {
     public SharedReceiveQueue.Builder createSrq(int maxWr) {
         resource.checkOpen("ibv_create_srq");
         return new SharedReceiveQueue.Builder(this, maxWr);
+    }
+
+    /**
+     * Allocates a memory window of {@code type} ({@code ibv_alloc_mw(3)}), unbound. Refused up front with
+     * {@link UnsupportedVerbException} naming the capability when the device lacks that window type.
+     *
+     * <p>Errors: {@code ENOMEM} → {@link VerbsException}.
+     */
+    public MemoryWindow allocMw(MemoryWindowType type) {
+        resource.checkOpen("ibv_alloc_mw");
+        return MemoryWindow.alloc(this, java.util.Objects.requireNonNull(type, "type"));
     }
 }
