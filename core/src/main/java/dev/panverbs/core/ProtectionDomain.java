@@ -265,4 +265,29 @@ public final class ProtectionDomain extends VerbsObject {
         resource.checkOpen("ibv_alloc_mw");
         return MemoryWindow.alloc(this, java.util.Objects.requireNonNull(type, "type"));
     }
+
+    /**
+     * Registers the whole address space as one implicit on-demand-paging region
+     * ({@code ibv_reg_mr(pd, NULL, SIZE_MAX, access | IBV_ACCESS_ON_DEMAND)}): SGEs and peers then name any mapped
+     * address of this process with its lkey/rkey (an SGE's offset is the absolute address); pages are faulted in on
+     * use. Refused up front with {@link UnsupportedVerbException} unless the device reports
+     * {@code IBV_ODP_SUPPORT_IMPLICIT}.
+     */
+    public MemoryRegion regImplicitOdpMr(Set<Access> access) {
+        java.util.EnumSet<Access> a = access.isEmpty() ? java.util.EnumSet.noneOf(Access.class)
+                : java.util.EnumSet.copyOf(access);
+        a.add(Access.ON_DEMAND);
+        String call = Errors.call("ibv_reg_mr", "addr", "NULL", "length", "SIZE_MAX", "access", a);
+        int mask = Access.validate("ibv_reg_mr", a);
+        MemorySegment pdHandle = resource.handle("ibv_reg_mr");
+        MemoryRegion.requireOdp(this, call, true);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Errno.allocateCapture(arena);
+            MemorySegment mr = LibIbverbs.ibv_reg_mr(errno, pdHandle, MemorySegment.NULL, -1L, mask);
+            if (mr.equals(MemorySegment.NULL)) {
+                throw Errors.failure(call, Errno.get(errno));
+            }
+            return MemoryRegion.ofImplicitOdp(this, mr, a);
+        }
+    }
 }
