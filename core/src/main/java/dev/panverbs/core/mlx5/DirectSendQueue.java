@@ -134,6 +134,11 @@ public final class DirectSendQueue {
         return qp;
     }
 
+    /** Drops the WRs started and not yet posted (after {@link #post()} posted fewer for lack of room). */
+    public void clear() {
+        shift(count);
+    }
+
     /** WRs started and not yet posted. */
     public int pending() {
         return count;
