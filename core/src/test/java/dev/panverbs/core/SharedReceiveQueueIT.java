@@ -191,6 +191,32 @@ class SharedReceiveQueueIT extends DataPathResources {
     }
 
     @Test
+    void resizeGrowsTheSrqWithinItsReservationWhereTheDeviceCan() {
+        SharedReceiveQueue srq = pd.createSrq(4).resizableTo(16).build();
+        MemoryRegion rx = pd.allocate(32L * 64, ALL_REMOTE);
+        int before = srq.maxWr();
+        ReceiveRequests rwrs = srq.receiveRequests();
+        for (int k = 0; k < before + 1; k++) {
+            rwrs.recv(k).sge(rx, k * 64L, 64);
+        }
+        assertThat(rwrs.post()).as("the SRQ is full at its max_wr").isEqualTo(before);
+        assertThat(rwrs.pending()).isEqualTo(1);
+        assertThatThrownBy(() -> srq.resize(17)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("resizableTo");
+        if (!ctx.queryDevice().has(DeviceCapability.SRQ_RESIZE)) {
+            assertThatThrownBy(() -> srq.resize(16)).isInstanceOf(UnsupportedVerbException.class)
+                    .extracting(e -> ((UnsupportedVerbException) e).capability()).asString()
+                    .contains("IBV_DEVICE_SRQ_RESIZE");
+            return;
+        }
+        srq.resize(16);
+        assertThat(srq.maxWr()).isGreaterThanOrEqualTo(16);
+        assertThat(srq.query().maxWr()).isGreaterThanOrEqualTo(16);
+        assertThat(rwrs.post()).as("the pending receive fits now").isEqualTo(1);
+        assertThat(srq.outstanding()).isEqualTo(before + 1);
+    }
+
+    @Test
     void aDrySrqAnswersRnrAndTheSenderFailsWithRnrRetryExceeded() {
         SharedReceiveQueue srq = pd.createSrq(4).build();
         CompletionQueue cq = ctx.createCq(16).build();
