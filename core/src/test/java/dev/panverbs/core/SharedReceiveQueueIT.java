@@ -364,5 +364,55 @@ class SharedReceiveQueueIT extends DataPathResources {
         assertThat(rx.isClosed() || refusals.get() > 0).as("the closer ran against posted receives").isTrue();
     }
 
+    /**
+     * The SRQ's post path and the retirement of its completions allocate nothing: after a warm-up, a thread that
+     * posts an SRQ receive, sends into it and polls both completions, a thousand times, allocates (almost) nothing.
+     */
+    @Test
+    void postingToAnSrqAndPollingItsCompletionsAllocatesNothing() throws Exception {
+        SharedReceiveQueue srq = pd.createSrq(16).build();
+        CompletionQueue cq = ctx.createCq(32).build();
+        QueuePair a = pd.createQp(QueuePairType.RC, cq, cq).build();
+        QueuePair b = pd.createQp(QueuePairType.RC, cq, cq).srq(srq).build();
+        connect(a, b);
+        MemoryRegion rx = pd.allocate(4096, ALL_REMOTE);
+        MemoryRegion tx = pd.allocate(4096, ALL_REMOTE);
+        ReceiveRequests rwrs = srq.receiveRequests();
+        SendRequests swrs = a.sendRequests();
+        WorkCompletions batch = WorkCompletions.allocate(4);
+        // com.sun.management.ThreadMXBean.getCurrentThreadAllocatedBytes, reflectively: core does not read
+        // java.management, and the tests compile inside it
+        Object mx = Class.forName("java.lang.management.ManagementFactory").getMethod("getThreadMXBean").invoke(null);
+        java.lang.reflect.Method allocatedBytes = Class.forName("com.sun.management.ThreadMXBean")
+                .getMethod("getCurrentThreadAllocatedBytes");
+        long measuredFrom = 0;
+        int warmUp = 300;
+        int measured = 1000;
+        for (int i = 0; i < warmUp + measured; i++) {
+            if (i == warmUp) {
+                measuredFrom = (Long) allocatedBytes.invoke(mx);
+            }
+            rwrs.recv(i).sge(rx, 0, 256).post();
+            swrs.send(i, SendFlag.SIGNALED_BIT).sge(tx, 0, 256).post();
+            int got = 0;
+            long spins = 0;
+            while (got < 2) {
+                int n = cq.poll(batch);
+                for (int j = 0; j < n; j++) {
+                    if (batch.get(j).status() != WorkCompletionStatus.SUCCESS || batch.get(j).wrId() != i) {
+                        throw new AssertionError("completion " + j + " of round " + i + ": " + batch.get(j));
+                    }
+                }
+                got += n;
+                if (++spins > 2_000_000_000L) {
+                    throw new AssertionError("no completion");
+                }
+            }
+        }
+        long bytes = (Long) allocatedBytes.invoke(mx) - measuredFrom;
+        assertThat(bytes).as("bytes allocated by %d SRQ round trips", measured).isLessThan(16 * 1024);
+        assertThat(srq.outstanding()).isZero();
+    }
+
     private record WorkCompletionInfo(int qpNum, int byteLen) {}
 }
