@@ -310,6 +310,7 @@ public final class DirectSendQueue {
             throw s.busy(VERB);
         }
         try {
+            s.checkOpen(VERB); // after the mark: a close that passed this waits for the post (CallGuard)
             int take = Math.min(n, s.room());
             if (take <= 0) {
                 return 0;

@@ -257,6 +257,16 @@ class Mlx5EndToEndTest {
     }
 
     @Test
+    void aClosedQueuePairRefusesDirectPostsInsteadOfWritingItsFreedRing() throws Throwable {
+        dsq.rdmaWrite(50, SIG, mrRemote.rkey(), remote.address()).sge(mrLocal, 0, 8);
+        qp.close();
+        int before = dbrec.get(ValueLayout.JAVA_INT, 4);
+        assertThatThrownBy(dsq::post).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThat(dbrec.get(ValueLayout.JAVA_INT, 4)).isEqualTo(before);
+        assertThat(ring()).isZero();
+    }
+
+    @Test
     void aSqSigAllQueuePairIsRefused() {
         CompletionQueue cq = fp.createCq(16);
         QueuePair sigAll = fp.createRtsQp(fp.protectionDomain(), cq, cq, 8, 8, 1, 0, Set.of(), true);
