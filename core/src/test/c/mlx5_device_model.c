@@ -25,6 +25,7 @@ static struct {
     uint8_t *sq; uint32_t wqe_cnt; uint32_t *dbrec; uint32_t qpn; uint32_t ci; int error; int fail_next;
     struct cq scq, rcq;
     uint64_t rwr[256], raddr[256]; uint32_t rlen[256], rlkey[256]; uint32_t rhead, rtail; uint32_t rqpn;
+    uint8_t *rq; uint32_t rq_cnt, rq_stride, rq_ci; uint32_t *rq_dbrec; /* the receiver's RQ ring, if any */
 } m;
 
 void model_reset(void) { memset(&m, 0, sizeof m); nkeys = 0; }
@@ -37,6 +38,11 @@ void model_qp(uint8_t *sq, uint32_t wqe_cnt, uint32_t *dbrec, uint32_t qpn, uint
               uint8_t *rcq, uint32_t rncqe, uint32_t rqpn) {
     m.sq = sq; m.wqe_cnt = wqe_cnt; m.dbrec = dbrec; m.qpn = qpn;
     m.scq.buf = cq; m.scq.ncqe = ncqe; m.rcq.buf = rcq; m.rcq.ncqe = rncqe; m.rqpn = rqpn;
+}
+
+/* the receiving QP posts its receives into an RQ ring (receive WQEs as the PRM lays them out) */
+void model_rq(uint8_t *rq, uint32_t cnt, uint32_t stride, uint32_t *dbrec) {
+    m.rq = rq; m.rq_cnt = cnt; m.rq_stride = stride; m.rq_dbrec = dbrec; m.rq_ci = 0;
 }
 
 /* the next WQE fails with this syndrome (0: none) */
@@ -116,6 +122,29 @@ static int scatter(uint32_t idx, int first, int ds, const uint8_t *buf, long n) 
 
 static uint8_t payload[1 << 20];
 
+/* delivers n payload bytes into the next receive WQE of the RQ ring: 0, or a requester syndrome */
+static int deliver_rq(long n, int resp_opcode, uint32_t imm_be) {
+    if ((m.rq_ci & 0xffff) == (be32toh(m.rq_dbrec[0]) & 0xffff)) return 0x16; /* RNR: nothing posted */
+    uint8_t *w = m.rq + (size_t)(m.rq_ci & (m.rq_cnt - 1)) * m.rq_stride;
+    long left = n, off = 0;
+    for (uint32_t k = 0; k < m.rq_stride / 16 && left > 0; k++) {
+        uint8_t *d = w + 16 * k;
+        uint32_t len = be32toh(*(uint32_t *)d), lkey = be32toh(*(uint32_t *)(d + 4));
+        uint64_t addr = be64toh(*(uint64_t *)(d + 8));
+        if (lkey == 0x100) break; /* MLX5_INVALID_LKEY: the terminator */
+        long c = left < len ? left : len;
+        if (!check(lkey, addr, c, LOCAL_WRITE)) {
+            cqe(&m.rcq, 14, m.rqpn, (uint16_t)m.rq_ci, 0, 0, 0x04); m.rq_ci++; return 0x14;
+        }
+        memcpy((void *)(uintptr_t)addr, payload + off, c);
+        off += c; left -= c;
+    }
+    if (left > 0) { cqe(&m.rcq, 14, m.rqpn, (uint16_t)m.rq_ci, 0, 0, 0x01); m.rq_ci++; return 0x14; }
+    cqe(&m.rcq, resp_opcode, m.rqpn, (uint16_t)m.rq_ci, (uint32_t)n, imm_be, 0);
+    m.rq_ci++;
+    return 0;
+}
+
 /* executes one WQE; returns 0 or an error syndrome */
 static int execute(uint32_t idx, int op, int ds, uint32_t imm_be, uint32_t *byte_cnt) {
     uint8_t *r = seg(idx, 1);
@@ -136,6 +165,7 @@ static int execute(uint32_t idx, int op, int ds, uint32_t imm_be, uint32_t *byte
         return 0;
     case 0x0a: case 0x0b: case 0x01: { /* SEND (+imm, +inv) */
         if ((n = gather(idx, 1, ds, payload, sizeof payload)) < 0) return 0x04;
+        if (m.rq) return deliver_rq(n, op == 0x0a ? 2 : op == 0x0b ? 3 : 4, imm_be);
         if (m.rtail == m.rhead) return 0x16;
         uint32_t i = m.rtail++ & 255;
         if (n > m.rlen[i] || !check(m.rlkey[i], m.raddr[i], n, LOCAL_WRITE)) return 0x14; /* remote op error */

@@ -24,6 +24,10 @@
  *   L n                    mlx5_poll_cq(n): "N rc cons_index dbrec0" then "WC wr_id status opcode vendor_err
  *                          byte_len imm qp_num src_qp wc_flags pkey_index slid sl dlid_path_bits" per completion,
  *                          fields the provider left unwritten printed as their 0xCC fill
+ *   U rq_cnt stride max_post head   gives the QP a receive queue (rq_cnt WQEs of stride bytes, filled with 0xEE)
+ *   K tail                 rq.tail = tail (receives completed)
+ *   G n + n lines "W ..."  mlx5_post_recv of the chain (opcode, flags and remote fields ignored): "R rc bad head",
+ *                          "S first n hex" (the WQEs from the old head), "H fnv64-of-whole-rq", "D dbrec-hex"
  *   A solicited            mlx5_arm_cq: "Y dbrec1 uar-doorbell-hex"
  *   V n                    mlx5_cq_event n times (arm_sn += n)
  */
@@ -111,6 +115,7 @@ int RC(mlx5_poll_cq)(struct ibv_cq *, int, struct ibv_wc *);
 int RC(mlx5_poll_cq_v1)(struct ibv_cq *, int, struct ibv_wc *);
 static int cq_v1;               /* the CQ polls as CQE version 1 (user indexes) */
 int RC(mlx5_arm_cq)(struct ibv_cq *, int);
+int RC(mlx5_post_recv)(struct ibv_qp *, struct ibv_recv_wr *, struct ibv_recv_wr **);
 void RC(mlx5_cq_event)(struct ibv_cq *);
 int RC(mlx5_qp_fill_wr_pfns)(struct o_qp *, const struct ibv_qp_init_attr_ex *, const struct mlx5dv_qp_init_attr *);
 
@@ -344,6 +349,49 @@ static void cmd_x(int n) {
     report_post(rc, -1, old);
 }
 
+static uint8_t *rq_buf;
+static size_t rq_bytes;
+
+static void cmd_u(char *args) {
+    unsigned cnt, stride, max_post, head;
+    if (sscanf(args, "%i %i %i %i", &cnt, &stride, &max_post, &head) != 4) { fprintf(stderr, "bad U\n"); exit(2); }
+    rq_bytes = (size_t)cnt * stride;
+    free(rq_buf);
+    rq_buf = aligned_alloc(64, rq_bytes);
+    memset(rq_buf, 0xEE, rq_bytes);
+    free(qp->rq.wrid);
+    qp->rq.wrid = calloc(cnt, sizeof(uint64_t));
+    qp->buf.buf = rq_buf;
+    qp->rq.offset = 0;
+    qp->rq.wqe_cnt = cnt;
+    qp->rq.max_post = max_post;
+    qp->rq.max_gs = qp->rq.qp_state_max_gs = (int)(stride / 16);
+    qp->rq.wqe_shift = __builtin_ctz(stride);
+    qp->rq.head = qp->rq.tail = head;
+}
+
+static void cmd_g(int n) {
+    struct ibv_send_wr swr[256];
+    struct ibv_recv_wr wrs[256], *bad = NULL;
+    sge_used = 0;
+    for (int i = 0; i < n; i++) {
+        read_wr(&swr[i]);
+        wrs[i].wr_id = swr[i].wr_id; wrs[i].sg_list = swr[i].sg_list; wrs[i].num_sge = swr[i].num_sge;
+        wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
+    }
+    unsigned old = qp->rq.head;
+    int rc = RC(mlx5_post_recv)(qp->ibv_qp, &wrs[0], &bad);
+    printf("R %d %d %u\n", rc, bad ? (int)(bad - wrs) : -1, qp->rq.head);
+    unsigned cnt = qp->rq.head - old, stride = 1u << qp->rq.wqe_shift;
+    printf("S %u %u ", old & (qp->rq.wqe_cnt - 1), cnt);
+    for (unsigned i = 0; i < cnt; i++) {
+        uint8_t *w = rq_buf + (size_t)((old + i) & (qp->rq.wqe_cnt - 1)) * stride;
+        for (unsigned j = 0; j < stride; j++) printf("%02x", w[j]);
+    }
+    printf("\nH %016llx\n", (unsigned long long)fnv(rq_buf, rq_bytes));
+    hex("D", (uint8_t *)dbrec, sizeof dbrec);
+}
+
 static void cmd_c(char *args) {
     unsigned ncqe, sq_cnt, rq_cnt, uidx = 0; uint32_t qpn;
     if (sscanf(args, "%i %i %i %i %i", &ncqe, &qpn, &sq_cnt, &rq_cnt, &uidx) < 4) { fprintf(stderr, "bad C\n"); exit(2); }
@@ -407,6 +455,9 @@ int main(void) {
         case 'P': cmd_p(atoi(a)); break;
         case 'X': cmd_x(atoi(a)); break;
         case 'C': cmd_c(a); break;
+        case 'U': cmd_u(a); break;
+        case 'K': qp->rq.tail = (unsigned)strtoul(a, NULL, 0); break;
+        case 'G': cmd_g(atoi(a)); break;
         case 'E': cmd_e(a); break;
         case 'L': cmd_l(atoi(a)); break;
         case 'A': {

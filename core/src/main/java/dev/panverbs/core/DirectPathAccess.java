@@ -14,7 +14,16 @@ final class DirectPathAccess implements DirectPath {
 
     @Override
     public SendSide sendSide(QueuePair qp) {
-        return new Side(qp.sendQueue);
+        return new Side(qp.sendQueue, qp.sendQueue.sigAll);
+    }
+
+    @Override
+    public SendSide receiveSide(QueuePair qp) {
+        if (qp.receiveQueue == null) {
+            throw new UnsupportedOperationException(qp + " takes its receives from a shared receive queue; direct "
+                    + "receive posting writes the QP's own receive queue");
+        }
+        return new Side(qp.receiveQueue, false);
     }
 
     @Override
@@ -90,7 +99,7 @@ final class DirectPathAccess implements DirectPath {
         completions.count(n);
     }
 
-    private record Side(SendQueue q) implements SendSide {
+    private record Side(WorkQueue q, boolean sigAll) implements SendSide {
         @Override
         public boolean enter() {
             return q.guard.enter(Thread.currentThread());
@@ -154,9 +163,6 @@ final class DirectPathAccess implements DirectPath {
             return q.tracker.outstanding();
         }
 
-        @Override
-        public boolean sigAll() {
-            return q.sigAll;
-        }
+
     }
 }

@@ -23,6 +23,12 @@ public interface DirectPath {
     /** The send side of {@code qp}, for a post path that writes WQEs itself. */
     SendSide sendSide(QueuePair qp);
 
+    /**
+     * The receive side of {@code qp} (its own receive queue: refused for a QP on an SRQ), the same tracker and
+     * guard protocol; {@link SendSide#sigAll()} is false.
+     */
+    SendSide receiveSide(QueuePair qp);
+
     /** The poll guard of {@code cq}, for a poll path that reads the CQ buffer itself. */
     PollSide pollSide(CompletionQueue cq);
 

@@ -80,32 +80,58 @@ final class CqePoller {
         }
     }
 
-    /** What the poller knows of one QP completing here. */
+    /**
+     * What the poller knows of one QP completing here: its send side (the {@code wr_id} of the send WQE at each index;
+     * a CQE's {@code wqe_counter} names the first WQEBB of the WQE) and/or its receive side (the {@code wr_id} of each
+     * receive WQE, consumed in order), each with what retires a completion. A side that is null is not attributed.
+     */
     static final class Target {
         final int qpn;
-        /** {@code sq.wrid[]}: the wr_id to report for the send WQE at each index (null: no send side here). */
-        final long[] sqWrid;
-        final int sqMask;
-        /** {@code rq.wrid[]} and its consumer counter (null: no receive side here). */
-        final long[] rqWrid;
-        final int rqMask;
+        long[] sqWrid;
+        int sqMask;
+        SendCompletionSink sink;
+        long[] rqWrid;
+        int rqMask;
         int rqTail;
-        /** Called with the WQE index of each send completion (retires it); null: nothing to retire. */
-        final SendCompletionSink sink;
+        RecvCompletionSink rsink;
 
-        Target(int qpn, long[] sqWrid, long[] rqWrid, SendCompletionSink sink) {
+        Target(int qpn) {
             this.qpn = qpn;
-            this.sqWrid = sqWrid;
-            this.sqMask = sqWrid == null ? 0 : sqWrid.length - 1;
-            this.rqWrid = rqWrid;
-            this.rqMask = rqWrid == null ? 0 : rqWrid.length - 1;
-            this.sink = sink;
+        }
+
+        /** A target with both sides given at once (tests). */
+        Target(int qpn, long[] sqWrid, long[] rqWrid, SendCompletionSink sink) {
+            this(qpn);
+            if (sqWrid != null) {
+                send(sqWrid, sink);
+            }
+            if (rqWrid != null) {
+                receive(rqWrid, 0, null);
+            }
+        }
+
+        void send(long[] wrid, SendCompletionSink s) {
+            this.sqMask = wrid.length - 1;
+            this.sink = s;
+            this.sqWrid = wrid;
+        }
+
+        void receive(long[] wrid, int tail, RecvCompletionSink s) {
+            this.rqMask = wrid.length - 1;
+            this.rqTail = tail;
+            this.rsink = s;
+            this.rqWrid = wrid;
         }
     }
 
     /** The send side a completion retires: returns the wr_id to report for the WQE at {@code idx}. */
     interface SendCompletionSink {
         long completed(int idx, long providerWrId);
+    }
+
+    /** The receive side a completion retires (the oldest outstanding receive): returns the wr_id to report. */
+    interface RecvCompletionSink {
+        long completed(long providerWrId);
     }
 
     private final MemorySegment buf;
@@ -154,6 +180,18 @@ final class CqePoller {
         Target[] n = java.util.Arrays.copyOf(targets, targets.length + 1);
         n[n.length - 1] = t;
         targets = n;
+    }
+
+    /** The target of {@code qpn}, created and attached if this CQ has none yet (control path). */
+    synchronized Target target(int qpn) {
+        for (Target t : targets) {
+            if (t.qpn == qpn) {
+                return t;
+            }
+        }
+        Target t = new Target(qpn);
+        attach(t);
+        return t;
     }
 
     synchronized void detach(int qpn) {
@@ -257,8 +295,9 @@ final class CqePoller {
                     return POLL_ERR;
                 }
                 wc.set(HOST32, w + WC_BYTE_LEN, c.get(BE32, off + CQE_BYTE_CNT));
-                wc.set(HOST64, w + WC_WR_ID, t.rqWrid[t.rqTail & t.rqMask]);
+                long rwr = t.rqWrid[t.rqTail & t.rqMask];
                 t.rqTail++;
+                wc.set(HOST64, w + WC_WR_ID, t.rsink == null ? rwr : t.rsink.completed(rwr));
                 int flags = 0;
                 int imm = c.get(HOST32, off + CQE_IMM);
                 switch (opcode) {
@@ -309,8 +348,9 @@ final class CqePoller {
                     if (srq || t == null || t.rqWrid == null) {
                         return POLL_ERR;
                     }
-                    wc.set(HOST64, w + WC_WR_ID, t.rqWrid[t.rqTail & t.rqMask]);
+                    long rwr = t.rqWrid[t.rqTail & t.rqMask];
                     t.rqTail++;
+                    wc.set(HOST64, w + WC_WR_ID, t.rsink == null ? rwr : t.rsink.completed(rwr));
                 }
             }
             default -> { } // RESIZE_CQ and reserved opcodes: libmlx5 reports the entry with nothing else written

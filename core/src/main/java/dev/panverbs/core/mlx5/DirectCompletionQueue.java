@@ -13,9 +13,9 @@ import dev.panverbs.core.internal.DirectPath;
  * {@link DirectSendQueue}'s tracker, which is what lets their memory regions close. The bytes and decisions are
  * libmlx5's {@code mlx5_poll_cq} and {@code mlx5_arm_cq} (rdma-core 44), verified against that code on fake memory.
  *
- * <p>Completions of send queues posted through {@link DirectSendQueue} are attributed; a receive completion, an
- * SRQ's or an unknown QP's is refused ({@link IllegalStateException}) because its {@code wr_id} lives in libmlx5's
- * private state. Once a CQ is polled here, do not poll it through {@link CompletionQueue#poll} as well: the two would
+ * <p>Completions of send queues posted through {@link DirectSendQueue} and of receive queues posted through
+ * {@link DirectReceiveQueue} are attributed; a completion of a queue posted through libmlx5, of an SRQ or of an
+ * unknown QP is refused ({@link IllegalStateException}) because its {@code wr_id} lives in libmlx5's private state. Once a CQ is polled here, do not poll it through {@link CompletionQueue#poll} as well: the two would
  * consume the same ring. Single consumer; allocation-free per completion.
  */
 public final class DirectCompletionQueue {
@@ -73,9 +73,9 @@ public final class DirectCompletionQueue {
         }
         if (n < 0) {
             path.completionCount(completions, 0);
-            throw new IllegalStateException("direct poll of " + cq + ": a CQE names a receive queue, an SRQ or a QP "
-                    + "without a DirectSendQueue on this CQ (only sends posted through DirectSendQueue are "
-                    + "attributed; poll those CQs through CompletionQueue.poll)");
+            throw new IllegalStateException("direct poll of " + cq + ": a CQE names an SRQ, or a send or receive "
+                    + "queue not posted through DirectSendQueue/DirectReceiveQueue on this CQ (poll such CQs through "
+                    + "CompletionQueue.poll)");
         }
         path.completionCount(completions, n);
         return n;

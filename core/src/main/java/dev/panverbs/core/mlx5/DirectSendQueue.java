@@ -126,10 +126,10 @@ public final class DirectSendQueue {
         this.snapshots = new Object[s];
         this.src = new MemorySegment[s];
         this.srcOff = new long[s];
-        cq.poller.attach(new CqePoller.Target(view.qpNum(), sqWrid, null, (idx, providerWrId) -> {
+        cq.poller.target(view.qpNum()).send(sqWrid, (idx, providerWrId) -> {
             writer.completed(idx);
             return side.retire(providerWrId);
-        }));
+        });
     }
 
     /**

@@ -32,8 +32,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The mlx5 direct paths on the test device. On any other device (the rxe guest) every entry point is refused up
  * front, naming the device ("rxe0 is not an mlx5 device"). On a ConnectX device (the hardware lane, see README) an
- * RC loopback pair runs RDMA WRITE, SEND with immediate, RDMA READ and an error (bad rkey → REM_ACCESS_ERR) through
- * Direct WQE posting and direct CQE polling, and a region a posted WQE references cannot be closed before its
+ * RC loopback pair runs RDMA WRITE, SEND with immediate into a directly posted receive, RDMA READ and an error (bad
+ * rkey → REM_ACCESS_ERR) through Direct WQE posting, direct receive posting and direct CQE polling, and a region a posted WQE references cannot be closed before its
  * completion is polled.
  */
 class Mlx5DirectIT {
@@ -103,19 +103,21 @@ class Mlx5DirectIT {
         assertThat(wc.opcode()).isEqualTo(WorkCompletionOpcode.RDMA_WRITE);
         assertThat(dst.buffer().asSlice(0, 4096).mismatch(src.buffer().asSlice(0, 4096))).isEqualTo(-1);
 
-        b.receiveRequests().recv(50).sge(dst, 32768, 1024);
-        b.receiveRequests().post();
+        DirectCompletionQueue drcq = DirectCompletionQueue.open(recvCq);
+        DirectReceiveQueue drq = DirectReceiveQueue.open(b, drcq);
+        drq.recv(50).sge(dst, 32768, 1024);
+        assertThat(drq.post()).isEqualTo(1);
         dsq.sendWithImm(2, SendFlag.SIGNALED_BIT, 0x1234).sge(src, 100, 200);
         dsq.post();
         wc = poll(dcq, wcs);
         assertThat(wc.ok()).isTrue();
         assertThat(wc.opcode()).isEqualTo(WorkCompletionOpcode.SEND);
         WorkCompletions one = WorkCompletions.allocate(1);
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (recvCq.poll(one) == 0 && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
-        }
-        assertThat(one.get(0).immData()).isEqualTo(0x1234);
+        WorkCompletion rwc = poll(drcq, one);
+        assertThat(rwc.wrId()).isEqualTo(50);
+        assertThat(rwc.opcode()).isEqualTo(WorkCompletionOpcode.RECV);
+        assertThat(rwc.byteLen()).isEqualTo(200);
+        assertThat(rwc.immData()).isEqualTo(0x1234);
         assertThat(dst.buffer().asSlice(32768, 200).mismatch(src.buffer().asSlice(100, 200))).isEqualTo(-1);
 
         dsq.rdmaRead(3, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address()).sge(src, 16384, 512);

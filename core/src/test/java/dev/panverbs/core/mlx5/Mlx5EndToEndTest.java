@@ -46,14 +46,14 @@ class Mlx5EndToEndTest {
     private static final ValueLayout.OfLong BE64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     private static final Linker LINKER = Linker.nativeLinker();
     private static SymbolLookup model;
-    private static MethodHandle reset, reg, qpFn, failNext, postRecv, doorbell;
+    private static MethodHandle reset, reg, qpFn, failNext, postRecv, doorbell, rqFn;
 
     private FakeProvider fp;
     private Arena arena;
     private QueuePair qp;
     private DirectSendQueue dsq;
     private DirectCompletionQueue dcq;
-    private MemorySegment local, remote, dbrec;
+    private MemorySegment local, remote, dbrec, sq, cqBuf;
     private MemoryRegion mrLocal, mrRemote;
     private final WorkCompletions wcs = WorkCompletions.allocate(16);
 
@@ -79,6 +79,7 @@ class Mlx5EndToEndTest {
         failNext = handle("model_fail_next", FunctionDescriptor.ofVoid(i));
         postRecv = handle("model_post_recv", FunctionDescriptor.ofVoid(l, l, i, i));
         doorbell = handle("model_doorbell", FunctionDescriptor.of(i));
+        rqFn = handle("model_rq", FunctionDescriptor.ofVoid(a, i, i, a));
     }
 
     private static MethodHandle handle(String name, FunctionDescriptor fd) {
@@ -92,10 +93,10 @@ class Mlx5EndToEndTest {
         arena = Arena.ofShared();
         CompletionQueue cq = fp.createCq(64);
         qp = fp.createRtsQp(fp.protectionDomain(), cq, cq, 16, 16, 4, 64, Set.of());
-        MemorySegment sq = arena.allocate(64 * 64, 64).fill((byte) 0xEE);
+        sq = arena.allocate(64 * 64, 64).fill((byte) 0xEE);
         dbrec = arena.allocate(8, 8);
         MemorySegment bf = arena.allocate(512, 64);
-        MemorySegment cqBuf = invalidCqes(arena.allocate(64 * 64, 64), 64);
+        cqBuf = invalidCqes(arena.allocate(64 * 64, 64), 64);
         MemorySegment rcqBuf = invalidCqes(arena.allocate(64 * 64, 64), 64);
         MemorySegment cqDb = arena.allocate(8, 8);
         MemorySegment uar = arena.allocate(8, 8);
@@ -254,6 +255,65 @@ class Mlx5EndToEndTest {
         assertThat(wcs.get(1).wrId()).isEqualTo(31);
         assertThat(wcs.get(1).status()).isEqualTo(WorkCompletionStatus.WR_FLUSH_ERR);
         mrLocal.close();
+    }
+
+    @Test
+    void directReceivesTakeTheSendsAndCompleteThroughTheirDirectCq() throws Throwable {
+        CompletionQueue rcq = fp.createCq(64);
+        QueuePair b = fp.createRtsQp(fp.protectionDomain(), rcq, rcq, 8, 16, 1, 0, Set.of());
+        MemorySegment rcqBuf = invalidCqes(arena.allocate(64 * 64, 64), 64);
+        MemorySegment rq = arena.allocate(16 * 32, 64).fill((byte) 0xEE);
+        MemorySegment bDb = arena.allocate(8, 8);
+        DirectCompletionQueue drcq = DirectCompletionQueue.over(rcq, new Mlx5CompletionQueueView(rcqBuf, 64, 64,
+                arena.allocate(8, 8), arena.allocate(8, 8), 0x78));
+        DirectReceiveQueue drq = DirectReceiveQueue.over(b, new Mlx5ReceiveQueueView(rq, 16, 32, bDb, b.qpNum()),
+                drcq);
+        qpFn.invokeExact(sq, 64, dbrec, qp.qpNum(), cqBuf, 64, rcqBuf, 64, b.qpNum());
+        rqFn.invokeExact(rq, 16, 32, bDb);
+
+        drq.recv(100).sge(mrRemote, 0, 512);
+        drq.recv(101).sge(mrRemote, 1024, 512);
+        assertThat(drq.post()).isEqualTo(2);
+        dsq.sendWithImm(7, SIG, 0xABCD).sge(mrLocal, 0, 300);
+        dsq.send(8, SIG).sge(mrLocal, 500, 100);
+        dsq.post();
+        assertThat(ring()).isEqualTo(2);
+        assertThat(dcq.poll(wcs)).isEqualTo(2);
+        WorkCompletions r = WorkCompletions.allocate(4);
+        assertThat(drcq.poll(r)).isEqualTo(2);
+        assertThat(r.get(0).wrId()).isEqualTo(100);
+        assertThat(r.get(0).opcode()).isEqualTo(WorkCompletionOpcode.RECV);
+        assertThat(r.get(0).byteLen()).isEqualTo(300);
+        assertThat(r.get(0).hasImm()).isTrue();
+        assertThat(r.get(0).immData()).isEqualTo(0xABCD);
+        assertThat(r.get(0).qpNum()).isEqualTo(b.qpNum());
+        assertThat(r.get(1).wrId()).isEqualTo(101);
+        assertThat(r.get(1).byteLen()).isEqualTo(100);
+        assertThat(bytes(remote, 0, 300)).isEqualTo(bytes(local, 0, 300));
+        assertThat(bytes(remote, 1024, 100)).isEqualTo(bytes(local, 500, 100));
+
+        // a region a posted receive may be written into cannot close until that receive completed
+        MemorySegment landing = arena.allocate(256, 64);
+        MemoryRegion mrX = fp.register(landing, 0x4444);
+        reg.invokeExact(0x4444, landing.address(), 256L, LOCAL_WRITE);
+        drq.recv(102).sge(mrX, 0, 256);
+        drq.post();
+        assertThatThrownBy(mrX::close).isInstanceOf(IllegalStateException.class);
+        dsq.send(9, SIG).sge(mrLocal, 0, 64);
+        dsq.post();
+        ring();
+        assertThat(dcq.poll(wcs)).isEqualTo(1);
+        assertThat(drcq.poll(r)).isEqualTo(1);
+        assertThat(r.get(0).wrId()).isEqualTo(102);
+        assertThat(bytes(landing, 0, 64)).isEqualTo(bytes(local, 0, 64));
+        mrX.close();
+
+        // nothing posted: the sender gets RNR_RETRY_EXC_ERR
+        dsq.send(10, SIG).sge(mrLocal, 0, 8);
+        dsq.post();
+        ring();
+        assertThat(pollOne().status()).isEqualTo(WorkCompletionStatus.RNR_RETRY_EXC_ERR);
+        b.close();
     }
 
     @Test

@@ -115,6 +115,20 @@ final class CoreEngine implements VerbsEngine {
         }
 
         @Override
+        public OdpCaps odpCaps() {
+            dev.panverbs.core.OdpCapabilities o = attrs.odp();
+            return new OdpCaps(o.supported(), mask(o.rc()), mask(o.uc()), mask(o.ud()), mask(o.xrc()));
+        }
+
+        private static int mask(Set<dev.panverbs.core.OdpCapabilities.Operation> ops) {
+            int m = 0;
+            for (dev.panverbs.core.OdpCapabilities.Operation op : ops) {
+                m |= op.value();
+            }
+            return m;
+        }
+
+        @Override
         public boolean isMlx5() {
             return Mlx5.isSupported(ctx);
         }
@@ -257,6 +271,9 @@ final class CoreEngine implements VerbsEngine {
 
         private static Set<Access> access(ResourceSpec spec) {
             EnumSet<Access> a = EnumSet.of(Access.LOCAL_WRITE);
+            if (spec.useOdp()) {
+                a.add(Access.ON_DEMAND); // create_mr: IBV_ACCESS_ON_DEMAND, after check_odp_support (DeviceSetup)
+            }
             switch (spec.verb()) {
                 case WRITE -> a.add(Access.REMOTE_WRITE);
                 case READ -> {

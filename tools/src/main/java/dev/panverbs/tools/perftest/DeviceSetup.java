@@ -48,6 +48,44 @@ final class DeviceSetup {
         }
     }
 
+    /**
+     * {@code check_odp_support} and {@code check_odp_transport_caps} (run by perftest's {@code create_mr}): the
+     * device must report ODP, for the connection type and what this side does with the buffer.
+     */
+    private void checkOdp(VerbsEngine.OdpCaps odp) {
+        String why = null;
+        if (!odp.supported()) {
+            why = " The device does not support On-Demand Paging.";
+        } else if (p.connection == PerftestParameters.Connection.UC) {
+            why = " ODP is not available on UC transport.";
+        } else if (p.connection == PerftestParameters.Connection.RC) {
+            why = odpTransportRefusal(odp.rc(), "RC");
+        } // UD: perftest skips the check (devices under-report UD receive)
+        if (why != null) {
+            throw new RunFailure(why + "\nFailed to create MR\n Couldn't create IB resources\n (--odp needs "
+                    + "IBV_ODP_SUPPORT and the operation's IBV_ODP_SUPPORT_* bit for the transport in the device's "
+                    + "odp_caps; run without --odp)");
+        }
+    }
+
+    private String odpTransportRefusal(int caps, String conn) {
+        int send = dev.panverbs.core.OdpCapabilities.Operation.SEND.value();
+        int recv = dev.panverbs.core.OdpCapabilities.Operation.RECV.value()
+                | dev.panverbs.core.OdpCapabilities.Operation.SRQ_RECV.value();
+        boolean client = p.isClient();
+        return switch (p.verb()) {
+            case SEND -> !p.duplex && client ? ((caps & send) == 0 ? " ODP Send is not supported for " + conn
+                    + " transport." : null)
+                    : !p.duplex ? ((caps & recv) == 0 ? " ODP Recv is not supported for " + conn + " transport." : null)
+                    : ((caps & send) == 0 || (caps & recv) == 0 ? " ODP bidirectional Send is not supported for "
+                    + conn + " transport." : null);
+            case WRITE -> (caps & dev.panverbs.core.OdpCapabilities.Operation.WRITE.value()) == 0
+                    ? " ODP Write is not supported for " + conn + " transport." : null;
+            case READ -> (caps & dev.panverbs.core.OdpCapabilities.Operation.READ.value()) == 0
+                    ? " ODP Read is not supported for " + conn + " transport." : null;
+        };
+    }
+
     /** {@code verify_params_with_device_context} and {@code check_link}. */
     void check(VerbsEngine.Device dev) {
         if (p.directWqe && !dev.isMlx5()) {
@@ -57,6 +95,9 @@ final class DeviceSetup {
         if (p.directWqe && p.connection != PerftestParameters.Connection.RC) {
             throw new RunFailure(" --direct_wqe posts RC work queue entries; connection type " + p.connection
                     + " is not supported with it\n (use -c RC or run without --direct_wqe)");
+        }
+        if (p.useOdp) {
+            checkOdp(dev.odpCaps());
         }
         if (p.useEvent && p.eqNum > dev.numCompVectors()) {
             throw new RunFailure(" Completion vector specified is invalid\n Max completion vector = "

@@ -121,6 +121,8 @@ final class PerftestParameters {
     boolean loopback;
     /** {@code --direct_wqe} (panverbs only): mlx5 Direct WQE posting and direct send-CQ polling. */
     boolean directWqe;
+    /** --odp: register the buffers with IBV_ACCESS_ON_DEMAND after checking the device's ODP capabilities. */
+    boolean useOdp;
     int timeoutSeconds = 60;
     boolean debug;
 

@@ -432,7 +432,8 @@ final class PerftestParser {
                 unsupported.note("--retry_count");
             }
             case "dont_xchg_versions" -> unsupported.note("--dont_xchg_versions");
-            case "mmap", "mmap-offset", "raw_ipv6", "report-per-port", "odp", "use_hugepages", "promiscuous",
+            case "odp" -> p.useOdp = true;
+            case "mmap", "mmap-offset", "raw_ipv6", "report-per-port", "use_hugepages", "promiscuous",
                  "sniffer", "raw_mcast", "flows", "flows_burst", "reply_every", "vlan_en", "vlan_pcp",
                  "recv_post_list", "aes_xts", "encrypt_on_tx", "sig_before", "aes_block_size", "kek_path",
                  "credentials_path", "data_enc_keys_number", "data_enc_key_app_path", "log_dci_streams",

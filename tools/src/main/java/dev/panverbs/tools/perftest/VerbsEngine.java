@@ -82,6 +82,11 @@ interface VerbsEngine {
             return false;
         }
 
+        /** The device's on-demand-paging capabilities ({@code odp_caps}), for --odp; none by default. */
+        default OdpCaps odpCaps() {
+            return OdpCaps.NONE;
+        }
+
         /** {@code ibv_query_port}; throws with the verb and errno when the port does not exist. */
         PortInfo port(int port);
 
@@ -96,14 +101,32 @@ interface VerbsEngine {
     }
 
     /**
+     * {@code struct ibv_odp_caps}: whether ODP is supported ({@code IBV_ODP_SUPPORT}) and the
+     * {@code IBV_ODP_SUPPORT_*} bits per transport.
+     */
+    record OdpCaps(boolean supported, int rc, int uc, int ud, int xrc) {
+        static final OdpCaps NONE = new OdpCaps(false, 0, 0, 0, 0);
+    }
+
+    /**
      * What {@code ctx_init} creates, derived from the test parameters. {@code useSrq}: the QPs take their receives
-     * from one shared receive queue of {@code rxDepth} WRs ({@code --use-srq} on a side that receives).
+     * from one shared receive queue of {@code rxDepth} WRs ({@code --use-srq} on a side that receives);
+     * {@code useOdp}: the buffers are registered with {@code IBV_ACCESS_ON_DEMAND} (--odp).
      */
     record ResourceSpec(PerftestTest.Verb verb, PerftestParameters.Connection connection, int numQps,
                         int port, int pkeyIndex, int txDepth, int rxDepth, int inlineSize, long bufferSize,
                         boolean mrPerQp, boolean relaxedOrdering, boolean iwarp, boolean zeroFill,
                         boolean useWrApi, boolean useEvents, int completionVector, boolean useSrq,
-                        boolean directWqe) {
+                        boolean directWqe, boolean useOdp) {
+
+        /** Without --odp. */
+        ResourceSpec(PerftestTest.Verb verb, PerftestParameters.Connection connection, int numQps, int port,
+                     int pkeyIndex, int txDepth, int rxDepth, int inlineSize, long bufferSize, boolean mrPerQp,
+                     boolean relaxedOrdering, boolean iwarp, boolean zeroFill, boolean useWrApi, boolean useEvents,
+                     int completionVector, boolean useSrq, boolean directWqe) {
+            this(verb, connection, numQps, port, pkeyIndex, txDepth, rxDepth, inlineSize, bufferSize, mrPerQp,
+                    relaxedOrdering, iwarp, zeroFill, useWrApi, useEvents, completionVector, useSrq, directWqe, false);
+        }
 
         /** Without --direct_wqe. */
         ResourceSpec(PerftestTest.Verb verb, PerftestParameters.Connection connection, int numQps, int port,
@@ -111,7 +134,7 @@ interface VerbsEngine {
                      boolean relaxedOrdering, boolean iwarp, boolean zeroFill, boolean useWrApi, boolean useEvents,
                      int completionVector, boolean useSrq) {
             this(verb, connection, numQps, port, pkeyIndex, txDepth, rxDepth, inlineSize, bufferSize, mrPerQp,
-                    relaxedOrdering, iwarp, zeroFill, useWrApi, useEvents, completionVector, useSrq, false);
+                    relaxedOrdering, iwarp, zeroFill, useWrApi, useEvents, completionVector, useSrq, false, false);
         }
 
         /** Without a shared receive queue. */
@@ -120,7 +143,7 @@ interface VerbsEngine {
                      boolean relaxedOrdering, boolean iwarp, boolean zeroFill, boolean useWrApi, boolean useEvents,
                      int completionVector) {
             this(verb, connection, numQps, port, pkeyIndex, txDepth, rxDepth, inlineSize, bufferSize, mrPerQp,
-                    relaxedOrdering, iwarp, zeroFill, useWrApi, useEvents, completionVector, false, false);
+                    relaxedOrdering, iwarp, zeroFill, useWrApi, useEvents, completionVector, false, false, false);
         }
     }
 
