@@ -6,7 +6,8 @@ import dev.panverbs.bindings.verbs.ibv_data_buf;
 import dev.panverbs.bindings.verbs.ibv_sge;
 import dev.panverbs.core.internal.Errors;
 
-import java.lang.foreign.Arena;
+import dev.panverbs.core.internal.HotMemory;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -54,6 +55,8 @@ public final class PostBatch implements AutoCloseable {
     /** Key snapshot per SGE ({@code wr * maxSge + sge}), re-checked at submit, and their tracking ids. */
     private final KeySnapshot[] keys;
     private final long[] refs;
+    /** {@code struct ibv_sge[]} / {@code struct ibv_data_buf[]} of the list setters: no arena acquire per call. */
+    private final HotMemory lists;
     private final MemorySegment sgeList;
     private final MemorySegment bufList;
     /** Open on the thread holding {@code qp.sendGuard}; written by that thread only. */
@@ -66,7 +69,7 @@ public final class PostBatch implements AutoCloseable {
     private long base;
     private int inlineBytes;
 
-    PostBatch(SendQueue queue, QpExOps ops, long sendOps, Arena arena) {
+    PostBatch(SendQueue queue, QpExOps ops, long sendOps) {
         this.queue = queue;
         this.qp = queue.qp;
         this.ops = ops;
@@ -80,8 +83,10 @@ public final class PostBatch implements AutoCloseable {
         this.flags = new int[capacity];
         this.keys = new KeySnapshot[capacity * maxSge];
         this.refs = new long[capacity * maxSge];
-        this.sgeList = arena.allocate(ibv_sge.layout(), maxSge);
-        this.bufList = arena.allocate(ibv_data_buf.layout(), maxSge);
+        long sgeBytes = ibv_sge.layout().byteSize() * maxSge;
+        this.lists = HotMemory.allocate(sgeBytes + ibv_data_buf.layout().byteSize() * maxSge, 8);
+        this.sgeList = lists.segment.asSlice(0, sgeBytes);
+        this.bufList = lists.segment.asSlice(sgeBytes);
     }
 
     PostBatch start() {
@@ -213,6 +218,7 @@ public final class PostBatch implements AutoCloseable {
         }
         refCounts[count - 1] = n;
         ops.ibv_wr_set_sge_list(n, sgeList);
+        lists.keepAlive();
         return this;
     }
 
@@ -243,6 +249,7 @@ public final class PostBatch implements AutoCloseable {
             bufList.set(ValueLayout.JAVA_LONG, i * BUF_SIZE + 8, len);
         }
         ops.ibv_wr_set_inline_data_list(n, bufList);
+        lists.keepAlive();
         refCounts[count - 1] = 0;
         return this;
     }
@@ -268,6 +275,7 @@ public final class PostBatch implements AutoCloseable {
         if (!active || !queue.guard.heldBy(Thread.currentThread())) {
             throw notOpen("ibv_wr_complete");
         }
+        queue.requests.restage(base + count); // a chain being built on this queue is staged after the batch
         for (int i = 0; i < count; i++) {
             tracker.put(base + i, wrIds[i], refs, i * maxSge, refCounts[i]);
         }

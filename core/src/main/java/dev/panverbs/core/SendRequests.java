@@ -1,9 +1,7 @@
 package dev.panverbs.core;
 
 import dev.panverbs.bindings.verbs.ibv_send_wr;
-import dev.panverbs.bindings.verbs.ibv_sge;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -71,9 +69,8 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     private static final int SGE_LOCAL_WRITE = 1;
     private static final int SGE_INLINE = 2;
 
-    SendRequests(WorkRequestRules rules, int capacity, int maxSge, Arena arena) {
-        super("ibv_post_send", rules, capacity, maxSge, WR_SIZE, arena.allocate(ibv_send_wr.layout(), Math.max(capacity, 1)),
-                arena.allocate(ibv_sge.layout(), (long) Math.max(capacity, 1) * Math.max(maxSge, 1)));
+    SendRequests(WorkRequestRules rules, int capacity, int maxSge) {
+        super("ibv_post_send", rules, capacity, maxSge, WR_SIZE);
         this.udAddressed = new boolean[capacity];
     }
 
@@ -154,8 +151,12 @@ public final class SendRequests extends WorkRequests<SendRequests> {
      * referenced, and {@link MemoryRegion#close()} refuses to deregister it.
      */
     public SendRequests sge(LocalKey key, long offset, int length) {
-        KeySnapshot k = DataPathAccess.snapshot(key);
-        rules.checkSge(k, offset, length);
+        KeySnapshot k = DataPathAccess.stagedSnapshot(key);
+        if (k == lastStaged) { // open and in this PD when it was staged (immutable); the post re-checks both
+            rules.checkSameKeySge(k, offset, length);
+        } else {
+            rules.checkSge(k, offset, length);
+        }
         if (sgeChecks != 0) {
             checkSpecialSge(k, length);
         }

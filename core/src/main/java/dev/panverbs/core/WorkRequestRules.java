@@ -68,6 +68,17 @@ final class WorkRequestRules {
      * destroy closes, so FFM's own liveness check (no extra read on the hot path) catches the use after close; this
      * turns its bare "Already closed" into the QP's name and the verb. Cold.
      */
+    /**
+     * Refuses a new WR once the QP is closed (a plain read: the chain's memory outlives the QP, so this is only the
+     * early error; the post re-reads the state after its fence).
+     */
+    void checkOwnerOpen(String verb) {
+        Resource r = qp;
+        if (r != null && r.isClosedRelaxed()) {
+            throw r.closedException(verb);
+        }
+    }
+
     RuntimeException ifClosed(IllegalStateException e, String verb) {
         Resource r = qp;
         if (r == null || !r.isClosed()) {
@@ -91,6 +102,19 @@ final class WorkRequestRules {
         }
         if (key.pd != pd) {
             throw foreignRegion(key.owner);
+        }
+        if (!inBounds(offset, length, key.length)) {
+            throw outOfBounds(key.owner, offset, length, key.length);
+        }
+    }
+
+    /**
+     * {@link #checkSge} of a key that the previous SGE of this chain staged (the same snapshot, so open and in this
+     * PD then): only its memory and the range are checked again.
+     */
+    void checkSameKeySge(KeySnapshot key, long offset, int length) {
+        if (!key.memoryAlive()) {
+            throw unusable("ibv_post_send/ibv_post_recv (SGE)", key, -1);
         }
         if (!inBounds(offset, length, key.length)) {
             throw outOfBounds(key.owner, offset, length, key.length);

@@ -25,7 +25,7 @@ class WorkRequestLayoutTest {
     }
 
     private SendRequests send(QueuePairType type, boolean atomics, int cap, int maxSge) {
-        return new SendRequests(new WorkRequestRules("QP#test", type, atomics, 64, pd), cap, maxSge, arena);
+        return new SendRequests(new WorkRequestRules("QP#test", type, atomics, 64, pd), cap, maxSge);
     }
 
     private static MemorySegment wr(SendRequests s, int i) {
@@ -40,7 +40,9 @@ class WorkRequestLayoutTest {
         s.appendSge(0x1000, 64, 0x55, null);
         s.appendSge(0x2000, 32, 0x66, null);
         MemorySegment w = wr(s, 0);
-        assertThat(s.wrId(0)).isEqualTo(0x1122334455667788L); // native wr_id: the tracker position, written at post
+        // the caller's wr_id stays in the tracker's slot; the native wr_id is the slot's position (and route)
+        assertThat(s.tracker.wrIdAt(s.base)).isEqualTo(0x1122334455667788L);
+        assertThat(ibv_send_wr.wr_id(w)).isEqualTo(s.tracker.encode(s.base));
         assertThat(ibv_send_wr.opcode(w)).isEqualTo(verbs_h.IBV_WR_RDMA_WRITE_WITH_IMM());
         assertThat(ibv_send_wr.send_flags(w)).isEqualTo(verbs_h.IBV_SEND_SIGNALED());
         // imm_data is __be32: the wire bytes are 01 02 03 04
@@ -95,10 +97,10 @@ class WorkRequestLayoutTest {
     void receiveWrLayout() {
         assertThat(ReceiveRequests.WR_SIZE).isEqualTo(32);
         ReceiveRequests r = new ReceiveRequests(new WorkRequestRules("QP#test", QueuePairType.RC, false, 0, pd),
-                2, 1, arena);
+                2, 1);
         r.recv(99).appendSge(0x3000, 4096, 7, null);
         MemorySegment w = r.wrs.asSlice(0, ibv_recv_wr.layout());
-        assertThat(r.wrId(0)).isEqualTo(99);
+        assertThat(r.tracker.wrIdAt(r.base)).isEqualTo(99);
         assertThat(ibv_recv_wr.num_sge(w)).isEqualTo(1);
         MemorySegment sge = ibv_recv_wr.sg_list(w).reinterpret(ibv_sge.sizeof());
         assertThat(ibv_sge.addr(sge)).isEqualTo(0x3000);
