@@ -2,10 +2,10 @@ package dev.panverbs.core;
 
 /**
  * The work queues that complete to one CQ, by route token: how a completion finds the queue that owns it. Each
- * work queue attached to the CQ gets a token (1..65535) that its tracker puts in the top 16 bits of every
+ * work queue attached to the CQ gets a token (1..32767) that its tracker puts in the top 16 bits of every
  * {@code wr_id} it hands the provider ({@link WorkQueueTracker#encode}), so a completion of a QP whose send and
  * receive queues share this CQ and one {@code wr_id} space, an error completion (whose opcode is undefined) and,
- * later, a completion of a shared receive queue all reach their own queue without guessing.
+ * a completion of a shared receive queue (through {@link SrqRoutes}) all reach their own queue without guessing.
  *
  * <p>Copy-on-write: attaching or detaching (control path) copies the array; the poll path reads one volatile
  * reference per poll and indexes it, with no hashing and no allocation. Tokens of detached queues are reused last
@@ -13,6 +13,11 @@ package dev.panverbs.core;
  * queue that took its token at once; the tracker ignores positions it never handed out anyway.
  */
 final class CompletionRoutes {
+    /**
+     * The most route tokens a CQ hands out: the lower half of the 16-bit token space; the upper half (the sign bit of
+     * the {@code wr_id}) belongs to shared receive queues ({@link SrqRoutes}).
+     */
+    static final int MAX_CQ_TOKEN = 0x7FFF;
     private static final WorkQueue[] EMPTY = new WorkQueue[0];
 
     /** {@code queues[token - 1]}; null slots are free tokens. */
@@ -36,7 +41,10 @@ final class CompletionRoutes {
      */
     static long retire(WorkQueue[] table, long providerWrId) {
         WorkQueue q = route(table, providerWrId);
-        return q == null ? providerWrId : q.tracker.retire(providerWrId);
+        if (q != null) {
+            return q.tracker.retire(providerWrId);
+        }
+        return providerWrId < 0 ? SrqRoutes.retire(providerWrId) : providerWrId; // an SRQ's token, or not ours
     }
 
     /** Gives {@code queue} a token and returns it. */
@@ -49,10 +57,10 @@ final class CompletionRoutes {
                 return place(old.clone(), i, queue);
             }
         }
-        if (n == WorkQueueTracker.MAX_TOKEN) {
-            throw new IllegalStateException("more than " + WorkQueueTracker.MAX_TOKEN + " work queues on one CQ");
+        if (n == MAX_CQ_TOKEN) {
+            throw new IllegalStateException("more than " + MAX_CQ_TOKEN + " work queues on one CQ");
         }
-        WorkQueue[] grown = new WorkQueue[Math.min(Math.max(8, n * 2), WorkQueueTracker.MAX_TOKEN)];
+        WorkQueue[] grown = new WorkQueue[Math.min(Math.max(8, n * 2), MAX_CQ_TOKEN)];
         System.arraycopy(old, 0, grown, 0, n);
         return place(grown, n, queue);
     }

@@ -27,6 +27,8 @@ public final class ProtectionDomain extends VerbsObject {
      * requests for references to the region. Control path only; the post and poll paths never touch it.
      */
     final Set<WorkQueue> workQueues = new CopyOnWriteArraySet<>();
+    /** The live shared receive queues of this PD, for the same scan. */
+    final Set<SrqQueue> srqQueues = new CopyOnWriteArraySet<>();
 
     ProtectionDomain(Context context, MemorySegment handle) {
         this(context, handle, true);
@@ -63,6 +65,9 @@ public final class ProtectionDomain extends VerbsObject {
     int inFlight(long trackingId) {
         int n = 0;
         for (WorkQueue q : workQueues) {
+            n += q.tracker.references(trackingId);
+        }
+        for (SrqQueue q : srqQueues) {
             n += q.tracker.references(trackingId);
         }
         return n;
@@ -238,5 +243,15 @@ public final class ProtectionDomain extends VerbsObject {
     public QueuePairBuilder createQp(QueuePairType type, CompletionQueue sendCq, CompletionQueue recvCq) {
         resource.checkOpen("ibv_create_qp");
         return new QueuePairBuilder(this, type, sendCq, recvCq);
+    }
+
+    /**
+     * Starts a shared receive queue of at least {@code maxWr} receives ({@code ibv_create_srq(3)} /
+     * {@code ibv_create_srq_ex(3)}): set options on the builder, then {@code build()} or {@code buildEx()}. Attach QPs
+     * with {@link QueuePairBuilder#srq(SharedReceiveQueue)}.
+     */
+    public SharedReceiveQueue.Builder createSrq(int maxWr) {
+        resource.checkOpen("ibv_create_srq");
+        return new SharedReceiveQueue.Builder(this, maxWr);
     }
 }

@@ -73,6 +73,8 @@ public final class QueuePair extends VerbsObject {
     final SendQueue sendQueue;
     /** Null for a QP on a shared receive queue: its receives belong to the SRQ. */
     final ReceiveQueue receiveQueue;
+    /** The shared receive queue the QP takes its receives from, or null. */
+    private final SharedReceiveQueue srq;
     /** The port set at INIT (0 until then), for the path-MTU check of later transitions. */
     private int portNum;
     /**
@@ -83,8 +85,7 @@ public final class QueuePair extends VerbsObject {
     volatile QueuePairState trackedState = QueuePairState.RESET;
 
     QueuePair(QueuePairBuilder.Created c) {
-        super(ResourceKind.QUEUE_PAIR, c.description(), c.qp(), c.cleanup()::destroy,
-                c.pd().resource, c.sendCq().resource, c.recvCq().resource);
+        super(ResourceKind.QUEUE_PAIR, c.description(), c.qp(), c.cleanup()::destroy, parents(c));
         this.pd = c.pd();
         this.sendCq = c.sendCq();
         this.recvCq = c.recvCq();
@@ -92,6 +93,7 @@ public final class QueuePair extends VerbsObject {
         this.capabilities = c.caps();
         this.sqSigAll = c.sqSigAll();
         this.maxRdAtomic = c.maxRdAtomic();
+        this.srq = c.srq();
         this.qp = c.qp().reinterpret(ibv_qp.sizeof());
         this.qpNum = ibv_qp.qp_num(qp);
         ContextOps ops = ContextOps.of(ibv_qp.context(qp));
@@ -104,6 +106,14 @@ public final class QueuePair extends VerbsObject {
             receiveQueue.attach();
         }
         c.cleanup().owner = this;
+    }
+
+    /** The PD, the CQs and, when attached to one, the SRQ: closing any of them closes the QP first. */
+    private static dev.panverbs.core.internal.Resource[] parents(QueuePairBuilder.Created c) {
+        return c.srq() == null
+                ? new dev.panverbs.core.internal.Resource[] {c.pd().resource, c.sendCq().resource, c.recvCq().resource}
+                : new dev.panverbs.core.internal.Resource[] {c.pd().resource, c.sendCq().resource, c.recvCq().resource,
+                        c.srq().resource};
     }
 
     /** Runs when the resource is destroyed (by close or by a parent's cascade). */
@@ -184,6 +194,14 @@ public final class QueuePair extends VerbsObject {
     /** The CQ of the receive queue. */
     public CompletionQueue recvCq() {
         return recvCq;
+    }
+
+    /**
+     * The shared receive queue the QP takes its receives from ({@code ibv_qp.srq}), if it was built with one (an
+     * adopted QP on an SRQ created elsewhere reports none, yet has no receive queue of its own either).
+     */
+    public java.util.Optional<SharedReceiveQueue> srq() {
+        return java.util.Optional.ofNullable(srq);
     }
 
     /** Whether send WRs complete without {@link SendFlag#SIGNALED} ({@code sq_sig_all}). */

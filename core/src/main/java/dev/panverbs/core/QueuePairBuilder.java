@@ -38,6 +38,7 @@ public final class QueuePairBuilder {
     private int maxInlineData;
     private boolean sqSigAll;
     private Set<SendOperation> sendOps = EnumSet.noneOf(SendOperation.class);
+    private SharedReceiveQueue srq;
 
     QueuePairBuilder(ProtectionDomain pd, QueuePairType type, CompletionQueue sendCq, CompletionQueue recvCq) {
         if (type != QueuePairType.RC && type != QueuePairType.UC && type != QueuePairType.UD) {
@@ -100,6 +101,21 @@ public final class QueuePairBuilder {
     }
 
     /**
+     * Attaches the QP to a shared receive queue ({@code ibv_qp_init_attr.srq}): its receives are taken from
+     * {@code srq}, so it has no receive queue of its own ({@link #maxRecvWr}/{@link #maxRecvSge} are ignored and
+     * {@link QueuePair#receiveRequests()} refuses). The QP becomes a dependant of the SRQ: closing the SRQ closes it.
+     * The SRQ must be of the QP's protection domain. Not for UC on devices without SRQ support for it.
+     */
+    public QueuePairBuilder srq(SharedReceiveQueue srq) {
+        if (srq != null && srq.protectionDomain() != pd) {
+            throw new IllegalArgumentException("ibv_create_qp: " + srq + " belongs to " + srq.protectionDomain()
+                    + ", not to the QP's " + pd + "; the NIC checks the receives' keys against the QP's PD");
+        }
+        this.srq = srq;
+        return this;
+    }
+
+    /**
      * Creates the QP in RESET.
      *
      * <p>Errors: {@link UnsupportedVerbException} for a send operation the type or device lacks (e.g. atomics
@@ -111,25 +127,32 @@ public final class QueuePairBuilder {
         MemorySegment ctx = context.resource.handle("ibv_create_qp");
         long opsBits = SendOperation.bits(sendOps);
         String verb = sendOps.isEmpty() ? "ibv_create_qp" : "ibv_create_qp_ex";
-        String call = Errors.call(verb, "type", type, "maxSendWr", maxSendWr, "maxRecvWr", maxRecvWr,
-                "maxSendSge", maxSendSge, "maxRecvSge", maxRecvSge, "maxInlineData", maxInlineData,
-                "sendOps", sendOps);
+        String call = Errors.call(verb, "type", type, "maxSendWr", maxSendWr, "maxRecvWr", srq != null ? 0 : maxRecvWr,
+                "maxSendSge", maxSendSge, "maxRecvSge", srq != null ? 0 : maxRecvSge, "maxInlineData", maxInlineData,
+                "sendOps", sendOps, "srq", srq);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment orig = queryDevice(context, ctx, arena);
             int maxQpWr = ibv_device_attr.max_qp_wr(orig);
             int maxSge = ibv_device_attr.max_sge(orig);
             DeviceChecks.atMost(call, "maxSendWr", maxSendWr, "max_qp_wr", maxQpWr, "DeviceAttributes.maxQpWr()");
-            DeviceChecks.atMost(call, "maxRecvWr", maxRecvWr, "max_qp_wr", maxQpWr, "DeviceAttributes.maxQpWr()");
+            if (srq == null) {
+                DeviceChecks.atMost(call, "maxRecvWr", maxRecvWr, "max_qp_wr", maxQpWr, "DeviceAttributes.maxQpWr()");
+            }
             DeviceChecks.atMost(call, "maxSendSge", maxSendSge, "max_sge", maxSge, "DeviceAttributes.maxSge()");
-            DeviceChecks.atMost(call, "maxRecvSge", maxRecvSge, "max_sge", maxSge, "DeviceAttributes.maxSge()");
+            if (srq == null) {
+                DeviceChecks.atMost(call, "maxRecvSge", maxRecvSge, "max_sge", maxSge, "DeviceAttributes.maxSge()");
+            }
             boolean atomics = ibv_device_attr.atomic_cap(orig) != IBV_ATOMIC_NONE();
             int maxRdAtomic = maxRdAtomic(orig);
             checkSendOps(call, context, type, sendOps, atomics);
             MemorySegment attr = arena.allocate(ibv_qp_init_attr_ex.layout());
             ibv_qp_init_attr_ex.send_cq(attr, sendCq.resource.handle(verb));
             ibv_qp_init_attr_ex.recv_cq(attr, recvCq.resource.handle(verb));
-            new QueuePairCapabilities(maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData)
-                    .writeTo(ibv_qp_init_attr_ex.cap(attr));
+            new QueuePairCapabilities(maxSendWr, srq != null ? 0 : maxRecvWr, maxSendSge, srq != null ? 0 : maxRecvSge,
+                    maxInlineData).writeTo(ibv_qp_init_attr_ex.cap(attr));
+            if (srq != null) {
+                ibv_qp_init_attr_ex.srq(attr, srq.resource.handle(verb));
+            }
             ibv_qp_init_attr_ex.qp_type(attr, type.value());
             ibv_qp_init_attr_ex.sq_sig_all(attr, sqSigAll ? 1 : 0);
             MemorySegment pdHandle = pd.resource.handle(verb);
@@ -156,7 +179,8 @@ public final class QueuePairBuilder {
             String description = "QueuePair[" + type + " " + Units.hex(qp.address()) + " on "
                     + context.device().name() + "]";
             return new QueuePair(new Created(pd, sendCq, recvCq, type, granted, sqSigAll, atomics,
-                    Math.max(maxRdAtomic, 1), qp, qpEx, opsBits, false, new QueuePair.Cleanup(), description));
+                    Math.max(maxRdAtomic, 1), qp, qpEx, opsBits, srq != null, srq, new QueuePair.Cleanup(),
+                    description));
         }
     }
 
@@ -212,11 +236,18 @@ public final class QueuePairBuilder {
                     + context.device().name() + ", adopted]";
             QueuePair wrapped = new QueuePair(new Created(pd, sendCq, recvCq, type, granted,
                     ibv_qp_init_attr.sq_sig_all(init) != 0, atomics, Math.max(maxRdAtomic(orig), 1), qp, qpEx,
-                    opsBits, onSrq, new QueuePair.Cleanup(destroyVerb, destroy), description));
+                    opsBits, onSrq, onSrq ? srqOf(context, ibv_qp.srq(q)) : null,
+                    new QueuePair.Cleanup(destroyVerb, destroy), description));
             int port = state == QueuePairState.RESET ? 0 : Byte.toUnsignedInt(ibv_qp_attr.port_num(attr));
             wrapped.adoptedIn(state, port);
             return wrapped;
         }
+    }
+
+    /** The SRQ object of {@code handle} if it was created through this library, else null. */
+    private static SharedReceiveQueue srqOf(Context context, MemorySegment handle) {
+        return context.resource.findOwner(dev.panverbs.core.internal.ResourceKind.SHARED_RECEIVE_QUEUE,
+                handle.address()) instanceof SharedReceiveQueue s ? s : null;
     }
 
     private static void expect(String call, String field, MemorySegment actual, MemorySegment expected, String what) {
@@ -272,6 +303,14 @@ public final class QueuePairBuilder {
 
     record Created(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq, QueuePairType type,
                    QueuePairCapabilities caps, boolean sqSigAll, boolean atomics, int maxRdAtomic,
-                   MemorySegment qp, MemorySegment qpEx, long sendOps, boolean onSrq, QueuePair.Cleanup cleanup,
-                   String description) {}
+                   MemorySegment qp, MemorySegment qpEx, long sendOps, boolean onSrq, SharedReceiveQueue srq,
+                   QueuePair.Cleanup cleanup, String description) {
+        /** A QP with its own receive queue (no SRQ). */
+        Created(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq, QueuePairType type,
+                QueuePairCapabilities caps, boolean sqSigAll, boolean atomics, int maxRdAtomic, MemorySegment qp,
+                MemorySegment qpEx, long sendOps, boolean onSrq, QueuePair.Cleanup cleanup, String description) {
+            this(pd, sendCq, recvCq, type, caps, sqSigAll, atomics, maxRdAtomic, qp, qpEx, sendOps, onSrq, null,
+                    cleanup, description);
+        }
+    }
 }

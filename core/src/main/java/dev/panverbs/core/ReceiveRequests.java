@@ -24,7 +24,12 @@ public final class ReceiveRequests extends WorkRequests<ReceiveRequests> {
     static final long WR_SIZE = ibv_recv_wr.layout().byteSize();
 
     ReceiveRequests(WorkRequestRules rules, int capacity, int maxSge) {
-        super("ibv_post_recv", rules, capacity, maxSge, WR_SIZE);
+        this("ibv_post_recv", rules, capacity, maxSge);
+    }
+
+    /** A chain for {@code verb}: {@code ibv_post_recv}, or {@code ibv_post_srq_recv} for a {@link SharedReceiveQueue}. */
+    ReceiveRequests(String verb, WorkRequestRules rules, int capacity, int maxSge) {
+        super(verb, rules, capacity, maxSge, WR_SIZE);
     }
 
     /** Starts a receive WR with id {@code wrId}; add its buffers with {@link #sge}. */

@@ -13,7 +13,7 @@ import java.lang.foreign.ValueLayout;
  * CQ under a token ({@link CompletionRoutes}), registered with its protection domain for
  * {@link MemoryRegion#close()}'s in-flight scan.
  */
-abstract sealed class WorkQueue permits SendQueue, ReceiveQueue {
+abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQueue {
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
     static final int ENOMEM = dev.panverbs.bindings.verbs.verbs_h.ENOMEM();
 
@@ -52,6 +52,7 @@ abstract sealed class WorkQueue permits SendQueue, ReceiveQueue {
     // ---- the post loop shared by every chain ----
 
     /** Posts the pending WRs of this queue's own chain under the producer guard; see {@link WorkRequests#post()}. */
+    @Override
     final int post(WorkRequests<?> wrs) {
         CallGuard g = guard;
         if (!g.enter(Thread.currentThread())) {

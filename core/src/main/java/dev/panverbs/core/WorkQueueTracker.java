@@ -145,9 +145,19 @@ final class WorkQueueTracker {
         refCounts[slot] = (byte) (n + 1);
     }
 
-    /** The caller's {@code wr_id} in the slot of {@code position} (tests and messages). */
+    /** The caller's {@code wr_id} in the slot of {@code position} (a staged WR; tests and messages). */
     long wrIdAt(long position) {
         return wrIds[(int) position & mask];
+    }
+
+    /** How many key references the WR at {@code position} carries (a staged WR). */
+    int refCountAt(long position) {
+        return refCounts[(int) position & mask];
+    }
+
+    /** Key reference {@code n} of the WR at {@code position} (a staged WR; 0 for inline data). */
+    long refAt(long position, int n) {
+        return refs[((int) position & mask) * refsPerSlot + n];
     }
 
     /**

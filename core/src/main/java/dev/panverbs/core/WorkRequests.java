@@ -84,8 +84,8 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     int posted;
     /** SGEs of the current (last) WR. */
     int currentSges;
-    /** The queue this chain posts to; set once by the queue. */
-    WorkQueue queue;
+    /** The queue this chain posts to (a QP's work queue or an SRQ); set once by the queue. */
+    PostTarget queue;
     /** {@code ibv_post_send} or {@code ibv_post_recv}, for messages. */
     private final String verb;
 

@@ -13,6 +13,9 @@ package dev.panverbs.core.internal;
 public enum ResourceKind {
     /** {@code ibv_qp}: also a child of its CQs and SRQ. */
     QUEUE_PAIR("QueuePair"),
+    /** {@code ibv_srq}: an XRC SRQ is also a child of its CQ and XRCD. Destroyed before the memory regions
+     * and windows its posted receives name. */
+    SHARED_RECEIVE_QUEUE("SharedReceiveQueue"),
     /** {@code ibv_flow}. */
     FLOW("Flow"),
     /** {@code ibv_ah}. */
@@ -25,8 +28,6 @@ public enum ResourceKind {
     RWQ_INDIRECTION_TABLE("RwqIndirectionTable"),
     /** {@code ibv_wq}. */
     WORK_QUEUE("WorkQueue"),
-    /** {@code ibv_srq}: an XRC SRQ is also a child of its CQ and XRCD. */
-    SHARED_RECEIVE_QUEUE("SharedReceiveQueue"),
     /** {@code ibv_cq} / {@code ibv_cq_ex}: also a child of its completion channel. */
     COMPLETION_QUEUE("CompletionQueue"),
     /** {@code ibv_pd}, including parent domains. */

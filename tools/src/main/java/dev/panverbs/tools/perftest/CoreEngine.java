@@ -17,6 +17,7 @@ import dev.panverbs.core.QueuePair;
 import dev.panverbs.core.QueuePairAttributes;
 import dev.panverbs.core.QueuePairType;
 import dev.panverbs.core.SendOperation;
+import dev.panverbs.core.SharedReceiveQueue;
 import dev.panverbs.core.UnsupportedVerbException;
 import dev.panverbs.core.VerbsException;
 import dev.panverbs.core.WorkCompletionStatus;
@@ -160,6 +161,8 @@ final class CoreEngine implements VerbsEngine {
         final CoreCq recvCqView;
         final CoreQp[] qps;
         final boolean wrApi;
+        /** perftest's {@code ctx->srq} (--use-srq on the receiving side), or null. */
+        final SharedReceiveQueue srq;
 
         CoreResources(Context ctx, ResourceSpec spec) {
             this.spec = spec;
@@ -198,6 +201,12 @@ final class CoreEngine implements VerbsEngine {
                     made.add(recvCq);
                 } else {
                     recvCq = sendCq;
+                }
+                if (spec.useSrq()) { // ctx_init: max_wr = rx_depth, max_sge = 1
+                    srq = pdv.createSrq(spec.rxDepth()).build();
+                    made.add(srq);
+                } else {
+                    srq = null;
                 }
                 sendCqView = new CoreCq(sendCq, ch);
                 recvCqView = recvCq == sendCq ? sendCqView : new CoreCq(recvCq, ch);
@@ -268,7 +277,7 @@ final class CoreEngine implements VerbsEngine {
                 case UD -> QueuePairType.UD;
             };
             var b = pdv.createQp(type, sendCq, recvCq).maxSendWr(spec.txDepth()).maxRecvWr(spec.rxDepth())
-                    .maxSendSge(1).maxRecvSge(1).maxInlineData(Math.max(0, spec.inlineSize()));
+                    .maxSendSge(1).maxRecvSge(1).maxInlineData(Math.max(0, spec.inlineSize())).srq(srq);
             if (wr) {
                 b.sendOps(EnumSet.of(switch (spec.verb()) {
                     case WRITE -> SendOperation.RDMA_WRITE;
@@ -341,6 +350,9 @@ final class CoreEngine implements VerbsEngine {
             order.add(sendCq);
             if (recvCq != sendCq) {
                 order.add(recvCq);
+            }
+            if (srq != null) { // before the MRs its posted receives name
+                order.add(srq);
             }
             order.addAll(List.of(mrs));
             order.add(pd);
@@ -506,7 +518,8 @@ final class CoreEngine implements VerbsEngine {
         @Override
         public int postRecv(long addr, int len, int lkey, long wrId) {
             try {
-                dev.panverbs.core.ReceiveRequests r = qp.receiveRequests();
+                dev.panverbs.core.ReceiveRequests r = res.srq != null ? res.srq.receiveRequests()
+                        : qp.receiveRequests();
                 r.clear();
                 r.recv(wrId).sge(mr, addr - mrBase, len);
                 if (r.post() < 1) {

@@ -54,6 +54,14 @@ final class ForceDependencies {
         if (p.testMethod == TestMethod.ALL) {
             p.size = PerftestParameters.MAX_SIZE;
         }
+        if (p.useSrq && p.verb() != Verb.SEND) {
+            out.print(RESULT_LINE);
+            exit(out, " Using SRQ only avavilible in SEND tests.");
+        }
+        if (p.useSrq && p.numQps > p.rxDepth) {
+            out.print(RESULT_LINE);
+            exit(out, " Using SRQ depth should be greater than number of QPs.");
+        }
 
         if (p.postList < 1) {
             // perftest takes any int here and then spins forever with 0; refuse it instead

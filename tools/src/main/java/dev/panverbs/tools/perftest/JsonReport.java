@@ -42,7 +42,8 @@ final class JsonReport {
         }
         s.append("Dual_port: OFF,\nDevice: \"").append(p.ibDevName).append("\",\n");
         s.append("Number_of_qps: ").append(p.numQps).append(",\nTransport_type: ").append(p.transport).append(",\n");
-        s.append("Connection_type: ").append(p.connection.name()).append(",\nUsing_SRQ: OFF,\n");
+        s.append("Connection_type: ").append(p.connection.name()).append(",\nUsing_SRQ: ")
+                .append(p.useSrq ? "ON" : "OFF").append(",\n");
         s.append("PCIe_relax_order: ").append(p.disablePcieRelaxed ? "OFF" : "ON").append(",\n");
         if (!pcieRoCompliant && !p.disablePcieRelaxed) {
             s.append("WARNING1: \"CPU is not PCIe relaxed ordering compliant\",\n");

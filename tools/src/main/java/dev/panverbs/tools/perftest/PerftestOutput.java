@@ -59,7 +59,8 @@ final class PerftestOutput {
         s.append(" Dual-port       : OFF\t\tDevice         : ").append(p.ibDevName).append('\n');
         s.append(" Number of qps   : ").append(p.numQps).append("\t\tTransport type : ").append(p.transport)
                 .append('\n');
-        s.append(" Connection type : ").append(p.connection.name()).append("\t\tUsing SRQ      : OFF\n");
+        s.append(" Connection type : ").append(p.connection.name()).append("\t\tUsing SRQ      : ")
+                .append(p.useSrq ? "ON" : "OFF").append('\n');
         s.append(" PCIe relax order: ").append(p.disablePcieRelaxed ? "OFF" : "ON").append('\n');
         if (!pcieRoCompliant && !p.disablePcieRelaxed) {
             s.append(" WARNING: CPU is not PCIe relaxed ordering compliant.\n");

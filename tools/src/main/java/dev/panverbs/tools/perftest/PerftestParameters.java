@@ -85,6 +85,8 @@ final class PerftestParameters {
     int eqNum;
     boolean useEqNum;
     boolean reportGbits;
+    /** --use-srq (SEND tests): receives go to one shared receive queue. */
+    boolean useSrq;
     Output output = Output.FULL;
     boolean cpuUtil;
     boolean cpuUtilEnabled; // cpu_util_data.enable: --cpu_util in -D mode
@@ -149,6 +151,19 @@ final class PerftestParameters {
 
     boolean isServer() {
         return machine == Machine.SERVER;
+    }
+
+    /**
+     * Whether this side creates the shared receive queue ({@code srq_exists}): --use-srq in a latency test, on the
+     * server of a BW test, or with -b.
+     */
+    boolean srqExists() {
+        return useSrq && (!isBw() || isServer() || duplex);
+    }
+
+    /** Receives posted per QP before the run: rx-depth, split over the QPs when they share an SRQ. */
+    int recvPerQp() {
+        return useSrq ? rxDepth / numQps : rxDepth;
     }
 
     boolean usesGid() {

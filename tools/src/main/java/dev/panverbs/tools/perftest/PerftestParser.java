@@ -387,7 +387,7 @@ final class PerftestParser {
         switch (name) {
             case "run_infinitely" -> unsupported.note("--run_infinitely");
             case "report_gbits" -> p.reportGbits = true;
-            case "use-srq" -> unsupported.note("--use-srq");
+            case "use-srq" -> p.useSrq = true;
             case "report-both" -> {
                 if (test.verb() == Verb.SEND) {
                     unsupported.note("--report-both");

@@ -258,7 +258,7 @@ final class TestFlows {
             postReceives(posted, nextRecv);
             syncLong("pre-run sync", s.runBudgetMillis());
             LatencyRunner r = new LatencyRunner(p, s.res);
-            r.runSend(localBases()[0], recvBases()[0], recvLength(), s.res.lkey(0), p.rxDepth);
+            r.runSend(localBases()[0], recvBases()[0], recvLength(), s.res.lkey(0), p.recvPerQp());
             reportLat(r, false);
         }
         if (p.output == Output.FULL) {
@@ -334,7 +334,7 @@ final class TestFlows {
         for (int i = 0; i < p.numQps; i++) {
             long addr = base[i];
             int lkey = s.res.lkey(s.layout.mrOf(i));
-            for (int j = 0; j < p.rxDepth; j++) {
+            for (int j = 0; j < p.recvPerQp(); j++) {
                 int errno = s.res.qp(i).postRecv(addr, length, lkey, i);
                 if (errno != 0) {
                     throw new RunFailure("Couldn't post recv Qp = " + i + ": counter=" + j + "\n Failed to post "
@@ -347,7 +347,7 @@ final class TestFlows {
                     }
                 }
             }
-            posted[i] = p.rxDepth;
+            posted[i] = p.recvPerQp();
             nextRecv[i] = base[i];
         }
     }

@@ -129,7 +129,7 @@ final class Usage {
         s.append("      --debug  Print stack traces with errors\n");
         s.append("\n Not supported by panverbs (refused by name): -R, -z, -O, -g, -M, -W, -C, ")
                 .append(bw ? (verb == Verb.SEND ? "-b, --report-both, " : "") + "--run_infinitely, " : "")
-                .append("-c XRC/DC/SRD/RawEth, --use-srq, --odp, --use_hugepages, --mmap, rate limiting, "
+                .append("-c XRC/DC/SRD/RawEth, --odp, --use_hugepages, --mmap, rate limiting, "
                         + "mlx5 AES-XTS and DC streams, raw Ethernet options.\n");
         out.print(s);
     }

@@ -90,11 +90,23 @@ interface VerbsEngine {
         void close();
     }
 
-    /** What {@code ctx_init} creates, derived from the test parameters. */
+    /**
+     * What {@code ctx_init} creates, derived from the test parameters. {@code useSrq}: the QPs take their receives
+     * from one shared receive queue of {@code rxDepth} WRs ({@code --use-srq} on a side that receives).
+     */
     record ResourceSpec(PerftestTest.Verb verb, PerftestParameters.Connection connection, int numQps,
                         int port, int pkeyIndex, int txDepth, int rxDepth, int inlineSize, long bufferSize,
                         boolean mrPerQp, boolean relaxedOrdering, boolean iwarp, boolean zeroFill,
-                        boolean useWrApi, boolean useEvents, int completionVector) {
+                        boolean useWrApi, boolean useEvents, int completionVector, boolean useSrq) {
+
+        /** Without a shared receive queue. */
+        ResourceSpec(PerftestTest.Verb verb, PerftestParameters.Connection connection, int numQps, int port,
+                     int pkeyIndex, int txDepth, int rxDepth, int inlineSize, long bufferSize, boolean mrPerQp,
+                     boolean relaxedOrdering, boolean iwarp, boolean zeroFill, boolean useWrApi, boolean useEvents,
+                     int completionVector) {
+            this(verb, connection, numQps, port, pkeyIndex, txDepth, rxDepth, inlineSize, bufferSize, mrPerQp,
+                    relaxedOrdering, iwarp, zeroFill, useWrApi, useEvents, completionVector, false);
+        }
     }
 
     /** Address and transport attributes for RTR/RTS ({@code ctx_modify_qp_to_rtr}/{@code _rts}). */
