@@ -2,6 +2,8 @@ package dev.panverbs.core;
 
 import dev.panverbs.bindings.verbs.ibv_send_wr;
 
+import dev.panverbs.core.internal.HotMemory;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -59,6 +61,8 @@ public final class SendRequests extends WorkRequests<SendRequests> {
 
     final boolean[] udAddressed;
     private int inlineBytes;
+    /** Where {@link #inline} copies its data ({@code null} until first used); kept alive by this chain. */
+    private HotMemory inlineMemory;
     /**
      * Extra checks of the current WR's SGEs, 0 for most: {@link #SGE_LOCAL_WRITE} when the NIC writes them (RDMA READ,
      * atomics: they need LOCAL_WRITE); {@link #SGE_INLINE} when the WR was started with {@link SendFlag#INLINE_BIT}
@@ -165,21 +169,37 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     }
 
     /**
-     * Appends {@code data} as inline payload of the current WR (sets {@code IBV_SEND_INLINE}): the provider copies
-     * it into the WQE during {@code ibv_post_send}, so {@code data} is reusable as soon as the post returns and needs
-     * no memory region. The WR's inline bytes may not exceed the QP's {@code max_inline_data}.
+     * Appends {@code data} as inline payload of the current WR (sets {@code IBV_SEND_INLINE}). It needs no memory
+     * region and may be a heap segment: it is copied here, into the chain's own inline area, from which the provider
+     * copies it into the WQE during {@code ibv_post_send}. So {@code data} is reusable as soon as this returns, and
+     * closing its arena before the post cannot make the provider read freed memory. The WR's inline bytes may not
+     * exceed the QP's {@code max_inline_data}.
      */
     public SendRequests inline(MemorySegment data) {
         try {
-            long w = current() * WR_SIZE;
+            int wr = current();
+            long w = wr * WR_SIZE;
             int len = rules.checkInline(data, inlineBytes);
+            MemorySegment area = inlineArea();
+            long at = (long) wr * rules.maxInlineData() + inlineBytes;
+            MemorySegment.copy(data, 0, area, at, len);
             inlineBytes += len;
             wrs.set(INT, w + SEND_FLAGS, wrs.get(INT, w + SEND_FLAGS) | SendFlag.INLINE_BIT);
-            appendSge(data.address(), len, 0, null);
+            appendSge(area.address() + at, len, 0, null);
             return this;
         } catch (IllegalStateException e) {
             throw rules.ifClosed(e, "ibv_post_send");
         }
+    }
+
+    /** capacity x max_inline_data bytes for {@link #inline} copies, allocated on first use. */
+    private MemorySegment inlineArea() {
+        HotMemory m = inlineMemory;
+        if (m == null) {
+            m = HotMemory.allocate((long) capacity() * Math.max(rules.maxInlineData(), 1), 8);
+            inlineMemory = m;
+        }
+        return m.segment;
     }
 
     /** Addresses the current WR of a UD QP ({@code wr.ud}): to {@code remoteQpn} with queue key {@code remoteQkey}. */

@@ -138,13 +138,9 @@ final class WorkRequestRules {
     }
 
     int checkInline(MemorySegment data, int alreadyInline) {
-        if (!data.isNative()) {
-            throw new IllegalArgumentException("inline data must be a native segment (the provider copies it from "
-                    + "its address); copy heap arrays into a native buffer first");
-        }
         if (!data.scope().isAlive()) {
             throw new IllegalStateException("inline data of " + qpName + ": the segment's arena is closed (its memory "
-                    + "is freed); the provider copies inline data during the post, so keep it alive until then");
+                    + "is freed)");
         }
         long len = data.byteSize();
         if (len > maxInlineData - alreadyInline) {

@@ -113,16 +113,34 @@ class WorkRequestLayoutTest {
     @Test
     void inlineSetsTheFlagAndIsBounded() {
         SendRequests s = send(QueuePairType.RC, false, 2, 2);
-        MemorySegment data = arena.allocate(40);
+        Arena dataArena = Arena.ofConfined();
+        MemorySegment data = dataArena.allocate(40);
+        for (int i = 0; i < 40; i++) {
+            data.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) i);
+        }
         s.send(1, SendFlag.SIGNALED_BIT).inline(data);
+        dataArena.close(); // copied at inline(): the post never reads the caller's (now freed) memory
         assertThat(ibv_send_wr.send_flags(wr(s, 0)))
                 .isEqualTo(verbs_h.IBV_SEND_SIGNALED() | verbs_h.IBV_SEND_INLINE());
         MemorySegment sge = ibv_send_wr.sg_list(wr(s, 0)).reinterpret(ibv_sge.sizeof());
-        assertThat(ibv_sge.addr(sge)).isEqualTo(data.address());
         assertThat(ibv_sge.length(sge)).isEqualTo(40);
+        MemorySegment copy = MemorySegment.ofAddress(ibv_sge.addr(sge)).reinterpret(40);
+        for (int i = 0; i < 40; i++) {
+            assertThat(copy.get(java.lang.foreign.ValueLayout.JAVA_BYTE, i)).isEqualTo((byte) i);
+        }
         assertThatThrownBy(() -> s.inline(arena.allocate(25))).hasMessageContaining("exceeds")
                 .hasMessageContaining("max_inline_data of 64");
-        assertThatThrownBy(() -> s.inline(MemorySegment.ofArray(new byte[4]))).hasMessageContaining("native");
+        // heap data is copied too; a second inline SGE of the same WR lands after the first
+        s.inline(MemorySegment.ofArray(new byte[] {7, 8, 9, 10}));
+        MemorySegment sge2 = ibv_send_wr.sg_list(wr(s, 0)).reinterpret(2 * ibv_sge.sizeof()).asSlice(ibv_sge.sizeof());
+        assertThat(ibv_sge.addr(sge2)).isEqualTo(ibv_sge.addr(sge) + 40);
+        assertThat(MemorySegment.ofAddress(ibv_sge.addr(sge2)).reinterpret(4).get(java.lang.foreign.ValueLayout.JAVA_BYTE, 3))
+                .isEqualTo((byte) 10);
+        Arena closed = Arena.ofConfined();
+        MemorySegment freed = closed.allocate(4);
+        closed.close();
+        assertThatThrownBy(() -> s.inline(freed)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("arena is closed");
     }
 
     @Test
