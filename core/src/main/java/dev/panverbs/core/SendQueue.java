@@ -42,7 +42,9 @@ final class SendQueue extends WorkQueue {
     @Override
     void checkReady(WorkRequests<?> chain, int from, int n) {
         SendRequests wrs = (SendRequests) chain;
-        qp.checkSendState("ibv_post_send", from, wrs.opcodeValue(from));
+        if (!qp.trackedState.acceptsSends()) { // the opcode (a native read) only for the refusal's message
+            qp.checkSendState("ibv_post_send", from, wrs.opcodeValue(from));
+        }
         if (rules.type() == QueuePairType.UD) {
             for (int i = from; i < from + n; i++) {
                 if (!wrs.udAddressed[i]) {
