@@ -184,7 +184,7 @@ public final class PostBatch implements AutoCloseable {
      */
     public PostBatch setSge(LocalKey key, long offset, int length) {
         current();
-        KeySnapshot k = DataPathAccess.snapshot(key);
+        KeySnapshot k = DataPathAccess.stagedSnapshot(key); // submit() re-reads it, ordered, after its fence
         rules.checkSge(k, offset, length);
         if (writesLocally) {
             rules.checkLocalWrite(k, length, "an RDMA READ or atomic");
@@ -205,7 +205,7 @@ public final class PostBatch implements AutoCloseable {
             throw rules.tooManySges(maxSge);
         }
         for (int i = 0; i < n; i++) {
-            KeySnapshot k = DataPathAccess.snapshot(regions[i]);
+            KeySnapshot k = DataPathAccess.stagedSnapshot(regions[i]);
             rules.checkSge(k, offsets[i], lengths[i]);
             if (writesLocally) {
                 rules.checkLocalWrite(k, lengths[i], "an RDMA READ or atomic");
