@@ -5,4 +5,5 @@
 module dev.panverbs.core {
     requires dev.panverbs.bindings;
     exports dev.panverbs.core;
+    exports dev.panverbs.core.mlx5;
 }

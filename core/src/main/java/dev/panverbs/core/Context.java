@@ -437,6 +437,24 @@ public final class Context extends VerbsObject {
     }
 
     /**
+     * Allocates {@code length} bytes of on-device memory ({@code ibv_alloc_dm(3)}). Refused up front with
+     * {@link UnsupportedVerbException} when the device's {@code max_dm_size} is 0, and with {@code EINVAL} above it.
+     */
+    public DeviceMemory allocDm(long length) {
+        resource.checkOpen("ibv_alloc_dm");
+        return DeviceMemory.alloc(this, length);
+    }
+
+    /**
+     * Opens a private XRC domain ({@code ibv_open_xrcd(3)}, no file). Refused up front with
+     * {@link UnsupportedVerbException} when the device lacks {@code IBV_DEVICE_XRC}.
+     */
+    public XrcDomain openXrcd() {
+        resource.checkOpen("ibv_open_xrcd");
+        return XrcDomain.open(this);
+    }
+
+    /**
      * Starts a completion queue of at least {@code cqe} entries ({@code ibv_create_cq(3)} /
      * {@code ibv_create_cq_ex(3)}): set options on the builder, then {@code build()} or {@code buildEx()}.
      */

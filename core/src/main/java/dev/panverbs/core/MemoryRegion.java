@@ -44,12 +44,20 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
      * for in-flight references, a post publishes its references before it re-reads this (Dekker).
      */
     volatile KeySnapshot snapshot;
+    /** The memory windows bound to this region (as far as this library knows; see {@link MemoryWindow}). */
+    final java.util.Set<MemoryWindow> windows = new java.util.concurrent.CopyOnWriteArraySet<>();
 
     private MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment buffer, long length, long iova,
                          String what, Set<Access> access, Registration registration) {
+        this(pd, mr, buffer, length, iova, what, access, registration, pd.resource);
+    }
+
+    private MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment buffer, long length, long iova,
+                         String what, Set<Access> access, Registration registration,
+                         dev.panverbs.core.internal.Resource... parents) {
         super(ResourceKind.MEMORY_REGION, "MemoryRegion[" + Units.bytes(length) + " at " + what + ", mr "
                 + Units.hex(mr.address()) + " on " + pd.context().device().name() + "]",
-                mr, registration::deregister, pd.resource);
+                mr, registration::deregister, parents);
         this.handle = mr;
         this.buffer = buffer;
         this.access = frozen(access);
@@ -64,6 +72,61 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
     static MemoryRegion ofDmabuf(ProtectionDomain pd, MemorySegment mr, long length, long iova, int fd,
                                  Set<Access> access) {
         return new MemoryRegion(pd, mr, null, length, iova, "dmabuf fd " + fd, access, new Registration(null));
+    }
+
+    /**
+     * Wraps an MR over device memory ({@code ibv_reg_dm_mr}): zero-based, no CPU-visible buffer, a dependant of the
+     * device memory (closing it closes this region first).
+     */
+    static MemoryRegion ofDeviceMemory(ProtectionDomain pd, DeviceMemory dm, MemorySegment mr, long length,
+                                       Set<Access> access) {
+        return new MemoryRegion(pd, mr, null, length, 0, dm.toString(), access, new Registration(null), pd.resource,
+                dm.resource);
+    }
+
+    /**
+     * Wraps an implicit on-demand-paging MR ({@code ibv_reg_mr(pd, NULL, SIZE_MAX, IBV_ACCESS_ON_DEMAND)}): the
+     * whole address space, addressed by absolute addresses (SGE offsets are addresses); no buffer of its own.
+     */
+    static MemoryRegion ofImplicitOdp(ProtectionDomain pd, MemorySegment mr, Set<Access> access) {
+        return new MemoryRegion(pd, mr, null, Long.MAX_VALUE, 0, "the whole address space (implicit ODP)", access,
+                new Registration(null));
+    }
+
+    /**
+     * Prefetches {@code length} bytes at {@code offset} of this on-demand-paging region into the device's page
+     * tables ({@code ibv_advise_mr(3)} with {@code IBV_ADVISE_MR_ADVICE_PREFETCH}, or {@code _PREFETCH_WRITE} when
+     * {@code forWrite}; {@code IBV_ADVISE_MR_FLAG_FLUSH}: returns once done).
+     *
+     * <p>Errors: a region registered without {@link Access#ON_DEMAND} → {@link IllegalStateException}; a range
+     * outside it → {@link IllegalArgumentException}; {@code EOPNOTSUPP} → {@link UnsupportedVerbException}.
+     */
+    public void prefetch(long offset, int length, boolean forWrite) {
+        String call = dev.panverbs.core.internal.Errors.call("ibv_advise_mr", "mr", this, "offset", offset,
+                "length", length, "advice", forWrite ? "PREFETCH_WRITE" : "PREFETCH");
+        KeySnapshot k = snapshot;
+        if (!k.open) {
+            throw resource.closedException("ibv_advise_mr");
+        }
+        if ((k.accessMask & Access.ON_DEMAND.value()) == 0) {
+            throw new IllegalStateException(call + ": " + this + " was not registered with Access.ON_DEMAND; "
+                    + "ibv_advise_mr applies to on-demand-paging regions only");
+        }
+        if (offset < 0 || length < 0 || offset > k.length || length > k.length - offset) {
+            throw new IllegalArgumentException(call + ": the range is outside the region");
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment sge = arena.allocate(dev.panverbs.bindings.verbs.ibv_sge.layout());
+            dev.panverbs.bindings.verbs.ibv_sge.addr(sge, k.address + offset);
+            dev.panverbs.bindings.verbs.ibv_sge.length(sge, length);
+            dev.panverbs.bindings.verbs.ibv_sge.lkey(sge, k.lkey);
+            int rc = dev.panverbs.bindings.ibverbs.VerbsContextInline.ibv_advise_mr(
+                    k.pd.resource.handle("ibv_advise_mr"), forWrite ? verbs_h.IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE()
+                            : verbs_h.IBV_ADVISE_MR_ADVICE_PREFETCH(), verbs_h.IBV_ADVISE_MR_FLAG_FLUSH(), sge, 1);
+            if (rc != 0) {
+                throw Errors.failure(call, rc);
+            }
+        }
     }
 
     /**
@@ -122,11 +185,13 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
      * reference this region (until their completions are polled); see {@link QueuePair} on DMA safety. A parent's
      * cascade closes the QPs first, so it is never refused.
      *
-     * <p>Errors: {@code EBUSY}: memory windows are still bound (close them first) → {@link VerbsException}.
+     * <p>Refused with {@link IllegalStateException} naming them while {@link MemoryWindow}s are bound to this region
+     * (the kernel would answer a bare {@code EBUSY}): close the windows, or invalidate them, first.
      */
     @Override
     public synchronized void close() {
         if (!isClosed()) { // DMA safety: refused while posted or posting work requests reference this region
+            refuseIfWindowsBound();
             KeySnapshot current = quiesce("ibv_dereg_mr", "deregistering it");
             try {
                 super.close();
@@ -136,6 +201,18 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
                 }
                 throw e;
             }
+        }
+    }
+
+    /** The refusal of {@link #close()} while windows are bound here (cold). */
+    private void refuseIfWindowsBound() {
+        java.util.List<MemoryWindow> bound = windows.stream().filter(w -> !w.isClosed()).toList();
+        if (!bound.isEmpty()) {
+            throw new IllegalStateException("ibv_dereg_mr: " + this + " has " + bound.size() + " memory window(s) "
+                    + "bound to it: " + bound.stream().map(w -> w + " rkey 0x" + Integer.toHexString(w.rkey()))
+                    .toList() + "; the kernel refuses to deregister it (EBUSY) while a window may still grant "
+                    + "access to it: close the windows (ibv_dealloc_mw) or invalidate them "
+                    + "(PostBatch.localInv(wrId, flags, window)) first");
         }
     }
 
@@ -294,6 +371,9 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
             String verb = iova == null ? "ibv_reg_mr" : "ibv_reg_mr_iova2";
             try {
                 int mask = checkRegistrable(verb, segment, access);
+                if (access.contains(Access.ON_DEMAND)) {
+                    requireOdp(pd, Errors.call(verb, "access", access), false);
+                }
                 MemorySegment pdHandle = pd.resource.handle(verb);
                 long va = iova == null ? segment.address() : iova;
                 MemorySegment mr;
@@ -329,6 +409,27 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
                 }
                 throw e;
             }
+        }
+    }
+
+    /**
+     * Refuses on-demand paging up front where the device lacks it ({@code IBV_ODP_SUPPORT}, and
+     * {@code IBV_ODP_SUPPORT_IMPLICIT} for {@code implicit}), naming the capability.
+     */
+    static void requireOdp(ProtectionDomain pd, String call, boolean implicit) {
+        Context context = pd.context();
+        OdpCapabilities odp = context.attributes().odp();
+        if (!odp.supported()) {
+            throw Errors.unsupported(call, "on-demand paging (IBV_ODP_SUPPORT)", context.device().name()
+                    + " reports no IBV_ODP_SUPPORT in odp_caps.general_caps (ODP exists on mlx5)");
+        }
+        if (implicit && !odp.implicit()) {
+            throw Errors.unsupported(call, "implicit on-demand paging (IBV_ODP_SUPPORT_IMPLICIT)",
+                    context.device().name() + " reports ODP without IBV_ODP_SUPPORT_IMPLICIT");
+        }
+        if (odp.rc().isEmpty() && odp.uc().isEmpty() && odp.ud().isEmpty() && odp.xrc().isEmpty()) {
+            throw Errors.unsupported(call, "on-demand paging for some transport (odp_caps.per_transport_caps)",
+                    context.device().name() + " reports IBV_ODP_SUPPORT but no operation on any transport");
         }
     }
 

@@ -59,6 +59,10 @@ public final class PostBatch implements AutoCloseable {
     private final HotMemory lists;
     private final MemorySegment sgeList;
     private final MemorySegment bufList;
+    /** {@code struct ibv_mw_bind_info} for {@link #bindMw} (the provider copies it into its WQE). */
+    private final MemorySegment bindInfo;
+    /** The window operations of the open batch; made on the QP's first one. */
+    private WindowOps windowOps;
     /** Open on the thread holding {@code qp.sendGuard}; written by that thread only. */
     private boolean active;
     /** The current WR's SGEs are written by the NIC (RDMA READ, atomics). */
@@ -84,9 +88,12 @@ public final class PostBatch implements AutoCloseable {
         this.keys = new KeySnapshot[capacity * maxSge];
         this.refs = new long[capacity * maxSge];
         long sgeBytes = ibv_sge.layout().byteSize() * maxSge;
-        this.lists = HotMemory.allocate(sgeBytes + ibv_data_buf.layout().byteSize() * maxSge, 8);
+        long bufBytes = ibv_data_buf.layout().byteSize() * maxSge;
+        this.lists = HotMemory.allocate(sgeBytes + bufBytes
+                + dev.panverbs.bindings.verbs.ibv_mw_bind_info.layout().byteSize(), 8);
         this.sgeList = lists.segment.asSlice(0, sgeBytes);
-        this.bufList = lists.segment.asSlice(sgeBytes);
+        this.bufList = lists.segment.asSlice(sgeBytes, bufBytes);
+        this.bindInfo = lists.segment.asSlice(sgeBytes + bufBytes);
     }
 
     PostBatch start() {
@@ -176,6 +183,59 @@ public final class PostBatch implements AutoCloseable {
         begin(SendOperation.LOCAL_INV, wrId, sendFlags);
         ops.ibv_wr_local_inv(invalidateRkey);
         return this;
+    }
+
+    /**
+     * {@code ibv_wr_local_inv} of a memory window: invalidates {@code mw}'s current rkey; once the batch is submitted
+     * the window counts as unbound, so its region may be closed (after this WR's completion).
+     */
+    public PostBatch localInv(long wrId, int sendFlags, MemoryWindow mw) {
+        int rkey = mw.rkey();
+        localInv(wrId, sendFlags, rkey);
+        windowOps().invalidate(mw);
+        return this;
+    }
+
+    /**
+     * {@code ibv_wr_bind_mw(3)}: binds the type 2 window {@code mw} to {@code length} bytes at {@code offset} in
+     * {@code mr} with the remote rights {@code access}, under the new remote key {@code rkey} (usually
+     * {@code MemoryWindow.nextRkey(mw.rkey())}: its low byte must change). The WR references {@code mr} until its
+     * completion; once the batch is submitted the window reports {@code rkey} and its new range, and {@code mr}
+     * refuses to close while it stays bound. Checks as {@link MemoryWindow#bind}.
+     */
+    public PostBatch bindMw(long wrId, int sendFlags, MemoryWindow mw, int rkey, MemoryRegion mr, long offset,
+                            long length, java.util.Set<Access> access) {
+        if (!active) {
+            throw notActive();
+        }
+        if (mw.type() != MemoryWindowType.TYPE_2) {
+            throw new IllegalArgumentException("ibv_wr_bind_mw: " + mw + " is a type 1 window: bind it with "
+                    + "MemoryWindow.bind (ibv_bind_mw)");
+        }
+        int rights = mw.checkBind("ibv_wr_bind_mw(" + mw + ")", qp, mr, offset, length, access);
+        KeySnapshot k = DataPathAccess.snapshot(mr);
+        MemorySegment mwHandle = mw.resource.handle("ibv_wr_bind_mw");
+        MemorySegment mrHandle = mr.resource.handle("ibv_wr_bind_mw");
+        begin(SendOperation.BIND_MW, wrId, sendFlags);
+        dev.panverbs.bindings.verbs.ibv_mw_bind_info.mr(bindInfo, mrHandle);
+        dev.panverbs.bindings.verbs.ibv_mw_bind_info.addr(bindInfo, k.address + offset);
+        dev.panverbs.bindings.verbs.ibv_mw_bind_info.length(bindInfo, length);
+        dev.panverbs.bindings.verbs.ibv_mw_bind_info.mw_access_flags(bindInfo, rights);
+        ops.ibv_wr_bind_mw(mwHandle, rkey, bindInfo);
+        lists.keepAlive();
+        stage(k, 0); // the bind reads the region: referenced until its completion, re-checked at submit
+        refCounts[count - 1] = 1;
+        windowOps().bind(mw, rkey, mr, k.address + offset, length, access);
+        return this;
+    }
+
+    private WindowOps windowOps() {
+        WindowOps w = windowOps;
+        if (w == null) {
+            w = new WindowOps(capacity);
+            windowOps = w;
+        }
+        return w;
     }
 
     /**
@@ -303,6 +363,9 @@ public final class PostBatch implements AutoCloseable {
             clearStaged();
             throw rules.staleKey("ibv_wr_complete", keys[stale], stale / maxSge);
         }
+        if (windowOps != null) {
+            windowOps.apply();
+        }
         clearStaged();
     }
 
@@ -404,6 +467,9 @@ public final class PostBatch implements AutoCloseable {
 
     private void clearStaged() {
         count = 0;
+        if (windowOps != null) {
+            windowOps.clear(); // after apply(), or an aborted batch: its window operations never happened
+        }
     }
 
     // ---- cold ----

@@ -13,8 +13,8 @@ import java.util.concurrent.CopyOnWriteArraySet;
 /**
  * A protection domain ({@code struct ibv_pd}, {@code ibv_alloc_pd(3)}): groups the memory regions, address
  * handles, queue pairs and SRQs that may be used together. Created by {@link Context#allocPd()}; closing it
- * ({@code ibv_dealloc_pd}) first closes its queue pairs, address handles, memory windows, memory regions and
- * SRQs, newest first.
+ * ({@code ibv_dealloc_pd}) first closes its queue pairs, then its SRQs, address handles, memory windows and memory
+ * regions, newest first within each kind.
  *
  * <p>Thread safety: all methods may be called concurrently (libibverbs serialises registration in the
  * kernel); see {@link #close()} for closing.
@@ -253,5 +253,41 @@ public final class ProtectionDomain extends VerbsObject {
     public SharedReceiveQueue.Builder createSrq(int maxWr) {
         resource.checkOpen("ibv_create_srq");
         return new SharedReceiveQueue.Builder(this, maxWr);
+    }
+
+    /**
+     * Allocates a memory window of {@code type} ({@code ibv_alloc_mw(3)}), unbound. Refused up front with
+     * {@link UnsupportedVerbException} naming the capability when the device lacks that window type.
+     *
+     * <p>Errors: {@code ENOMEM} → {@link VerbsException}.
+     */
+    public MemoryWindow allocMw(MemoryWindowType type) {
+        resource.checkOpen("ibv_alloc_mw");
+        return MemoryWindow.alloc(this, java.util.Objects.requireNonNull(type, "type"));
+    }
+
+    /**
+     * Registers the whole address space as one implicit on-demand-paging region
+     * ({@code ibv_reg_mr(pd, NULL, SIZE_MAX, access | IBV_ACCESS_ON_DEMAND)}): SGEs and peers then name any mapped
+     * address of this process with its lkey/rkey (an SGE's offset is the absolute address); pages are faulted in on
+     * use. Refused up front with {@link UnsupportedVerbException} unless the device reports
+     * {@code IBV_ODP_SUPPORT_IMPLICIT}.
+     */
+    public MemoryRegion regImplicitOdpMr(Set<Access> access) {
+        java.util.EnumSet<Access> a = access.isEmpty() ? java.util.EnumSet.noneOf(Access.class)
+                : java.util.EnumSet.copyOf(access);
+        a.add(Access.ON_DEMAND);
+        String call = Errors.call("ibv_reg_mr", "addr", "NULL", "length", "SIZE_MAX", "access", a);
+        int mask = Access.validate("ibv_reg_mr", a);
+        MemorySegment pdHandle = resource.handle("ibv_reg_mr");
+        MemoryRegion.requireOdp(this, call, true);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Errno.allocateCapture(arena);
+            MemorySegment mr = LibIbverbs.ibv_reg_mr(errno, pdHandle, MemorySegment.NULL, -1L, mask);
+            if (mr.equals(MemorySegment.NULL)) {
+                throw Errors.failure(call, Errno.get(errno));
+            }
+            return MemoryRegion.ofImplicitOdp(this, mr, a);
+        }
     }
 }

@@ -41,6 +41,15 @@ public final class QueuePairBuilder {
     private SharedReceiveQueue srq;
 
     QueuePairBuilder(ProtectionDomain pd, QueuePairType type, CompletionQueue sendCq, CompletionQueue recvCq) {
+        if (type == QueuePairType.XRC_SEND || type == QueuePairType.XRC_RECV) {
+            String call = Errors.call("ibv_create_qp_ex", "type", type);
+            if (!pd.context().attributes().supportsXrc()) {
+                throw Errors.unsupported(call, "XRC (IBV_DEVICE_XRC)", pd.context().device().name()
+                        + " does not report IBV_DEVICE_XRC in device_cap_flags");
+            }
+            throw new UnsupportedOperationException(call + ": the device has XRC, but panverbs' core does not create "
+                    + "XRC_INI/XRC_TGT queue pairs yet (XrcDomain is offered: Context.openXrcd())");
+        }
         if (type != QueuePairType.RC && type != QueuePairType.UC && type != QueuePairType.UD) {
             throw new IllegalArgumentException("panverbs creates RC, UC and UD queue pairs, not " + type);
         }

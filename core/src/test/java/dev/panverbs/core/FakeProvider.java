@@ -110,12 +110,18 @@ public final class FakeProvider {
     /** An RC QP in RTS in {@code pd} whose sends complete to {@code sendCq} and receives to {@code recvCq}. */
     public QueuePair createRtsQp(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr,
                                  int maxRecvWr, int maxInline, Set<SendOperation> sendOps) {
+        return createRtsQp(pd, sendCq, recvCq, maxSendWr, maxRecvWr, 1, maxInline, sendOps);
+    }
+
+    /** The same with {@code maxSendSge} SGEs per send WR. */
+    public QueuePair createRtsQp(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr,
+                                 int maxRecvWr, int maxSendSge, int maxInline, Set<SendOperation> sendOps) {
         int qpNum = nextQpNum++;
         MemorySegment qp = call("fake_create_qp", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
                         ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
                 pd.resource.handle("fake_create_qp"), sendCq.resource.handle("fake_create_qp"),
                 recvCq.resource.handle("fake_create_qp"), qpNum, 0);
-        QueuePairCapabilities caps = new QueuePairCapabilities(maxSendWr, maxRecvWr, 1, 1, maxInline);
+        QueuePairCapabilities caps = new QueuePairCapabilities(maxSendWr, maxRecvWr, maxSendSge, 1, maxInline);
         long ops = SendOperation.bits(sendOps.isEmpty() ? EnumSet.noneOf(SendOperation.class) : sendOps);
         MethodHandle destroy = downcall("fake_destroy_qp",
                 FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS), false);

@@ -22,6 +22,9 @@ import dev.panverbs.core.UnsupportedVerbException;
 import dev.panverbs.core.VerbsException;
 import dev.panverbs.core.WorkCompletionStatus;
 import dev.panverbs.core.WorkCompletions;
+import dev.panverbs.core.mlx5.DirectCompletionQueue;
+import dev.panverbs.core.mlx5.DirectSendQueue;
+import dev.panverbs.core.mlx5.Mlx5;
 
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -112,6 +115,11 @@ final class CoreEngine implements VerbsEngine {
         }
 
         @Override
+        public boolean isMlx5() {
+            return Mlx5.isSupported(ctx);
+        }
+
+        @Override
         public PortInfo port(int port) {
             PortAttributes a = ctx.queryPort(port);
             return new PortInfo(a.state().value(), a.linkLayer() == LinkLayer.ETHERNET, a.activeMtu().value(),
@@ -157,8 +165,8 @@ final class CoreEngine implements VerbsEngine {
         final MemoryRegion[] mrs;
         final CompletionQueue sendCq;
         final CompletionQueue recvCq;
-        final CoreCq sendCqView;
-        final CoreCq recvCqView;
+        final Cq sendCqView;
+        final Cq recvCqView;
         final CoreQp[] qps;
         final boolean wrApi;
         /** perftest's {@code ctx->srq} (--use-srq on the receiving side), or null. */
@@ -208,7 +216,8 @@ final class CoreEngine implements VerbsEngine {
                 } else {
                     srq = null;
                 }
-                sendCqView = new CoreCq(sendCq, ch);
+                DirectCompletionQueue direct = spec.directWqe() ? DirectCompletionQueue.open(sendCq) : null;
+                sendCqView = direct != null ? new DirectWqe.DirectCq(direct, ch) : new CoreCq(sendCq, ch);
                 recvCqView = recvCq == sendCq ? sendCqView : new CoreCq(recvCq, ch);
                 qps = new CoreQp[spec.numQps()];
                 boolean useWr = spec.useWrApi();
@@ -226,6 +235,10 @@ final class CoreEngine implements VerbsEngine {
                     made.add(qp);
                     initQp(qp, spec);
                     qps[i] = new CoreQp(this, qp, mrs[spec.mrPerQp() ? i : 0], useWr);
+                    if (direct != null) {
+                        qps[i].direct = new DirectWqe.Poster(DirectSendQueue.open(qp, direct), spec.verb(),
+                                qps[i].mr, qps[i].slices);
+                    }
                 }
                 this.wrApi = useWr;
                 this.pd = pdv;
@@ -390,7 +403,9 @@ final class CoreEngine implements VerbsEngine {
         private boolean inline;
         private int remoteQpn;
         private int remoteQkey;
-        private final InlineSlices slices;
+        final InlineSlices slices;
+        /** Set with --direct_wqe: sends go through mlx5 Direct WQE. */
+        DirectWqe.Poster direct;
 
         CoreQp(CoreResources res, QueuePair qp, MemoryRegion mr, boolean wrApi) {
             this.res = res;
@@ -447,11 +462,17 @@ final class CoreEngine implements VerbsEngine {
             this.remoteQpn = remoteQpn;
             this.remoteQkey = remoteQkey;
             slices.reset(length);
+            if (direct != null) {
+                direct.configure(length, rkey, inline);
+            }
         }
 
         @Override
         public int post(int count, long[] localAddr, long[] remoteAddr, long signaledMask, long wrId) {
             try {
+                if (direct != null) {
+                    return direct.post(count, localAddr, remoteAddr, signaledMask, wrId);
+                }
                 return wrApi ? postBatch(count, localAddr, remoteAddr, signaledMask, wrId)
                         : postClassic(count, localAddr, remoteAddr, signaledMask, wrId);
             } catch (VerbsException e) {

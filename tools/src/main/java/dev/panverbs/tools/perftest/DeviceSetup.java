@@ -50,6 +50,14 @@ final class DeviceSetup {
 
     /** {@code verify_params_with_device_context} and {@code check_link}. */
     void check(VerbsEngine.Device dev) {
+        if (p.directWqe && !dev.isMlx5()) {
+            throw new RunFailure(" " + dev.name() + " is not an mlx5 device: --direct_wqe (panverbs only) writes the "
+                    + "ConnectX send queue itself\n Couldn't get context for the device\n (run without --direct_wqe)");
+        }
+        if (p.directWqe && p.connection != PerftestParameters.Connection.RC) {
+            throw new RunFailure(" --direct_wqe posts RC work queue entries; connection type " + p.connection
+                    + " is not supported with it\n (use -c RC or run without --direct_wqe)");
+        }
         if (p.useEvent && p.eqNum > dev.numCompVectors()) {
             throw new RunFailure(" Completion vector specified is invalid\n Max completion vector = "
                     + (dev.numCompVectors() - 1) + "\n Couldn't get context for the device");

@@ -119,6 +119,8 @@ final class PerftestParameters {
 
     // panverbs extensions (never sent on the wire)
     boolean loopback;
+    /** {@code --direct_wqe} (panverbs only): mlx5 Direct WQE posting and direct send-CQ polling. */
+    boolean directWqe;
     int timeoutSeconds = 60;
     boolean debug;
 

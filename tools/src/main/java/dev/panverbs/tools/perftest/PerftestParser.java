@@ -181,6 +181,8 @@ final class PerftestParser {
             }
             if (a.equals("--loopback")) {
                 p.loopback = true;
+            } else if (a.equals("--direct_wqe")) {
+                p.directWqe = true;
             } else if (a.equals("--debug")) {
                 p.debug = true;
             } else if (a.equals("--timeout") || a.startsWith("--timeout=")) {

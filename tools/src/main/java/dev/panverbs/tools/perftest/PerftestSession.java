@@ -149,7 +149,7 @@ final class PerftestSession {
         VerbsEngine.ResourceSpec spec = new VerbsEngine.ResourceSpec(p.verb(), p.connection, p.numQps, p.ibPort,
                 p.pkeyIndex, p.txDepth, p.rxDepth, p.inlineSize, layout.bufferSize(), p.mrPerQp,
                 !p.disablePcieRelaxed, "IW".equals(p.transport), p.test == PerftestTest.WRITE_LAT,
-                !p.useOldPostSend, p.useEvent, p.eqNum, p.srqExists());
+                !p.useOldPostSend, p.useEvent, p.eqNum, p.srqExists(), p.directWqe);
         try {
             res = device.allocate(spec);
         } catch (RuntimeException e) {

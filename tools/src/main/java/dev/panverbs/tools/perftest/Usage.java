@@ -127,6 +127,8 @@ final class Usage {
         s.append("      --loopback  Run server and client in this process on one device (quick check)\n");
         s.append("      --timeout=<seconds>  Give up when the peer is silent this long (default 60)\n");
         s.append("      --debug  Print stack traces with errors\n");
+        s.append("      --direct_wqe  Post sends with mlx5 Direct WQE and poll the send CQ directly (mlx5 devices, "
+                + "RC)\n");
         s.append("\n Not supported by panverbs (refused by name): -R, -z, -O, -g, -M, -W, -C, ")
                 .append(bw ? (verb == Verb.SEND ? "-b, --report-both, " : "") + "--run_infinitely, " : "")
                 .append("-c XRC/DC/SRD/RawEth, --odp, --use_hugepages, --mmap, rate limiting, "

@@ -77,6 +77,11 @@ interface VerbsEngine {
         /** True when the QPs can be driven through {@code ibv_wr_*} ({@code ibv_create_qp_ex} with send ops). */
         boolean supportsWrApi();
 
+        /** {@code mlx5dv_is_supported}: whether --direct_wqe can run on this device. */
+        default boolean isMlx5() {
+            return false;
+        }
+
         /** {@code ibv_query_port}; throws with the verb and errno when the port does not exist. */
         PortInfo port(int port);
 
@@ -97,7 +102,17 @@ interface VerbsEngine {
     record ResourceSpec(PerftestTest.Verb verb, PerftestParameters.Connection connection, int numQps,
                         int port, int pkeyIndex, int txDepth, int rxDepth, int inlineSize, long bufferSize,
                         boolean mrPerQp, boolean relaxedOrdering, boolean iwarp, boolean zeroFill,
-                        boolean useWrApi, boolean useEvents, int completionVector, boolean useSrq) {
+                        boolean useWrApi, boolean useEvents, int completionVector, boolean useSrq,
+                        boolean directWqe) {
+
+        /** Without --direct_wqe. */
+        ResourceSpec(PerftestTest.Verb verb, PerftestParameters.Connection connection, int numQps, int port,
+                     int pkeyIndex, int txDepth, int rxDepth, int inlineSize, long bufferSize, boolean mrPerQp,
+                     boolean relaxedOrdering, boolean iwarp, boolean zeroFill, boolean useWrApi, boolean useEvents,
+                     int completionVector, boolean useSrq) {
+            this(verb, connection, numQps, port, pkeyIndex, txDepth, rxDepth, inlineSize, bufferSize, mrPerQp,
+                    relaxedOrdering, iwarp, zeroFill, useWrApi, useEvents, completionVector, useSrq, false);
+        }
 
         /** Without a shared receive queue. */
         ResourceSpec(PerftestTest.Verb verb, PerftestParameters.Connection connection, int numQps, int port,
@@ -105,7 +120,7 @@ interface VerbsEngine {
                      boolean relaxedOrdering, boolean iwarp, boolean zeroFill, boolean useWrApi, boolean useEvents,
                      int completionVector) {
             this(verb, connection, numQps, port, pkeyIndex, txDepth, rxDepth, inlineSize, bufferSize, mrPerQp,
-                    relaxedOrdering, iwarp, zeroFill, useWrApi, useEvents, completionVector, false);
+                    relaxedOrdering, iwarp, zeroFill, useWrApi, useEvents, completionVector, false, false);
         }
     }
 

@@ -1,0 +1,131 @@
+package dev.panverbs.core;
+
+import dev.panverbs.core.internal.DirectPath;
+import java.lang.foreign.MemorySegment;
+
+/** Implements {@link DirectPath} over the package-private tracker, guard, rules and snapshots. */
+final class DirectPathAccess implements DirectPath {
+
+    static {
+        DirectPath.Holder.install(new DirectPathAccess());
+    }
+
+    private DirectPathAccess() {}
+
+    @Override
+    public SendSide sendSide(QueuePair qp) {
+        return new Side(qp.sendQueue);
+    }
+
+    @Override
+    public Object checkSge(QueuePair qp, LocalKey key, long offset, int length, boolean nicWrites, String use) {
+        KeySnapshot k = DataPathAccess.snapshot(key);
+        qp.rules.checkSge(k, offset, length);
+        if (nicWrites) {
+            qp.rules.checkLocalWrite(k, length, use);
+        }
+        return k;
+    }
+
+    @Override
+    public long address(Object snapshot) {
+        return ((KeySnapshot) snapshot).address;
+    }
+
+    @Override
+    public int lkey(Object snapshot) {
+        return ((KeySnapshot) snapshot).lkey;
+    }
+
+    @Override
+    public long trackingId(Object snapshot) {
+        return ((KeySnapshot) snapshot).trackingId;
+    }
+
+    @Override
+    public boolean stale(Object snapshot) {
+        KeySnapshot k = (KeySnapshot) snapshot;
+        return DataPathAccess.snapshot(k.owner) != k || !k.memoryAlive();
+    }
+
+    @Override
+    public IllegalStateException staleKey(QueuePair qp, Object snapshot, String verb) {
+        return qp.rules.staleKey(verb, (KeySnapshot) snapshot, -1);
+    }
+
+    @Override
+    public MemorySegment completionArray(WorkCompletions completions) {
+        return completions.array();
+    }
+
+    @Override
+    public void completionCount(WorkCompletions completions, int n) {
+        completions.count(n);
+    }
+
+    private record Side(SendQueue q) implements SendSide {
+        @Override
+        public boolean enter() {
+            return q.guard.enter(Thread.currentThread());
+        }
+
+        @Override
+        public void exit() {
+            q.guard.exit();
+        }
+
+        @Override
+        public RuntimeException busy(String verb) {
+            if (q.owner.isClosed()) {
+                return q.owner.closedException(verb);
+            }
+            return q.postRefused(verb);
+        }
+
+        @Override
+        public int room() {
+            return q.tracker.room();
+        }
+
+        @Override
+        public long tail() {
+            return q.tracker.tail();
+        }
+
+        @Override
+        public long encode(long position) {
+            return q.tracker.encode(position);
+        }
+
+        @Override
+        public void put(long position, long wrId, long[] keyIds, int from, int count) {
+            q.requests.restage(position + 1); // a classic chain pending on this queue moves after this WR
+            q.tracker.put(position, wrId, keyIds, from, count);
+        }
+
+        @Override
+        public void publish(long newTail) {
+            q.tracker.publish(newTail);
+        }
+
+        @Override
+        public void rollback(long position) {
+            q.tracker.rollback(position);
+        }
+
+        @Override
+        public long retire(long providerWrId) {
+            return q.tracker.retire(providerWrId);
+        }
+
+        @Override
+        public int outstanding() {
+            return q.tracker.outstanding();
+        }
+
+        @Override
+        public boolean sigAll() {
+            return q.sigAll;
+        }
+    }
+}

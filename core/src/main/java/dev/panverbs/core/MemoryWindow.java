@@ -1,0 +1,295 @@
+package dev.panverbs.core;
+
+import dev.panverbs.bindings.Errno;
+import dev.panverbs.bindings.ibverbs.VerbsInline;
+import dev.panverbs.bindings.verbs.ibv_mw;
+import dev.panverbs.bindings.verbs.ibv_mw_bind;
+import dev.panverbs.bindings.verbs.ibv_mw_bind_info;
+import dev.panverbs.core.internal.Errors;
+import dev.panverbs.core.internal.ResourceKind;
+import dev.panverbs.core.internal.Units;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.EnumSet;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * A memory window ({@code struct ibv_mw}, {@code ibv_alloc_mw(3)}): a remote key with its own range and rights inside
+ * a {@link MemoryRegion} registered with {@link Access#MW_BIND}. Peers address it as {@code rkey()} plus an address in
+ * {@code [address(), address() + length())}; accesses outside the window or its rights, or after it was invalidated,
+ * complete with {@link WorkCompletionStatus#REM_ACCESS_ERR} at the peer. Made by
+ * {@link ProtectionDomain#allocMw(MemoryWindowType)}.
+ *
+ * <p>Type 1 windows are bound with {@link #bind} ({@code ibv_bind_mw(3)}), which posts a bind work request on the
+ * given QP's send queue (its completion, opcode {@link WorkCompletionOpcode#BIND_MW}, arrives on that QP's send CQ)
+ * and gives the window a new rkey. Type 2 windows are bound with {@link PostBatch#bindMw} and invalidated with
+ * {@link PostBatch#localInv(long, int, MemoryWindow)} or by the peer's {@code SEND_WITH_INV}.
+ *
+ * <h2>DMA safety</h2>
+ * A bind work request references its region until its completion is polled (like any SGE). Beyond that, a window
+ * bound to a region keeps the region from being closed: {@link MemoryRegion#close()} refuses, naming the window,
+ * while the window is bound as far as this library knows: from the bind's post until the window is closed
+ * ({@code ibv_dealloc_mw}), re-bound elsewhere, or invalidated through {@link PostBatch#localInv(long, int,
+ * MemoryWindow)}. A remote invalidation ({@code SEND_WITH_INV}) and a bind that completes in error are not seen here:
+ * close the window to release its region. A protection domain's cascade closes windows before regions.
+ *
+ * <p>Thread safety: binding runs as a post on the QP's send queue (one producer); the accessors may be read from any
+ * thread.
+ */
+public final class MemoryWindow extends VerbsObject {
+    private final ProtectionDomain pd;
+    private final MemoryWindowType type;
+    private final MemorySegment mw;
+    /** {@code struct ibv_mw_bind} for {@link #bind}, reused (the provider copies it into its WQE). */
+    private final MemorySegment bind;
+    private final Arena arena;
+    /** The region of the current binding (as far as this library knows), or null. */
+    private volatile MemoryRegion region;
+    private volatile long address;
+    private volatile long length;
+    private volatile Set<Access> access = Set.of();
+
+    private MemoryWindow(ProtectionDomain pd, MemoryWindowType type, MemorySegment mw, Arena arena) {
+        super(ResourceKind.MEMORY_WINDOW, "MemoryWindow[" + type + " " + Units.hex(mw.address()) + " on "
+                + pd.context().device().name() + "]", mw, h -> dealloc(h, arena), pd.resource);
+        this.pd = pd;
+        this.type = type;
+        this.mw = mw.reinterpret(ibv_mw.sizeof());
+        this.arena = arena;
+        this.bind = arena.allocate(ibv_mw_bind.layout());
+    }
+
+    private static void dealloc(MemorySegment handle, Arena arena) {
+        int rc = VerbsInline.ibv_dealloc_mw(handle);
+        if (rc != 0) {
+            throw Errors.failure(Errors.call("ibv_dealloc_mw", "mw", Units.hex(handle.address())), rc);
+        }
+        arena.close();
+    }
+
+    /** {@code ibv_alloc_mw}, refused up front when the device lacks the window type. */
+    static MemoryWindow alloc(ProtectionDomain pd, MemoryWindowType type) {
+        String call = Errors.call("ibv_alloc_mw", "type", type);
+        Context context = pd.context();
+        DeviceAttributes a = context.attributes();
+        if (!type.supportedBy(a)) {
+            throw Errors.unsupported(call, "memory windows of " + type + " (" + type.capabilityName()
+                    + ", max_mw > 0)", context.device().name() + " reports max_mw = " + a.limits().maxMw()
+                    + " and device_cap_flags " + a.capabilities());
+        }
+        MemorySegment pdHandle = pd.resource.handle("ibv_alloc_mw");
+        Arena arena = Arena.ofShared();
+        try (Arena tmp = Arena.ofConfined()) {
+            MemorySegment errno = Errno.allocateCapture(tmp);
+            MemorySegment mw = VerbsInline.ibv_alloc_mw(errno, pdHandle, type.value());
+            if (mw.address() == 0) {
+                throw Errors.failure(call, Errno.get(errno));
+            }
+            return new MemoryWindow(pd, type, mw, arena);
+        } catch (RuntimeException | Error e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    /** The window's type. */
+    public MemoryWindowType type() {
+        return type;
+    }
+
+    /** The protection domain: the regions it is bound over and the QPs that bind it belong to it. */
+    public ProtectionDomain protectionDomain() {
+        return pd;
+    }
+
+    /**
+     * The remote key peers use ({@code ibv_mw.rkey}): changed by every bind (type 1: by the provider; type 2: the
+     * rkey given to {@link PostBatch#bindMw}).
+     */
+    public int rkey() {
+        resource.checkOpen("ibv_mw.rkey");
+        return ibv_mw.rkey(mw);
+    }
+
+    /**
+     * The next rkey for a type 2 bind ({@code ibv_inc_rkey(3)}): the same index, the low 8 "key" bits incremented,
+     * which the device requires to change from one binding to the next.
+     */
+    public static int nextRkey(int rkey) {
+        return (rkey & 0xFFFFFF00) | ((rkey + 1) & 0xFF);
+    }
+
+    /** The first address of the current binding (the region's iova plus the bind offset); 0 when unbound. */
+    public long address() {
+        return address;
+    }
+
+    /** The length of the current binding in bytes; 0 when unbound. */
+    public long length() {
+        return length;
+    }
+
+    /** The remote rights of the current binding. */
+    public Set<Access> access() {
+        return access;
+    }
+
+    /** The region the window is bound over, as far as this library knows (see the class comment). */
+    public Optional<MemoryRegion> boundRegion() {
+        return Optional.ofNullable(region);
+    }
+
+    /**
+     * Binds this type 1 window ({@code ibv_bind_mw(3)}) to {@code length} bytes at {@code offset} in {@code mr} with
+     * the remote rights {@code access} ({@link Access#REMOTE_READ}, {@link Access#REMOTE_WRITE},
+     * {@link Access#REMOTE_ATOMIC}), posting the bind on {@code qp}'s send queue (RTS, RC or UC), and returns the
+     * window's new rkey. The bind completes on {@code qp}'s send CQ with {@code wrId} (opcode
+     * {@link WorkCompletionOpcode#BIND_MW}, always when {@code sendFlags} has {@link SendFlag#SIGNALED_BIT}). If it
+     * completes in error the window is not bound; close it to release the region.
+     *
+     * <p>Errors, before the call: a type 2 window, another PD, a region without {@link Access#MW_BIND}, a range
+     * outside the region, remote write or atomic rights over a region without {@link Access#LOCAL_WRITE} (IB spec
+     * C10-75, C10-76) → {@link IllegalArgumentException}; a QP not in RTS → {@link PostException}; a full send queue or
+     * a closed region → {@link IllegalStateException}. From the provider → {@link VerbsException}.
+     */
+    public int bind(QueuePair qp, long wrId, int sendFlags, MemoryRegion mr, long offset, long length,
+                    Set<Access> access) {
+        String call = Errors.call("ibv_bind_mw", "mw", this, "qp", qp, "mr", mr, "offset", offset, "length", length,
+                "access", access);
+        if (type != MemoryWindowType.TYPE_1) {
+            throw new IllegalArgumentException(call + ": a type 2 window is bound by a BIND_MW work request: "
+                    + "PostBatch.bindMw (ibv_wr_bind_mw)");
+        }
+        if (!WorkRequestRules.typeAllows(qp.type(), WorkRequestOpcode.BIND_MW)) {
+            throw new UnsupportedVerbException(call, "a " + qp.type() + " QP cannot bind memory windows",
+                    "BIND_MW on " + qp.type() + " queue pairs");
+        }
+        int rights = checkBind(call, qp, mr, offset, length, access);
+        KeySnapshot k = DataPathAccess.snapshot(mr);
+        MemorySegment mwHandle = resource.handle("ibv_bind_mw");
+        SendQueue sq = qp.sendQueue;
+        CallGuard g = sq.guard;
+        if (!g.enter(Thread.currentThread())) {
+            throw sq.postRefused("ibv_bind_mw");
+        }
+        try {
+            MemorySegment qpHandle = qp.resource.handle("ibv_bind_mw");
+            qp.checkSendState("ibv_bind_mw", 0, WorkRequestOpcode.BIND_MW.value());
+            WorkQueueTracker t = sq.tracker;
+            if (t.room() <= 0) {
+                throw new IllegalStateException(call + ": the send queue of " + qp + " is full ("
+                        + t.capacity() + " outstanding work requests); poll its send CQ first");
+            }
+            long pos = t.tail();
+            t.put(pos, wrId, k.trackingId); // the bind reads the region: referenced until its completion
+            t.publish(pos + 1);
+            if (DataPathAccess.snapshot(mr) != k || !k.memoryAlive()) {
+                t.rollback(pos);
+                throw new IllegalStateException(call + ": " + mr + " was closed or re-registered meanwhile");
+            }
+            ibv_mw_bind.wr_id(bind, t.encode(pos));
+            ibv_mw_bind.send_flags(bind, sendFlags);
+            MemorySegment info = ibv_mw_bind.bind_info(bind);
+            ibv_mw_bind_info.mr(info, mr.resource.handle("ibv_bind_mw"));
+            ibv_mw_bind_info.addr(info, k.address + offset);
+            ibv_mw_bind_info.length(info, length);
+            ibv_mw_bind_info.mw_access_flags(info, rights);
+            int rc;
+            try {
+                rc = VerbsInline.ibv_bind_mw(qpHandle, mwHandle, bind);
+            } catch (RuntimeException | Error e) {
+                t.rollback(pos);
+                throw e;
+            }
+            if (rc != 0) {
+                t.rollback(pos);
+                throw Errors.failure(call, rc);
+            }
+        } finally {
+            g.exit();
+        }
+        bound(mr, k.address + offset, length, access);
+        return rkey();
+    }
+
+    /**
+     * The checks every bind makes before the provider sees it (cold). Returns the {@code mw_access_flags} mask.
+     */
+    int checkBind(String call, QueuePair qp, MemoryRegion mr, long offset, long length, Set<Access> access) {
+        if (qp.protectionDomain() != pd) {
+            throw new IllegalArgumentException(call + ": " + qp + " belongs to " + qp.protectionDomain()
+                    + ", not to the window's " + pd + " (IB spec C10-72)");
+        }
+        if (mr.protectionDomain() != pd) {
+            throw new IllegalArgumentException(call + ": " + mr + " belongs to " + mr.protectionDomain()
+                    + ", not to the window's " + pd + " (IB spec C10-74; ibv_bind_mw answers EPERM)");
+        }
+        if (!mr.access().contains(Access.MW_BIND)) {
+            throw new IllegalArgumentException(call + ": " + mr + " was registered without Access.MW_BIND "
+                    + "(IBV_ACCESS_MW_BIND), so no window can be bound to it (IB spec C10-75); register it with "
+                    + "MW_BIND");
+        }
+        if (offset < 0 || length < 1 || offset > mr.length() || length > mr.length() - offset) {
+            throw new IllegalArgumentException(call + ": the window [" + offset + ", " + offset + " + " + length
+                    + ") must be a non-empty range inside the region's " + mr.length() + " bytes (IB spec C10-77)");
+        }
+        Set<Access> remote = EnumSet.of(Access.REMOTE_READ, Access.REMOTE_WRITE, Access.REMOTE_ATOMIC,
+                Access.ZERO_BASED);
+        for (Access a : access) {
+            if (!remote.contains(a)) {
+                throw new IllegalArgumentException(call + ": a window grants remote rights (REMOTE_READ, "
+                        + "REMOTE_WRITE, REMOTE_ATOMIC) and ZERO_BASED, not " + a);
+            }
+        }
+        if ((access.contains(Access.REMOTE_WRITE) || access.contains(Access.REMOTE_ATOMIC))
+                && !mr.access().contains(Access.LOCAL_WRITE)) {
+            throw new IllegalArgumentException(call + ": remote write or atomic rights need a region registered "
+                    + "with LOCAL_WRITE (IB spec C10-76); " + mr + " has " + mr.access());
+        }
+        return Access.mask(access);
+    }
+
+    /** Records the binding (posted): the region now refuses to close while this window is bound to it. */
+    void bound(MemoryRegion mr, long addr, long len, Set<Access> rights) {
+        MemoryRegion previous = region;
+        if (previous != null && previous != mr) {
+            previous.windows.remove(this);
+        }
+        mr.windows.add(this);
+        region = mr;
+        address = addr;
+        length = len;
+        access = rights.isEmpty() ? Set.of() : java.util.Collections.unmodifiableSet(EnumSet.copyOf(rights));
+    }
+
+    /** Records a type 2 window's new rkey (the provider's WR carries it; {@code ibv_mw.rkey} must follow it). */
+    void rkey(int newRkey) {
+        ibv_mw.rkey(mw, newRkey);
+    }
+
+    /** Forgets the binding (invalidated locally, or the window was deallocated). */
+    void unbound() {
+        MemoryRegion previous = region;
+        if (previous != null) {
+            previous.windows.remove(this);
+        }
+        region = null;
+        address = 0;
+        length = 0;
+        access = Set.of();
+    }
+
+    /**
+     * Deallocates the window ({@code ibv_dealloc_mw(3)}), which invalidates its binding and releases its region.
+     * Idempotent.
+     */
+    @Override
+    public void close() {
+        super.close();
+        if (isClosed()) {
+            unbound();
+        }
+    }
+}

@@ -1,0 +1,104 @@
+package dev.panverbs.core.internal;
+
+import dev.panverbs.core.LocalKey;
+import dev.panverbs.core.QueuePair;
+import dev.panverbs.core.WorkCompletions;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The bridge from post paths outside {@code dev.panverbs.core} (today {@code dev.panverbs.core.mlx5}'s Direct WQE
+ * path) to the core's bookkeeping: the send queue's outstanding-WR tracker and producer guard (so DMA safety and
+ * {@code MemoryRegion.close()}'s in-flight refusal hold on every path), the SGE rules and key snapshots, and the
+ * native array behind {@link WorkCompletions}. Implemented by a package-private class of {@code dev.panverbs.core};
+ * this package is not exported, so only the library's own packages reach it.
+ */
+public interface DirectPath {
+
+    /** The implementation, installed when {@code dev.panverbs.core.DirectPathAccess} initialises. */
+    static DirectPath get() {
+        return Holder.INSTANCE;
+    }
+
+    /** The send side of {@code qp}, for a post path that writes WQEs itself. */
+    SendSide sendSide(QueuePair qp);
+
+    /**
+     * Checks an SGE over {@code key} for a WR on {@code qp} (usable, same PD, inside the key, LOCAL_WRITE when the
+     * NIC writes into it) and returns the key's current snapshot (opaque), which {@link #address}, {@link #lkey},
+     * {@link #trackingId} and {@link #stale} read. Throws as {@code SendRequests.sge} does.
+     */
+    Object checkSge(QueuePair qp, LocalKey key, long offset, int length, boolean nicWrites, String use);
+
+    long address(Object snapshot);
+
+    int lkey(Object snapshot);
+
+    long trackingId(Object snapshot);
+
+    /** Whether the key was closed, re-registered or its memory freed since {@code snapshot} was taken. */
+    boolean stale(Object snapshot);
+
+    /** The refusal of a post naming a stale key (cold). */
+    IllegalStateException staleKey(QueuePair qp, Object snapshot, String verb);
+
+    /** The {@code struct ibv_wc} array behind {@code completions}. */
+    MemorySegment completionArray(WorkCompletions completions);
+
+    /** Sets how many entries of {@code completions} are valid. */
+    void completionCount(WorkCompletions completions, int n);
+
+    /**
+     * One work queue's tracker and guard, as {@code WorkQueue}'s post loop uses them: {@link #tail()} → {@link #put}
+     * → {@link #publish} → re-check the keys → ring; {@link #rollback} what was not rung; the poller {@link #retire}s.
+     */
+    interface SendSide {
+        /** Marks this thread as posting (one producer; close waits for it); false if another call holds it. */
+        boolean enter();
+
+        void exit();
+
+        /** The refusal when {@link #enter()} failed or the QP is closed (cold). */
+        RuntimeException busy(String verb);
+
+        int room();
+
+        long tail();
+
+        long encode(long position);
+
+        void put(long position, long wrId, long[] keyIds, int from, int count);
+
+        void publish(long newTail);
+
+        void rollback(long position);
+
+        long retire(long providerWrId);
+
+        int outstanding();
+
+        /** {@code ibv_qp_init_attr.sq_sig_all}. */
+        boolean sigAll();
+    }
+
+    /** Lazy holder: loading the implementation class installs it. */
+    final class Holder {
+        private static DirectPath installed;
+        static final DirectPath INSTANCE = load();
+
+        private Holder() {}
+
+        /** Called once from the implementation's static initialiser. */
+        public static void install(DirectPath implementation) {
+            installed = implementation;
+        }
+
+        private static DirectPath load() {
+            try {
+                Class.forName("dev.panverbs.core.DirectPathAccess", true, DirectPath.class.getClassLoader());
+            } catch (ClassNotFoundException e) {
+                throw new IllegalStateException("dev.panverbs.core.DirectPathAccess is missing", e);
+            }
+            return installed;
+        }
+    }
+}

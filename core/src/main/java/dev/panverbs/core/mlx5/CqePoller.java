@@ -1,0 +1,340 @@
+package dev.panverbs.core.mlx5;
+
+import static dev.panverbs.core.mlx5.WqeWriter.BE32;
+import static dev.panverbs.core.mlx5.WqeWriter.BE64;
+
+import dev.panverbs.bindings.mlx5dv.mlx5_cqe64;
+import dev.panverbs.bindings.mlx5dv.mlx5_err_cqe;
+import dev.panverbs.bindings.verbs.ibv_wc;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+
+/**
+ * Reads 64-byte CQEs straight from an mlx5 CQ buffer into {@code struct ibv_wc} entries: libmlx5's
+ * {@code poll_cq}/{@code mlx5_poll_one}/{@code mlx5_parse_cqe} for CQE version 0 ({@code providers/mlx5/cq.c},
+ * rdma-core 44), field for field, proven against that code by {@code Mlx5PollOracleTest}. Software owns the CQE at
+ * {@code cons_index} when its opcode is not INVALID and its owner bit equals bit {@code log2(ncqe)} of
+ * {@code cons_index}; the loads that follow are ordered after that check (acquire fence), and after the pass the
+ * consumer index goes to the CQ doorbell record ({@code dbrec[0] = be32(cons_index & 0xffffff)}). The arm doorbell
+ * is {@code mlx5_arm_cq}'s.
+ *
+ * <p>A completion names its QP by number; each QP whose completions arrive here is a {@link Target} holding the
+ * {@code wr_id} of every send WQE (by WQE index; a CQE's {@code wqe_counter} names the first WQEBB of the WQE) and
+ * of every receive WQE (in order). Single consumer; allocation-free; no downcall.
+ */
+final class CqePoller {
+    /** libmlx5's {@code CQ_POLL_ERR}: a CQE this poller cannot attribute (unknown QP, SRQ, signature error). */
+    static final int POLL_ERR = -2;
+
+    private static final ValueLayout.OfShort BE16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfInt HOST32 = ValueLayout.JAVA_INT_UNALIGNED;
+    private static final ValueLayout.OfLong HOST64 = ValueLayout.JAVA_LONG_UNALIGNED;
+    private static final ValueLayout.OfByte U8 = ValueLayout.JAVA_BYTE;
+
+    static final long WC_SIZE = ibv_wc.layout().byteSize();
+    private static final long WC_WR_ID = ibv_wc.wr_id$offset();
+    private static final long WC_STATUS = ibv_wc.status$offset();
+    private static final long WC_OPCODE = ibv_wc.opcode$offset();
+    private static final long WC_VENDOR_ERR = ibv_wc.vendor_err$offset();
+    private static final long WC_BYTE_LEN = ibv_wc.byte_len$offset();
+    private static final long WC_IMM = ibv_wc.imm_data$offset();
+    private static final long WC_QP_NUM = ibv_wc.qp_num$offset();
+    private static final long WC_SRC_QP = ibv_wc.src_qp$offset();
+    private static final long WC_FLAGS = ibv_wc.wc_flags$offset();
+    private static final long WC_PKEY_INDEX = ibv_wc.pkey_index$offset();
+    private static final long WC_SLID = ibv_wc.slid$offset();
+    private static final long WC_SL = ibv_wc.sl$offset();
+    private static final long WC_DLID_PATH_BITS = ibv_wc.dlid_path_bits$offset();
+
+    private static final long CQE_ML_PATH = mlx5_cqe64.ml_path$offset();
+    private static final long CQE_SLID = mlx5_cqe64.slid$offset();
+    private static final long CQE_FLAGS_RQPN = mlx5_cqe64.flags_rqpn$offset();
+    private static final long CQE_SRQN_UIDX = mlx5_cqe64.srqn_uidx$offset();
+    private static final long CQE_IMM = mlx5_cqe64.imm_inval_pkey$offset();
+    private static final long CQE_APP = mlx5_cqe64.app$offset();
+    private static final long CQE_BYTE_CNT = mlx5_cqe64.byte_cnt$offset();
+    private static final long CQE_SOP_DROP_QPN = mlx5_cqe64.sop_drop_qpn$offset();
+    private static final long CQE_WQE_COUNTER = mlx5_cqe64.wqe_counter$offset();
+    private static final long CQE_OP_OWN = mlx5_cqe64.op_own$offset();
+    private static final long ERR_VENDOR = mlx5_err_cqe.vendor_err_synd$offset();
+    private static final long ERR_SYNDROME = mlx5_err_cqe.syndrome$offset();
+
+    // mlx5dv.h CQE opcodes and ibv_wc vocabulary (verbs.h)
+    private static final int CQE_REQ = 0, CQE_RESP_WR_IMM = 1, CQE_RESP_SEND = 2, CQE_RESP_SEND_IMM = 3,
+            CQE_RESP_SEND_INV = 4, CQE_NO_PACKET = 6, CQE_SIG_ERR = 12, CQE_REQ_ERR = 13,
+            CQE_RESP_ERR = 14, CQE_INVALID = 15;
+    private static final int WC_SEND = 0, WC_RDMA_WRITE = 1, WC_RDMA_READ = 2, WC_COMP_SWAP = 3, WC_FETCH_ADD = 4,
+            WC_RECV = 128, WC_RECV_RDMA_WITH_IMM = 129;
+    private static final int WC_GRH = 1, WC_WITH_IMM = 2, WC_WITH_INV = 8;
+    /** mlx5_handle_error_cqe: {@code ibv_wc_status} by syndrome; IBV_WC_GENERAL_ERR (21) elsewhere. */
+    private static final byte[] STATUS_BY_SYNDROME = new byte[256];
+
+    static {
+        java.util.Arrays.fill(STATUS_BY_SYNDROME, (byte) 21);
+        int[][] map = {{0x01, 1}, {0x02, 2}, {0x04, 4}, {0x05, 5}, {0x06, 6}, {0x10, 7}, {0x11, 8}, {0x12, 9},
+            {0x13, 10}, {0x14, 11}, {0x15, 12}, {0x16, 13}, {0x22, 16}};
+        for (int[] m : map) {
+            STATUS_BY_SYNDROME[m[0]] = (byte) m[1];
+        }
+    }
+
+    /** What the poller knows of one QP completing here. */
+    static final class Target {
+        final int qpn;
+        /** {@code sq.wrid[]}: the wr_id to report for the send WQE at each index (null: no send side here). */
+        final long[] sqWrid;
+        final int sqMask;
+        /** {@code rq.wrid[]} and its consumer counter (null: no receive side here). */
+        final long[] rqWrid;
+        final int rqMask;
+        int rqTail;
+        /** Called with the WQE index of each send completion (retires it); null: nothing to retire. */
+        final SendCompletionSink sink;
+
+        Target(int qpn, long[] sqWrid, long[] rqWrid, SendCompletionSink sink) {
+            this.qpn = qpn;
+            this.sqWrid = sqWrid;
+            this.sqMask = sqWrid == null ? 0 : sqWrid.length - 1;
+            this.rqWrid = rqWrid;
+            this.rqMask = rqWrid == null ? 0 : rqWrid.length - 1;
+            this.sink = sink;
+        }
+    }
+
+    /** The send side a completion retires: returns the wr_id to report for the WQE at {@code idx}. */
+    interface SendCompletionSink {
+        long completed(int idx, long providerWrId);
+    }
+
+    private final MemorySegment buf;
+    private final int cqeMask;
+    private final int ownerBit;
+    private final MemorySegment dbrec;
+    private final MemorySegment armDoorbell;
+    private final int cqn;
+    private final boolean cqeV1;
+    private Target[] targets = new Target[0];
+    private Target cur;
+    int consIndex;
+    int armSn;
+
+    /**
+     * @param buf          the CQ buffer, {@code ncqe * 64} bytes ({@code mlx5dv_cq.buf}, CQE size 64)
+     * @param dbrec        the CQ doorbell record, 8 bytes ({@code mlx5dv_cq.dbrec})
+     * @param armDoorbell  the 8-byte arm doorbell ({@code mlx5dv_cq.cq_uar + MLX5_CQ_DOORBELL})
+     */
+    CqePoller(MemorySegment buf, int ncqe, MemorySegment dbrec, MemorySegment armDoorbell, int cqn, int consIndex) {
+        this(buf, ncqe, dbrec, armDoorbell, cqn, consIndex, false);
+    }
+
+    /**
+     * @param cqeV1 CQE version 1 ({@code MLX5DV_CONTEXT_FLAGS_CQE_V1}): {@code srqn_uidx} holds the QP's user index,
+     *              not an SRQ number, so it does not mark an SRQ receive
+     */
+    CqePoller(MemorySegment buf, int ncqe, MemorySegment dbrec, MemorySegment armDoorbell, int cqn, int consIndex,
+              boolean cqeV1) {
+        this.cqeV1 = cqeV1;
+        if (Integer.bitCount(ncqe) != 1 || buf.byteSize() < (long) ncqe * 64) {
+            throw new IllegalArgumentException("CQ of " + ncqe + " CQEs over " + buf.byteSize() + " bytes");
+        }
+        this.buf = buf.asSlice(0, (long) ncqe * 64);
+        this.cqeMask = ncqe - 1;
+        this.ownerBit = ncqe;
+        this.dbrec = dbrec;
+        this.armDoorbell = armDoorbell;
+        this.cqn = cqn;
+        this.consIndex = consIndex;
+    }
+
+    /** Adds (or replaces) the QP {@code t.qpn} (control path: copies the table). */
+    synchronized void attach(Target t) {
+        detach(t.qpn);
+        Target[] n = java.util.Arrays.copyOf(targets, targets.length + 1);
+        n[n.length - 1] = t;
+        targets = n;
+    }
+
+    synchronized void detach(int qpn) {
+        targets = java.util.Arrays.stream(targets).filter(x -> x.qpn != qpn).toArray(Target[]::new);
+        cur = null;
+    }
+
+    private Target find(int qpn) {
+        Target c = cur;
+        if (c != null && c.qpn == qpn) {
+            return c;
+        }
+        for (Target t : targets) {
+            if (t.qpn == qpn) {
+                cur = t;
+                return t;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Polls up to {@code ne} completions into {@code wcs} (consecutive {@code struct ibv_wc}) and returns how many,
+     * or {@link #POLL_ERR} as {@code mlx5_poll_cq} does. Fields libmlx5 leaves unwritten stay as they were.
+     */
+    int poll(MemorySegment wcs, int ne) {
+        int n = 0;
+        int err = 0;
+        for (; n < ne; n++) {
+            long off = (long) (consIndex & cqeMask) * 64;
+            int opOwn = buf.get(U8, off + CQE_OP_OWN) & 0xFF;
+            if ((opOwn >>> 4) == CQE_INVALID || ((opOwn & 1) != 0) != ((consIndex & ownerBit) != 0)) {
+                break;
+            }
+            consIndex++;
+            VarHandle.acquireFence(); // udma_from_device_barrier: the CQE's contents after its owner bit
+            err = parse(off, opOwn, wcs, (long) n * WC_SIZE);
+            if (err != 0) {
+                break;
+            }
+        }
+        dbrec.set(BE32, 0, consIndex & 0xFF_FFFF);
+        return err == POLL_ERR ? POLL_ERR : n;
+    }
+
+    private int parse(long off, int opOwn, MemorySegment wc, long w) {
+        MemorySegment c = buf;
+        int sopDropQpn = c.get(BE32, off + CQE_SOP_DROP_QPN);
+        int qpn = sopDropQpn & 0xFF_FFFF;
+        wc.set(HOST32, w + WC_FLAGS, 0);
+        wc.set(HOST32, w + WC_QP_NUM, qpn);
+        int opcode = opOwn >>> 4;
+        switch (opcode) {
+            case CQE_REQ -> {
+                Target t = find(qpn);
+                if (t == null || t.sqWrid == null) {
+                    return POLL_ERR;
+                }
+                int idx = (c.get(BE16, off + CQE_WQE_COUNTER) & 0xFFFF) & t.sqMask;
+                int flags = 0;
+                switch (sopDropQpn >>> 24) {
+                    case 0x09 -> { // RDMA_WRITE_IMM
+                        flags = WC_WITH_IMM;
+                        wc.set(HOST32, w + WC_OPCODE, WC_RDMA_WRITE);
+                    }
+                    case 0x08 -> wc.set(HOST32, w + WC_OPCODE, WC_RDMA_WRITE);
+                    case 0x0b -> { // SEND_IMM
+                        flags = WC_WITH_IMM;
+                        wc.set(HOST32, w + WC_OPCODE, WC_SEND);
+                    }
+                    case 0x0a, 0x01 -> wc.set(HOST32, w + WC_OPCODE, WC_SEND);
+                    case 0x10 -> {
+                        wc.set(HOST32, w + WC_OPCODE, WC_RDMA_READ);
+                        wc.set(HOST32, w + WC_BYTE_LEN, c.get(BE32, off + CQE_BYTE_CNT));
+                    }
+                    case 0x11 -> {
+                        wc.set(HOST32, w + WC_OPCODE, WC_COMP_SWAP);
+                        wc.set(HOST32, w + WC_BYTE_LEN, 8);
+                    }
+                    case 0x12 -> {
+                        wc.set(HOST32, w + WC_OPCODE, WC_FETCH_ADD);
+                        wc.set(HOST32, w + WC_BYTE_LEN, 8);
+                    }
+                    // UMR, SET_PSV, NOP, MMO: libmlx5 reports sq.wr_data[idx], which is 0 for every WQE but its
+                    // memory-window binds and local invalidates (not written by this path)
+                    case 0x25, 0x20, 0x00, 0x2f -> wc.set(HOST32, w + WC_OPCODE, 0);
+                    case 0x0e -> wc.set(HOST32, w + WC_OPCODE, 7); // TSO: IBV_WC_TSO
+                    default -> { } // reserved: libmlx5 leaves the opcode unwritten
+                }
+                wc.set(HOST32, w + WC_FLAGS, flags);
+                long wrId = t.sqWrid[idx];
+                wc.set(HOST64, w + WC_WR_ID, t.sink == null ? wrId : t.sink.completed(idx, wrId));
+                wc.set(HOST32, w + WC_STATUS, 0);
+            }
+            case CQE_RESP_WR_IMM, CQE_RESP_SEND, CQE_RESP_SEND_IMM, CQE_RESP_SEND_INV -> {
+                if (!cqeV1 && (c.get(BE32, off + CQE_SRQN_UIDX) & 0xFF_FFFF) != 0) {
+                    return POLL_ERR; // an SRQ's receive: not attributed by this poller
+                }
+                Target t = find(qpn);
+                if (t == null || t.rqWrid == null) {
+                    return POLL_ERR;
+                }
+                wc.set(HOST32, w + WC_BYTE_LEN, c.get(BE32, off + CQE_BYTE_CNT));
+                wc.set(HOST64, w + WC_WR_ID, t.rqWrid[t.rqTail & t.rqMask]);
+                t.rqTail++;
+                int flags = 0;
+                int imm = c.get(HOST32, off + CQE_IMM);
+                switch (opcode) {
+                    case CQE_RESP_WR_IMM -> {
+                        wc.set(HOST32, w + WC_OPCODE, WC_RECV_RDMA_WITH_IMM);
+                        flags = WC_WITH_IMM;
+                        wc.set(HOST32, w + WC_IMM, imm);
+                    }
+                    case CQE_RESP_SEND -> wc.set(HOST32, w + WC_OPCODE, WC_RECV);
+                    case CQE_RESP_SEND_IMM -> {
+                        wc.set(HOST32, w + WC_OPCODE, WC_RECV);
+                        flags = WC_WITH_IMM;
+                        wc.set(HOST32, w + WC_IMM, imm);
+                    }
+                    default -> {
+                        wc.set(HOST32, w + WC_OPCODE, WC_RECV);
+                        flags = WC_WITH_INV;
+                        wc.set(HOST32, w + WC_IMM, c.get(BE32, off + CQE_IMM)); // invalidated_rkey, host order
+                    }
+                }
+                int flagsRqpn = c.get(BE32, off + CQE_FLAGS_RQPN);
+                wc.set(ValueLayout.JAVA_SHORT_UNALIGNED, w + WC_SLID, c.get(BE16, off + CQE_SLID));
+                wc.set(U8, w + WC_SL, (byte) ((flagsRqpn >>> 24) & 0xF));
+                wc.set(HOST32, w + WC_SRC_QP, flagsRqpn & 0xFF_FFFF);
+                wc.set(U8, w + WC_DLID_PATH_BITS, (byte) (c.get(U8, off + CQE_ML_PATH) & 0x7F));
+                wc.set(HOST32, w + WC_FLAGS, flags | (((flagsRqpn >>> 28) & 3) != 0 ? WC_GRH : 0));
+                wc.set(ValueLayout.JAVA_SHORT_UNALIGNED, w + WC_PKEY_INDEX,
+                        (short) c.get(BE32, off + CQE_IMM));
+                wc.set(HOST32, w + WC_STATUS, 0);
+            }
+            case CQE_NO_PACKET, CQE_SIG_ERR -> {
+                return POLL_ERR; // tag matching and signature errors are outside this path
+            }
+            case CQE_REQ_ERR, CQE_RESP_ERR -> {
+                int syndrome = c.get(U8, off + ERR_SYNDROME) & 0xFF;
+                wc.set(HOST32, w + WC_STATUS, STATUS_BY_SYNDROME[syndrome]);
+                wc.set(HOST32, w + WC_VENDOR_ERR, c.get(U8, off + ERR_VENDOR) & 0xFF);
+                Target t = find(qpn);
+                if (opcode == CQE_REQ_ERR) {
+                    if (t == null || t.sqWrid == null) {
+                        return POLL_ERR;
+                    }
+                    int idx = (c.get(BE16, off + CQE_WQE_COUNTER) & 0xFFFF) & t.sqMask;
+                    long wrId = t.sqWrid[idx];
+                    wc.set(HOST64, w + WC_WR_ID, t.sink == null ? wrId : t.sink.completed(idx, wrId));
+                } else {
+                    boolean srq = !cqeV1 && (c.get(BE32, off + CQE_SRQN_UIDX) & 0xFF_FFFF) != 0;
+                    if (srq || t == null || t.rqWrid == null) {
+                        return POLL_ERR;
+                    }
+                    wc.set(HOST64, w + WC_WR_ID, t.rqWrid[t.rqTail & t.rqMask]);
+                    t.rqTail++;
+                }
+            }
+            default -> { } // RESIZE_CQ and reserved opcodes: libmlx5 reports the entry with nothing else written
+        }
+        return 0;
+    }
+
+    /**
+     * Requests an event for the next completion ({@code solicited}: the next solicited one): {@code mlx5_arm_cq}'s
+     * doorbell record {@code dbrec[1]} and 64-bit arm doorbell.
+     */
+    void arm(boolean solicited) {
+        int sn = armSn & 3;
+        int ci = consIndex & 0xFF_FFFF;
+        int cmd = solicited ? 1 << 24 : 0; // MLX5_CQ_DB_REQ_NOT_SOL / MLX5_CQ_DB_REQ_NOT
+        int hi = sn << 28 | cmd | ci;
+        dbrec.set(BE32, 4, hi);
+        VarHandle.fullFence(); // mmio_wc_start
+        armDoorbell.set(BE64, 0, ((long) hi << 32) | (cqn & 0xFFFF_FFFFL));
+        VarHandle.fullFence(); // mmio_flush_writes
+    }
+
+    /** A completion event arrived ({@code mlx5_cq_event}): the next arm uses the next sequence number. */
+    void eventArrived() {
+        armSn++;
+    }
+}

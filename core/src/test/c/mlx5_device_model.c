@@ -1,0 +1,195 @@
+/*
+ * Test-only model of a ConnectX send queue as the PRM describes it, for the host end-to-end tests of
+ * dev.panverbs.core.mlx5 (Mlx5EndToEndTest): after a doorbell it consumes the WQEs between its consumer counter
+ * and the doorbell record's send counter, executes RDMA WRITE (+imm), SEND (+imm, +inv), RDMA READ and the atomics
+ * as copies between registered buffers of this process (lkeys/rkeys checked against model_reg, with their access
+ * rights), and writes the CQEs the device would write: a requester CQE for each WQE with CQ_UPDATE set, an error
+ * CQE (REQ_ERR, syndrome) for a WQE that fails, after which the QP is in error and every later WQE is flushed
+ * (WR_FLUSH_ERR); receive-side CQEs of SENDs and WRITE_WITH_IMM go to the responder CQ with the receive buffers
+ * posted by model_post_recv. It is written from the PRM's segment formats, not from the Java code: it parses what
+ * is in the ring.
+ */
+#include <endian.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#define MAXKEYS 64
+struct key { uint32_t key; uint64_t addr, len; int access; };
+static struct key keys[MAXKEYS];
+static int nkeys;
+enum { LOCAL_WRITE = 1, REMOTE_WRITE = 2, REMOTE_READ = 4, REMOTE_ATOMIC = 8 };
+
+struct cq { uint8_t *buf; uint32_t ncqe; uint32_t pi; };
+static struct {
+    uint8_t *sq; uint32_t wqe_cnt; uint32_t *dbrec; uint32_t qpn; uint32_t ci; int error; int fail_next;
+    struct cq scq, rcq;
+    uint64_t rwr[256], raddr[256]; uint32_t rlen[256], rlkey[256]; uint32_t rhead, rtail; uint32_t rqpn;
+} m;
+
+void model_reset(void) { memset(&m, 0, sizeof m); nkeys = 0; }
+
+void model_reg(uint32_t key, uint64_t addr, uint64_t len, int access) {
+    keys[nkeys].key = key; keys[nkeys].addr = addr; keys[nkeys].len = len; keys[nkeys].access = access; nkeys++;
+}
+
+void model_qp(uint8_t *sq, uint32_t wqe_cnt, uint32_t *dbrec, uint32_t qpn, uint8_t *cq, uint32_t ncqe,
+              uint8_t *rcq, uint32_t rncqe, uint32_t rqpn) {
+    m.sq = sq; m.wqe_cnt = wqe_cnt; m.dbrec = dbrec; m.qpn = qpn;
+    m.scq.buf = cq; m.scq.ncqe = ncqe; m.rcq.buf = rcq; m.rcq.ncqe = rncqe; m.rqpn = rqpn;
+}
+
+/* the next WQE fails with this syndrome (0: none) */
+void model_fail_next(int syndrome) { m.fail_next = syndrome; }
+
+void model_post_recv(uint64_t wr_id, uint64_t addr, uint32_t len, uint32_t lkey) {
+    uint32_t i = m.rhead++ & 255;
+    m.rwr[i] = wr_id; m.raddr[i] = addr; m.rlen[i] = len; m.rlkey[i] = lkey;
+}
+
+static int check(uint32_t key, uint64_t addr, uint64_t len, int need) {
+    for (int i = 0; i < nkeys; i++)
+        if (keys[i].key == key)
+            return addr >= keys[i].addr && addr + len <= keys[i].addr + keys[i].len && (keys[i].access & need) == need;
+    return 0;
+}
+
+static void cqe(struct cq *cq, int opcode, uint32_t top_qpn, uint16_t wqe_counter, uint32_t byte_cnt,
+                uint32_t imm_be, int syndrome) {
+    uint8_t *c = cq->buf + (size_t)(cq->pi & (cq->ncqe - 1)) * 64;
+    uint8_t owner = (cq->pi / cq->ncqe) & 1;
+    memset(c, 0, 63);
+    *(uint32_t *)(c + 36) = imm_be;
+    *(uint32_t *)(c + 44) = htobe32(byte_cnt);
+    *(uint32_t *)(c + 56) = htobe32(top_qpn);
+    *(uint16_t *)(c + 60) = htobe16(wqe_counter);
+    if (syndrome) { c[55] = (uint8_t)syndrome; c[54] = 0x42; }
+    atomic_thread_fence(memory_order_release); /* the entry before its ownership */
+    c[63] = (uint8_t)(opcode << 4 | owner);
+    cq->pi++;
+}
+
+/* 16-byte segment n of the WQE starting at basic block idx, wrapping at the ring's end */
+static uint8_t *seg(uint32_t idx, int n) {
+    size_t off = ((size_t)idx * 64 + (size_t)n * 16) % ((size_t)m.wqe_cnt * 64);
+    return m.sq + off;
+}
+
+/* gathers the WQE's data segments from segment 'first' to ds into buf; returns the byte count or -1 (bad lkey) */
+static long gather(uint32_t idx, int first, int ds, uint8_t *buf, size_t cap) {
+    if (first >= ds) return 0; /* no data segment: an empty message */
+    uint8_t *s = seg(idx, first);
+    uint32_t bc = be32toh(*(uint32_t *)s);
+    if (bc & 0x80000000u) { /* inline: 4-byte header, payload follows, wrapping */
+        uint32_t n = bc & 0x7fffffff;
+        for (uint32_t i = 0; i < n && i < cap; i++) {
+            size_t off = (((size_t)idx * 64 + (size_t)first * 16 + 4 + i)) % ((size_t)m.wqe_cnt * 64);
+            buf[i] = m.sq[off];
+        }
+        return n;
+    }
+    long total = 0;
+    for (int n = first; n < ds; n++) {
+        s = seg(idx, n);
+        uint32_t len = be32toh(*(uint32_t *)s), lkey = be32toh(*(uint32_t *)(s + 4));
+        uint64_t addr = be64toh(*(uint64_t *)(s + 8));
+        if (!check(lkey, addr, len, 0) || total + len > cap) return -1;
+        memcpy(buf + total, (void *)(uintptr_t)addr, len);
+        total += len;
+    }
+    return total;
+}
+
+/* scatters n bytes into the WQE's data segments (READ and atomic results); -1 on a bad lkey/right */
+static int scatter(uint32_t idx, int first, int ds, const uint8_t *buf, long n) {
+    for (int k = first; k < ds && n > 0; k++) {
+        uint8_t *s = seg(idx, k);
+        uint32_t len = be32toh(*(uint32_t *)s), lkey = be32toh(*(uint32_t *)(s + 4));
+        uint64_t addr = be64toh(*(uint64_t *)(s + 8));
+        long c = n < len ? n : len;
+        if (!check(lkey, addr, c, LOCAL_WRITE)) return -1;
+        memcpy((void *)(uintptr_t)addr, buf, c);
+        buf += c; n -= c;
+    }
+    return 0;
+}
+
+static uint8_t payload[1 << 20];
+
+/* executes one WQE; returns 0 or an error syndrome */
+static int execute(uint32_t idx, int op, int ds, uint32_t imm_be, uint32_t *byte_cnt) {
+    uint8_t *r = seg(idx, 1);
+    uint64_t raddr = be64toh(*(uint64_t *)r);
+    uint32_t rkey = be32toh(*(uint32_t *)(r + 8));
+    long n;
+    switch (op) {
+    case 0x08: case 0x09: /* RDMA WRITE (+imm) */
+        if ((n = gather(idx, 2, ds, payload, sizeof payload)) < 0) return 0x04;
+        if (!check(rkey, raddr, n, REMOTE_WRITE)) return 0x13;
+        memcpy((void *)(uintptr_t)raddr, payload, n);
+        if (op == 0x09) {
+            if (m.rtail == m.rhead) return 0x16; /* RNR: no receive posted */
+            uint32_t i = m.rtail++ & 255;
+            cqe(&m.rcq, 1, m.rqpn, 0, (uint32_t)n, imm_be, 0);
+            (void)i;
+        }
+        return 0;
+    case 0x0a: case 0x0b: case 0x01: { /* SEND (+imm, +inv) */
+        if ((n = gather(idx, 1, ds, payload, sizeof payload)) < 0) return 0x04;
+        if (m.rtail == m.rhead) return 0x16;
+        uint32_t i = m.rtail++ & 255;
+        if (n > m.rlen[i] || !check(m.rlkey[i], m.raddr[i], n, LOCAL_WRITE)) return 0x14; /* remote op error */
+        memcpy((void *)(uintptr_t)m.raddr[i], payload, n);
+        cqe(&m.rcq, op == 0x0a ? 2 : op == 0x0b ? 3 : 4, m.rqpn, (uint16_t)i, (uint32_t)n, imm_be, 0);
+        return 0;
+    }
+    case 0x10: { /* RDMA READ: the length is the sum of the local SGEs */
+        long want = 0;
+        for (int k = 2; k < ds; k++) want += be32toh(*(uint32_t *)seg(idx, k));
+        if (!check(rkey, raddr, want, REMOTE_READ)) return 0x13;
+        memcpy(payload, (void *)(uintptr_t)raddr, want);
+        if (scatter(idx, 2, ds, payload, want) < 0) return 0x04;
+        *byte_cnt = (uint32_t)want;
+        return 0;
+    }
+    case 0x11: case 0x12: { /* atomics: ctrl | raddr | atomic | data */
+        uint8_t *a = seg(idx, 2);
+        uint64_t swap_add = be64toh(*(uint64_t *)a), cmp = be64toh(*(uint64_t *)(a + 8));
+        if (!check(rkey, raddr, 8, REMOTE_ATOMIC) || (raddr & 7)) return 0x13;
+        uint64_t *t = (uint64_t *)(uintptr_t)raddr, old = be64toh(*t);
+        if (op == 0x11) { if (old == cmp) *t = htobe64(swap_add); } else *t = htobe64(old + swap_add);
+        uint64_t be_old = htobe64(old);
+        if (scatter(idx, 3, 4, (uint8_t *)&be_old, 8) < 0) return 0x04;
+        *byte_cnt = 8;
+        return 0;
+    }
+    default:
+        return 0x02; /* local QP operation error */
+    }
+}
+
+/* the doorbell: runs every WQE up to the doorbell record's counter; returns how many */
+int model_doorbell(void) {
+    uint32_t target = be32toh(m.dbrec[1]) & 0xffff;
+    int done = 0;
+    while ((m.ci & 0xffff) != target) {
+        uint32_t idx = m.ci & (m.wqe_cnt - 1);
+        uint32_t w0 = be32toh(*(uint32_t *)seg(idx, 0)), w1 = be32toh(*(uint32_t *)(seg(idx, 0) + 4));
+        int op = w0 & 0xff, ds = w1 & 0x3f;
+        uint16_t counter = (uint16_t)(w0 >> 8);
+        uint8_t fm_ce_se = seg(idx, 0)[11];
+        uint32_t imm_be = *(uint32_t *)(seg(idx, 0) + 12);
+        uint32_t byte_cnt = 0;
+        int syndrome = m.error ? 0x05 : m.fail_next ? m.fail_next : execute(idx, op, ds, imm_be, &byte_cnt);
+        m.fail_next = 0;
+        if (syndrome) {
+            m.error = 1;
+            cqe(&m.scq, 13, (uint32_t)op << 24 | m.qpn, counter, 0, 0, syndrome);
+        } else if (fm_ce_se & 0x08) {
+            cqe(&m.scq, 0, (uint32_t)op << 24 | m.qpn, counter, byte_cnt, 0, 0);
+        }
+        m.ci += (ds * 16 + 63) / 64;
+        done++;
+    }
+    return done;
+}

@@ -1,0 +1,284 @@
+package dev.panverbs.core.mlx5;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.panverbs.core.CompletionQueue;
+import dev.panverbs.core.FakeProvider;
+import dev.panverbs.core.MemoryRegion;
+import dev.panverbs.core.QueuePair;
+import dev.panverbs.core.SendFlag;
+import dev.panverbs.core.WorkCompletion;
+import dev.panverbs.core.WorkCompletionOpcode;
+import dev.panverbs.core.WorkCompletionStatus;
+import dev.panverbs.core.WorkCompletions;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Direct WQE posting and direct CQE polling end to end without hardware: the core's real {@link QueuePair},
+ * {@link CompletionQueue} and {@link MemoryRegion} objects (over the fake provider), their send ring and CQ in plain
+ * memory, and {@code src/test/c/mlx5_device_model.c}, a model of the HCA's send queue written from the PRM, which
+ * after each doorbell parses the WQEs in the ring, executes them as copies between registered buffers (checking
+ * keys, bounds and rights) and writes the CQEs. Proves: data lands where each opcode says (multi-SGE, inline, READ,
+ * atomics, SEND into a posted receive), completions carry the caller's wr_id through the WQE counter and the
+ * tracker, unsignaled WRs retire with the next signaled one, the ring and the 16-bit counter wrap, errors come back
+ * with their status and flush the rest, a region a posted WQE references cannot be closed until its completion is
+ * polled, a key closed after staging is refused before the doorbell, and post plus poll allocate nothing.
+ */
+class Mlx5EndToEndTest {
+    private static final int SIG = SendFlag.SIGNALED_BIT;
+    private static final int LOCAL_WRITE = 1, REMOTE_WRITE = 2, REMOTE_READ = 4, REMOTE_ATOMIC = 8;
+    private static final ValueLayout.OfLong BE64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static SymbolLookup model;
+    private static MethodHandle reset, reg, qpFn, failNext, postRecv, doorbell;
+
+    private FakeProvider fp;
+    private Arena arena;
+    private QueuePair qp;
+    private DirectSendQueue dsq;
+    private DirectCompletionQueue dcq;
+    private MemorySegment local, remote, dbrec;
+    private MemoryRegion mrLocal, mrRemote;
+    private final WorkCompletions wcs = WorkCompletions.allocate(16);
+
+    private static synchronized void loadModel() throws IOException, InterruptedException {
+        if (model != null) {
+            return;
+        }
+        Path dir = Files.createDirectories(Path.of("target/mlx5-model"));
+        Path lib = dir.resolve("libmlx5model.so").toAbsolutePath();
+        Process p = new ProcessBuilder("gcc", "-std=gnu11", "-O1", "-Wall", "-Werror", "-shared", "-fPIC", "-o",
+                lib.toString(), "src/test/c/mlx5_device_model.c").redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new AssertionError("gcc failed on mlx5_device_model.c:\n" + out);
+        }
+        model = SymbolLookup.libraryLookup(lib, Arena.global());
+        ValueLayout.OfInt i = ValueLayout.JAVA_INT;
+        ValueLayout.OfLong l = ValueLayout.JAVA_LONG;
+        ValueLayout a = ValueLayout.ADDRESS;
+        reset = handle("model_reset", FunctionDescriptor.ofVoid());
+        reg = handle("model_reg", FunctionDescriptor.ofVoid(i, l, l, i));
+        qpFn = handle("model_qp", FunctionDescriptor.ofVoid(a, i, a, i, a, i, a, i, i));
+        failNext = handle("model_fail_next", FunctionDescriptor.ofVoid(i));
+        postRecv = handle("model_post_recv", FunctionDescriptor.ofVoid(l, l, i, i));
+        doorbell = handle("model_doorbell", FunctionDescriptor.of(i));
+    }
+
+    private static MethodHandle handle(String name, FunctionDescriptor fd) {
+        return LINKER.downcallHandle(model.find(name).orElseThrow(), fd);
+    }
+
+    @BeforeEach
+    void setUp() throws Throwable {
+        loadModel();
+        fp = new FakeProvider(FakeProvider.compile(Path.of("src/test/c/fake_provider.c"), Path.of("target/fake")));
+        arena = Arena.ofShared();
+        CompletionQueue cq = fp.createCq(64);
+        qp = fp.createRtsQp(fp.protectionDomain(), cq, cq, 16, 16, 4, 64, Set.of());
+        MemorySegment sq = arena.allocate(64 * 64, 64).fill((byte) 0xEE);
+        dbrec = arena.allocate(8, 8);
+        MemorySegment bf = arena.allocate(512, 64);
+        MemorySegment cqBuf = invalidCqes(arena.allocate(64 * 64, 64), 64);
+        MemorySegment rcqBuf = invalidCqes(arena.allocate(64 * 64, 64), 64);
+        MemorySegment cqDb = arena.allocate(8, 8);
+        MemorySegment uar = arena.allocate(8, 8);
+        dcq = DirectCompletionQueue.over(cq, new Mlx5CompletionQueueView(cqBuf, 64, 64, cqDb, uar, 0x77));
+        dsq = DirectSendQueue.over(qp, new Mlx5QueuePairView(sq, 64, 64, dbrec, bf, 256, qp.qpNum()), dcq, true,
+                false);
+        local = arena.allocate(8192, 64);
+        remote = arena.allocate(8192, 64);
+        for (int k = 0; k < 8192; k++) {
+            local.set(ValueLayout.JAVA_BYTE, k, (byte) (k * 7 + 3));
+        }
+        mrLocal = fp.register(local, 0x1111);
+        mrRemote = fp.register(remote, 0x2222);
+        reset.invokeExact();
+        reg.invokeExact(0x1111, local.address(), 8192L, LOCAL_WRITE);
+        reg.invokeExact(0x2222, remote.address(), 8192L, LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC);
+        qpFn.invokeExact(sq, 64, dbrec, qp.qpNum(), cqBuf, 64, rcqBuf, 64, 0x999);
+    }
+
+    @AfterEach
+    void tearDown() {
+        qp.close();
+    }
+
+    private static MemorySegment invalidCqes(MemorySegment buf, int n) {
+        for (int k = 0; k < n; k++) {
+            buf.set(ValueLayout.JAVA_BYTE, k * 64L + 63, (byte) 0xF1); // MLX5_CQE_INVALID, owner 1, as libmlx5 inits
+        }
+        return buf;
+    }
+
+    private int ring() throws Throwable {
+        return (int) doorbell.invokeExact();
+    }
+
+    private WorkCompletion pollOne() {
+        assertThat(dcq.poll(wcs)).isEqualTo(1);
+        return wcs.get(0);
+    }
+
+    private byte[] bytes(MemorySegment s, long off, int n) {
+        return s.asSlice(off, n).toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    @Test
+    void everyOpcodeMovesTheRightBytes() throws Throwable {
+        // RDMA WRITE, two SGEs
+        dsq.rdmaWrite(1, SIG, mrRemote.rkey(), remote.address()).sge(mrLocal, 0, 100).sge(mrLocal, 200, 50);
+        assertThat(dsq.post()).isEqualTo(1);
+        assertThat(ring()).isEqualTo(1);
+        WorkCompletion wc = pollOne();
+        assertThat(wc.ok()).isTrue();
+        assertThat(wc.wrId()).isEqualTo(1);
+        assertThat(wc.opcode()).isEqualTo(WorkCompletionOpcode.RDMA_WRITE);
+        assertThat(bytes(remote, 0, 100)).isEqualTo(bytes(local, 0, 100));
+        assertThat(bytes(remote, 100, 50)).isEqualTo(bytes(local, 200, 50));
+        // RDMA READ back into the local buffer elsewhere
+        dsq.rdmaRead(2, SIG, mrRemote.rkey(), remote.address() + 10).sge(mrLocal, 4000, 64);
+        dsq.post();
+        ring();
+        wc = pollOne();
+        assertThat(wc.wrId()).isEqualTo(2);
+        assertThat(wc.opcode()).isEqualTo(WorkCompletionOpcode.RDMA_READ);
+        assertThat(wc.byteLen()).isEqualTo(64);
+        assertThat(bytes(local, 4000, 64)).isEqualTo(bytes(remote, 10, 64));
+        // atomics: CAS 5 -> 9, then FAA +3; the original values land in the local 8-byte SGEs
+        remote.set(BE64, 2048, 5);
+        dsq.atomicCmpSwp(3, SIG, mrRemote.rkey(), remote.address() + 2048, 5, 9).sge(mrLocal, 8, 8);
+        dsq.atomicFetchAdd(4, SIG, mrRemote.rkey(), remote.address() + 2048, 3).sge(mrLocal, 16, 8);
+        assertThat(dsq.post()).isEqualTo(2);
+        assertThat(ring()).isEqualTo(2);
+        assertThat(dcq.poll(wcs)).isEqualTo(2);
+        assertThat(wcs.get(0).opcode()).isEqualTo(WorkCompletionOpcode.COMP_SWAP);
+        assertThat(wcs.get(1).opcode()).isEqualTo(WorkCompletionOpcode.FETCH_ADD);
+        assertThat(wcs.get(1).wrId()).isEqualTo(4);
+        assertThat(local.get(BE64, 8)).isEqualTo(5);
+        assertThat(local.get(BE64, 16)).isEqualTo(9);
+        assertThat(remote.get(BE64, 2048)).isEqualTo(12);
+        // SEND with immediate into a posted receive, and an inline RDMA WRITE with immediate
+        postRecv.invokeExact(77L, remote.address() + 3000, 256, 0x2222);
+        postRecv.invokeExact(78L, remote.address() + 3500, 256, 0x2222);
+        dsq.sendWithImm(5, SIG, 0xCAFE).sge(mrLocal, 300, 120);
+        MemorySegment inl = arena.allocate(40).fill((byte) 0x5A);
+        dsq.rdmaWriteWithImm(6, SIG | SendFlag.SOLICITED_BIT, mrRemote.rkey(), remote.address() + 5000, 7)
+                .inline(inl);
+        dsq.post();
+        ring();
+        assertThat(dcq.poll(wcs)).isEqualTo(2);
+        assertThat(wcs.get(0).opcode()).isEqualTo(WorkCompletionOpcode.SEND);
+        assertThat(wcs.get(0).hasImm()).isTrue();
+        assertThat(wcs.get(1).wrId()).isEqualTo(6);
+        assertThat(bytes(remote, 3000, 120)).isEqualTo(bytes(local, 300, 120));
+        assertThat(bytes(remote, 5000, 40)).isEqualTo(bytes(inl, 0, 40));
+        mrLocal.close(); // nothing outstanding: the tracker released every reference
+    }
+
+    @Test
+    void unsignaledWorkRetiresWithTheNextSignaledAndTheRingWraps() throws Throwable {
+        int posted = 0;
+        for (int round = 0; round < 23_000; round++) { // 23,000 x 3 WRs over 64 WQEBBs: the ring and the 16-bit index wrap
+            long base = round * 3L;
+            int off = (round * 24) % 4096;
+            dsq.rdmaWrite(base, 0, mrRemote.rkey(), remote.address() + off).sge(mrLocal, off, 8);
+            dsq.send(base + 1, 0).sge(mrLocal, off, 0);
+            dsq.rdmaWrite(base + 2, SIG, mrRemote.rkey(), remote.address() + off + 8).sge(mrLocal, off + 8, 16)
+                    .sge(mrLocal, 0, 0).sge(mrLocal, off + 100, 4);
+            postRecv.invokeExact((long) round, remote.address() + 7000, 64, 0x2222);
+            assertThat(dsq.post()).isEqualTo(3);
+            posted += 3;
+            assertThat(ring()).isEqualTo(3);
+            WorkCompletion wc = pollOne();
+            assertThat(wc.wrId()).isEqualTo(base + 2);
+            assertThat(bytes(remote, off + 8, 16)).isEqualTo(bytes(local, off + 8, 16));
+        }
+        assertThat(posted).isEqualTo(69_000);
+        assertThat(Integer.toUnsignedLong(dsq.writer.curPost)).isGreaterThan(0xFFFFL); // the WQE counter wrapped
+        mrLocal.close(); // every WR retired, the unsignaled ones with the signaled one after them
+        mrRemote.close();
+    }
+
+    @Test
+    void aRegionReferencedByAPostedWqeCannotBeClosedUntilItsCompletionIsPolled() throws Throwable {
+        dsq.rdmaWrite(10, SIG, mrRemote.rkey(), remote.address()).sge(mrLocal, 0, 64);
+        dsq.post(); // rung: the NIC may read the region from now on
+        assertThatThrownBy(mrLocal::close).isInstanceOf(IllegalStateException.class);
+        assertThat(mrLocal.isOpen()).isTrue();
+        ring();
+        assertThatThrownBy(mrLocal::close).as("executed but not polled").isInstanceOf(IllegalStateException.class);
+        assertThat(pollOne().wrId()).isEqualTo(10);
+        mrLocal.close();
+        assertThat(mrLocal.isOpen()).isFalse();
+    }
+
+    @Test
+    void aKeyClosedAfterStagingIsRefusedBeforeTheDoorbell() throws Throwable {
+        MemorySegment other = arena.allocate(256, 64);
+        MemoryRegion mr = fp.register(other, 0x3333);
+        dsq.rdmaWrite(20, SIG, mrRemote.rkey(), remote.address()).sge(mr, 0, 64);
+        mr.close();
+        int before = dbrec.get(ValueLayout.JAVA_INT, 4);
+        assertThatThrownBy(dsq::post).isInstanceOf(IllegalStateException.class);
+        assertThat(dbrec.get(ValueLayout.JAVA_INT, 4)).as("no doorbell record update").isEqualTo(before);
+        assertThat(ring()).isZero();
+    }
+
+    @Test
+    void anErrorCompletesWithItsStatusAndFlushesTheRest() throws Throwable {
+        dsq.rdmaWrite(30, SIG, 0xBAD, remote.address()).sge(mrLocal, 0, 64); // unknown rkey
+        dsq.rdmaWrite(31, 0, mrRemote.rkey(), remote.address()).sge(mrLocal, 0, 64);
+        dsq.post();
+        assertThat(ring()).isEqualTo(2);
+        assertThat(dcq.poll(wcs)).isEqualTo(2);
+        assertThat(wcs.get(0).wrId()).isEqualTo(30);
+        assertThat(wcs.get(0).status()).isEqualTo(WorkCompletionStatus.REM_ACCESS_ERR);
+        assertThat(wcs.get(0).vendorErr()).isEqualTo(0x42);
+        assertThat(wcs.get(1).wrId()).isEqualTo(31);
+        assertThat(wcs.get(1).status()).isEqualTo(WorkCompletionStatus.WR_FLUSH_ERR);
+        mrLocal.close();
+    }
+
+    @Test
+    void postAndPollAllocateNothing() throws Throwable {
+        // com.sun.management.ThreadMXBean.getCurrentThreadAllocatedBytes, reflectively: core does not read
+        // java.management, and the tests compile inside it
+        Object mx = Class.forName("java.lang.management.ManagementFactory").getMethod("getThreadMXBean").invoke(null);
+        java.lang.reflect.Method allocatedBytes = Class.forName("com.sun.management.ThreadMXBean")
+                .getMethod("getCurrentThreadAllocatedBytes");
+        int key = mrRemote.rkey();
+        long raddr = remote.address();
+        for (int warm = 0; warm < 2; warm++) {
+            long before = (Long) allocatedBytes.invoke(mx);
+            for (int i = 0; i < 20_000; i++) {
+                dsq.rdmaWrite(i, SIG, key, raddr).sge(mrLocal, 0, 32).post();
+                int n = (int) doorbell.invokeExact();
+                n += dcq.poll(wcs);
+                if (n != 2) {
+                    throw new AssertionError("iteration " + i);
+                }
+            }
+            long allocated = (Long) allocatedBytes.invoke(mx) - before;
+            if (warm == 1) {
+                assertThat(allocated).as("bytes allocated by 20,000 posts and polls").isLessThan(20_000);
+            }
+        }
+    }
+}

@@ -1,0 +1,278 @@
+package dev.panverbs.core.mlx5;
+
+import static dev.panverbs.core.mlx5.WqeWriter.SEND_FENCE;
+import static dev.panverbs.core.mlx5.WqeWriter.SEND_INLINE;
+import static dev.panverbs.core.mlx5.WqeWriter.SEND_SIGNALED;
+import static dev.panverbs.core.mlx5.WqeWriter.SEND_SOLICITED;
+import static dev.panverbs.core.mlx5.WqeWriter.WR_ATOMIC_CMP_AND_SWP;
+import static dev.panverbs.core.mlx5.WqeWriter.WR_ATOMIC_FETCH_AND_ADD;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link WqeWriter} against libmlx5 itself: random RC chains (every opcode of this path, 0..max SGEs including empty
+ * ones, inline payloads up to the limit, fence/signaled/solicited, sq_sig_all, rings of 8..128 WQEBBs entered at
+ * random producer counters so WQEs and inline payloads wrap at the ring's end and the 16-bit index wraps, BlueFlame
+ * allowed or not, prefer_bf and MLX5_SHUT_UP_BF, full rings) go through libmlx5's {@code mlx5_post_send} and
+ * through its {@code ibv_wr_*} builders on a fake QP, and through the Java writer on identically prepared memory.
+ * The ring bytes of every WQEBB the chain wrote, a hash of the whole ring (nothing else touched), the doorbell
+ * record, both BlueFlame halves (copy or 8-byte doorbell, and where), the return code, the failing WR and the
+ * counters must be equal.
+ */
+class Mlx5SendOracleTest {
+    private static final int ENOMEM = 12;
+    private static final int[] OPCODES = {0, 1, 2, 3, 4, 5, 6, 9};
+
+    record Wr(long wrId, int opcode, int flags, int imm, long raddr, int rkey, long swap, long cmp, long[] addr,
+              int[] len, int[] lkey) {
+        String line() {
+            StringBuilder sb = new StringBuilder("W ").append(wrId).append(' ').append(opcode).append(' ')
+                    .append(flags).append(' ').append(Integer.toUnsignedString(imm)).append(' ')
+                    .append(Long.toUnsignedString(raddr)).append(' ').append(Integer.toUnsignedString(rkey))
+                    .append(' ').append(Long.toUnsignedString(swap)).append(' ').append(Long.toUnsignedString(cmp))
+                    .append(' ').append(addr.length);
+            for (int i = 0; i < addr.length; i++) {
+                sb.append(' ').append(Long.toUnsignedString(addr[i])).append(' ').append(len[i]).append(' ')
+                        .append(Integer.toUnsignedString(lkey[i]));
+            }
+            return sb.append('\n').toString();
+        }
+    }
+
+    record Qp(int wqeCnt, int maxPost, int maxGs, int maxInline, int qpn, int sigBits, int bfSize, int uuarn,
+              int prefer, int shutUp, int curPost) {
+        String line() {
+            return "Q " + wqeCnt + " " + maxPost + " " + maxGs + " " + maxInline + " " + qpn + " " + sigBits + " "
+                    + bfSize + " " + uuarn + " " + prefer + " " + shutUp + " " + Integer.toUnsignedString(curPost)
+                    + "\n";
+        }
+    }
+
+    sealed interface Step permits Post, Tail {}
+    record Post(List<Wr> wrs, boolean builders) implements Step {}
+    record Tail(int tail) implements Step {}
+    record Case(Qp qp, List<Step> steps) {}
+
+    @Test
+    void postSendEqualsLibmlx5ForRandomChains() {
+        compare(10_000, false, 0x5eed1L);
+    }
+
+    @Test
+    void ibvWrBuildersEqualLibmlx5ForRandomChains() {
+        compare(10_000, true, 0x5eed2L);
+    }
+
+    /** Runs {@code chains} random chains through libmlx5 and through Java and compares every output. */
+    private static void compare(int chains, boolean builders, long seed) {
+        SplittableRandom rnd = new SplittableRandom(seed);
+        List<Case> cases = new ArrayList<>();
+        int made = 0;
+        while (made < chains) {
+            Case c = randomCase(rnd, builders);
+            made += (int) c.steps.stream().filter(s -> s instanceof Post).count();
+            cases.add(c);
+        }
+        StringBuilder script = new StringBuilder();
+        for (Case c : cases) {
+            script.append(c.qp.line());
+            for (Step s : c.steps) {
+                if (s instanceof Tail t) {
+                    script.append("T ").append(Integer.toUnsignedString(t.tail)).append('\n');
+                } else if (s instanceof Post p) {
+                    script.append(p.builders ? "X " : "P ").append(p.wrs.size()).append('\n');
+                    p.wrs.forEach(w -> script.append(w.line()));
+                }
+            }
+        }
+        Iterator<String> out = Mlx5Oracle.run(script).iterator();
+        byte[] pattern = Mlx5Oracle.pattern();
+        int compared = 0;
+        int bfCopies = 0;
+        int wraps = 0;
+        int overflows = 0;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment src = arena.allocate(pattern.length);
+            MemorySegment.copy(pattern, 0, src, ValueLayout.JAVA_BYTE, 0, pattern.length);
+            for (int ci = 0; ci < cases.size(); ci++) {
+                Case c = cases.get(ci);
+                Qp q = c.qp;
+                MemorySegment sq = arena.allocate((long) q.wqeCnt * 64, 64).fill((byte) 0xEE);
+                MemorySegment dbrec = arena.allocate(8).fill((byte) 0);
+                MemorySegment bf = arena.allocate(2L * q.bfSize, 64);
+                WqeWriter w = new WqeWriter(sq, q.wqeCnt, dbrec, bf, q.bfSize, q.uuarn != 0, q.prefer != 0,
+                        q.shutUp != 0, q.qpn, q.sigBits, q.maxPost, q.maxGs, q.maxInline, q.curPost);
+                for (int si = 0; si < c.steps.size(); si++) {
+                    Step s = c.steps.get(si);
+                    if (s instanceof Tail t) {
+                        w.tail = t.tail;
+                        continue;
+                    }
+                    Post p = (Post) s;
+                    int ci0 = ci;
+                    int si0 = si;
+                    java.util.function.Function<String, java.util.function.Supplier<String>> where = what -> () ->
+                            "case " + ci0 + " step " + si0 + " " + q + "\n" + (p.builders ? "X" : "P") + " chain:\n"
+                            + String.join("", p.wrs.stream().map(Wr::line).toList()) + ": " + what;
+                    bf.fill((byte) 0);
+                    int old = w.curPost;
+                    int oldBf = w.bfOffset();
+                    List<Integer> noImm = new ArrayList<>();
+                    int[] rcBad = post(w, p.wrs, src, noImm);
+                    String[] r = out.next().split(" ");
+                    assertThat(r[0]).isEqualTo("R");
+                    assertThat(new long[] {rcBad[0], rcBad[1], Integer.toUnsignedLong(w.curPost),
+                            Integer.toUnsignedLong(w.head), w.bfOffset()}).as(where.apply("rc bad cur_post head bf_off"))
+                            .containsExactly(Long.parseLong(r[1]), Long.parseLong(r[2]), Long.parseLong(r[3]),
+                                    Long.parseLong(r[4]), Long.parseLong(r[5]));
+                    String[] sLine = out.next().split(" ", 4);
+                    int nbb = Integer.parseInt(sLine[2]);
+                    if (p.builders) {
+                        // ibv_wr_<op> leaves ctrl.imm unwritten when the opcode carries none (the HCA ignores it):
+                        // take those 4 bytes from libmlx5's ring, so the comparison (and the hash) cover the rest
+                        byte[] theirs = Mlx5Oracle.unhex(sLine[3]);
+                        for (int idx : noImm) {
+                            int at = ((idx - old) & (q.wqeCnt - 1)) * 64 + 12;
+                            MemorySegment.copy(theirs, at, sq, ValueLayout.JAVA_BYTE, (long) idx * 64 + 12, 4);
+                        }
+                    }
+                    byte[] javaBbs = new byte[nbb * 64];
+                    for (int i = 0; i < nbb; i++) {
+                        long off = (long) ((old + i) & (q.wqeCnt - 1)) * 64;
+                        MemorySegment.copy(sq, ValueLayout.JAVA_BYTE, off, javaBbs, i * 64, 64);
+                    }
+                    assertThat(Mlx5Oracle.hex(javaBbs)).as(where.apply("WQEBBs from " + sLine[1]))
+                            .isEqualTo(sLine.length > 3 ? sLine[3] : "");
+                    assertThat(Long.toHexString(Mlx5Oracle.fnv(sq.toArray(ValueLayout.JAVA_BYTE))))
+                            .as(where.apply("whole ring")).isEqualTo(Long.toHexString(Long.parseUnsignedLong(
+                                    out.next().substring(2), 16)));
+                    assertThat("D " + Mlx5Oracle.hex(dbrec.toArray(ValueLayout.JAVA_BYTE))).as(where.apply("dbrec"))
+                            .isEqualTo(out.next());
+                    String theirBf = out.next();
+                    if (p.builders && noImm.size() == 1 && p.wrs.size() == 1) { // the same 4 bytes in a BlueFlame copy
+                        MemorySegment.copy(Mlx5Oracle.unhex(theirBf.substring(2)), oldBf + 12, bf, ValueLayout.JAVA_BYTE,
+                                oldBf + 12, 4);
+                    }
+                    String bfHex = Mlx5Oracle.hex(bf.toArray(ValueLayout.JAVA_BYTE));
+                    assertThat("B " + bfHex).as(where.apply("BlueFlame register")).isEqualTo(theirBf);
+                    compared++;
+                    if (bfHex.substring(16).replace("0", "").length() > 0) {
+                        bfCopies++;
+                    }
+                    if (Integer.compareUnsigned((old & (q.wqeCnt - 1)) + nbb, q.wqeCnt) > 0) {
+                        wraps++;
+                    }
+                    if (rcBad[0] == ENOMEM) {
+                        overflows++;
+                    }
+                }
+            }
+        }
+        assertThat(out.hasNext()).isFalse();
+        assertThat(compared).isGreaterThanOrEqualTo(chains);
+        // the random mix must really cover the rules it claims to
+        assertThat(bfCopies).as("BlueFlame copies").isGreaterThan(chains / 50);
+        assertThat(wraps).as("chains wrapping the ring").isGreaterThan(chains / 50);
+        if (!builders) {
+            assertThat(overflows).as("chains refused by a full ring").isGreaterThan(chains / 200);
+        }
+    }
+
+    /** The chain loop of mlx5_post_send over the Java writer: {rc, index of the refused WR or -1}. */
+    static int[] post(WqeWriter w, List<Wr> wrs, MemorySegment src, List<Integer> noImm) {
+        int rc = 0;
+        int bad = -1;
+        MemorySegment[] srcs = new MemorySegment[64];
+        java.util.Arrays.fill(srcs, src);
+        for (int i = 0; i < wrs.size(); i++) {
+            Wr x = wrs.get(i);
+            if (w.full()) {
+                rc = ENOMEM;
+                bad = i;
+                break;
+            }
+            int idx = w.write(x.opcode, x.flags, x.imm, x.raddr, x.rkey, x.swap, x.cmp, x.addr.length, 0, x.addr, x.len,
+                    x.lkey, srcs, x.addr);
+            if (x.opcode != 1 && x.opcode != 3 && x.opcode != 9) {
+                noImm.add(idx);
+            }
+        }
+        w.ring();
+        return new int[] {rc, bad};
+    }
+
+    private static Case randomCase(SplittableRandom rnd, boolean builders) {
+        int wqeCnt = 8 << rnd.nextInt(5);
+        int maxGs = 1 + rnd.nextInt(8);
+        int maxInline = rnd.nextInt(4) == 0 ? 0 : 4 + rnd.nextInt(157);
+        int[] starts = {0, wqeCnt - 1, wqeCnt - 2, 0xFFFE, 0xFFFF_FFF0, rnd.nextInt()};
+        Qp qp = new Qp(wqeCnt, wqeCnt / 4, maxGs, maxInline, 1 + rnd.nextInt(0xFF_FFFF), rnd.nextBoolean() ? 0 : 8,
+                rnd.nextInt(4) == 0 ? 512 : 256, rnd.nextInt(4) == 0 ? 0 : 1 + rnd.nextInt(7), rnd.nextInt(4) == 0 ? 0 : 1,
+                rnd.nextInt(6) == 0 ? 1 : 0, starts[rnd.nextInt(starts.length)]);
+        List<Step> steps = new ArrayList<>();
+        int head = qp.curPost;
+        int chains = 5 + rnd.nextInt(20);
+        for (int k = 0; k < chains; k++) {
+            if (builders || rnd.nextInt(8) != 0) {
+                steps.add(new Tail(head)); // everything completed; otherwise the ring fills up
+            }
+            int n = rnd.nextInt(3) == 0 ? 1 : 1 + rnd.nextInt(builders ? qp.maxPost : qp.maxPost + 2);
+            List<Wr> wrs = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                wrs.add(randomWr(rnd, qp, builders));
+            }
+            steps.add(new Post(wrs, builders));
+            head += n; // an upper bound is enough for Tail: libmlx5 only compares head - tail
+        }
+        return new Case(qp, steps);
+    }
+
+    private static Wr randomWr(SplittableRandom rnd, Qp qp, boolean builders) {
+        int opcode = OPCODES[rnd.nextInt(OPCODES.length)];
+        boolean atomic = opcode == WR_ATOMIC_CMP_AND_SWP || opcode == WR_ATOMIC_FETCH_AND_ADD;
+        int flags = 0;
+        if (rnd.nextInt(5) == 0) {
+            flags |= SEND_FENCE;
+        }
+        if (rnd.nextBoolean()) {
+            flags |= SEND_SIGNALED;
+        }
+        if (rnd.nextInt(4) == 0) {
+            flags |= SEND_SOLICITED;
+        }
+        boolean inline = !atomic && opcode != 4 && qp.maxInline > 0 && rnd.nextInt(3) == 0;
+        int nsge = atomic ? 1 : builders && !inline ? 1 + rnd.nextInt(qp.maxGs) : rnd.nextInt(qp.maxGs + 1);
+        if (inline) {
+            flags |= SEND_INLINE;
+            nsge = 1 + rnd.nextInt(Math.min(qp.maxGs, 4));
+        }
+        long[] addr = new long[nsge];
+        int[] len = new int[nsge];
+        int[] lkey = new int[nsge];
+        int budget = qp.maxInline;
+        for (int i = 0; i < nsge; i++) {
+            lkey[i] = rnd.nextInt();
+            if (inline) {
+                len[i] = i == nsge - 1 ? rnd.nextInt(budget + 1) : rnd.nextInt(budget / 2 + 1);
+                if (builders && len[i] == 0) {
+                    len[i] = Math.min(1, budget);
+                }
+                budget -= len[i];
+                addr[i] = rnd.nextInt(60000);
+            } else {
+                len[i] = atomic ? 8 : rnd.nextInt(6) == 0 && !builders ? 0 : 1 + rnd.nextInt(1 << 20);
+                addr[i] = rnd.nextLong();
+            }
+        }
+        return new Wr(rnd.nextLong() & Long.MAX_VALUE, opcode, flags, rnd.nextInt(), rnd.nextLong(), rnd.nextInt(),
+                rnd.nextLong(), rnd.nextLong(), addr, len, lkey);
+    }
+}

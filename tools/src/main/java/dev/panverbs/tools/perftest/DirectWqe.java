@@ -1,0 +1,132 @@
+package dev.panverbs.tools.perftest;
+
+import dev.panverbs.core.CompletionChannel;
+import dev.panverbs.core.CompletionQueue;
+import dev.panverbs.core.MemoryRegion;
+import dev.panverbs.core.SendFlag;
+import dev.panverbs.core.WorkCompletionStatus;
+import dev.panverbs.core.WorkCompletions;
+import dev.panverbs.core.mlx5.DirectCompletionQueue;
+import dev.panverbs.core.mlx5.DirectSendQueue;
+
+/**
+ * {@code --direct_wqe} (panverbs only): the send queues are posted through mlx5 Direct WQE
+ * ({@link DirectSendQueue}: Java writes the ConnectX send ring and rings the doorbell) and the send CQ is polled
+ * directly ({@link DirectCompletionQueue}); receives and the receive CQ stay on the verbs paths. Refused up front
+ * on any device that is not an mlx5 device, and for connection types other than RC ({@link DeviceSetup#check}).
+ */
+final class DirectWqe {
+    private DirectWqe() {}
+
+    /** One QP's Direct WQE poster over the send template of {@link CoreEngine.CoreQp}. */
+    static final class Poster {
+        private final DirectSendQueue dsq;
+        private final PerftestTest.Verb verb;
+        private final MemoryRegion mr;
+        private final long mrBase;
+        private final CoreEngine.InlineSlices slices;
+        private int length;
+        private int rkey;
+        private boolean inline;
+
+        Poster(DirectSendQueue dsq, PerftestTest.Verb verb, MemoryRegion mr, CoreEngine.InlineSlices slices) {
+            this.dsq = dsq;
+            this.verb = verb;
+            this.mr = mr;
+            this.mrBase = mr.address();
+            this.slices = slices;
+        }
+
+        void configure(int len, int key, boolean inl) {
+            this.length = len;
+            this.rkey = key;
+            this.inline = inl;
+        }
+
+        /** The same contract as {@code CoreQp.post}: 0, or ENOMEM when the send queue has no room for all. */
+        int post(int count, long[] localAddr, long[] remoteAddr, long mask, long wrId) {
+            for (int k = 0; k < count; k++) {
+                int flags = ((mask >>> k) & 1) != 0 ? SendFlag.SIGNALED_BIT : 0;
+                switch (verb) {
+                    case WRITE -> dsq.rdmaWrite(wrId, flags, rkey, remoteAddr[k]);
+                    case READ -> dsq.rdmaRead(wrId, flags, rkey, remoteAddr[k]);
+                    case SEND -> dsq.send(wrId, flags);
+                }
+                if (inline) {
+                    dsq.inline(slices.at(localAddr[k] - mrBase));
+                } else {
+                    dsq.sge(mr, localAddr[k] - mrBase, length);
+                }
+            }
+            if (dsq.post() < count) {
+                dsq.clear();
+                return 12; // ENOMEM: the send queue is full
+            }
+            return 0;
+        }
+    }
+
+    /** The send CQ polled through the CQ buffer. */
+    static final class DirectCq implements VerbsEngine.Cq {
+        private final DirectCompletionQueue cq;
+        private final CompletionChannel channel;
+        private final WorkCompletions batch = WorkCompletions.allocate(BATCH);
+        private final WorkCompletions one = WorkCompletions.allocate(1);
+        private WorkCompletions last = batch;
+
+        DirectCq(DirectCompletionQueue cq, CompletionChannel channel) {
+            this.cq = cq;
+            this.channel = channel;
+        }
+
+        @Override
+        public int poll(int max) {
+            WorkCompletions w = max <= 1 ? one : batch;
+            last = w;
+            return cq.poll(w);
+        }
+
+        @Override
+        public long wrId(int i) {
+            return last.get(i).wrId();
+        }
+
+        @Override
+        public int status(int i) {
+            return last.get(i).statusValue();
+        }
+
+        @Override
+        public int vendorErr(int i) {
+            return last.get(i).vendorErr();
+        }
+
+        @Override
+        public String statusName(int status) {
+            try {
+                return WorkCompletionStatus.of(status).name();
+            } catch (RuntimeException e) {
+                return "status " + status;
+            }
+        }
+
+        @Override
+        public void requestNotify() {
+            cq.reqNotify(false);
+        }
+
+        @Override
+        public boolean awaitEvent(long timeoutMillis) {
+            if (channel == null) {
+                return true;
+            }
+            CompletionQueue got = channel.getCqEvent(timeoutMillis);
+            if (got == null) {
+                return false;
+            }
+            cq.eventArrived();
+            cq.reqNotify(false);
+            return true;
+        }
+    }
+}
