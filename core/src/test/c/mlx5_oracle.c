@@ -18,7 +18,8 @@
  *       prints "R rc bad cur_post head bf_offset", "S first nbb hex" (the WQEBBs from the old cur_post),
  *       "H fnv64-of-whole-ring", "D dbrec-hex", "B bf-register-hex"; the bf register is zeroed before each post
  *   X n + n lines "W ..." the same chain through ibv_wr_start, ibv_wr_<op>, ibv_wr_set_<sge|inline>, ibv_wr_complete
- *   C ncqe qpn sq_wqe_cnt rq_wqe_cnt   new fake CQ of ncqe 64-byte CQEs (all 0, opcode INVALID) and its QP
+ *   C ncqe qpn sq_wqe_cnt rq_wqe_cnt [uidx]   new fake CQ of ncqe 64-byte CQEs (opcode INVALID) and its QP;
+ *                          with a user index, CQE version 1 (mlx5_poll_cq_v1, the QP found by uidx)
  *   E slot hex128          writes 64 CQE bytes at slot
  *   L n                    mlx5_poll_cq(n): "N rc cons_index dbrec0" then "WC wr_id status opcode vendor_err
  *                          byte_len imm qp_num src_qp wc_flags pkey_index slid sl dlid_path_bits" per completion,
@@ -86,6 +87,7 @@ _Static_assert(offsetof(struct o_cq, buf_a) == 288 && offsetof(struct o_cq, lock
 /* struct mlx5_context (267904 bytes): offsets of the fields the data path reads */
 enum {
     CTX_SIZE = 267904, CTX_IBV_CONTEXT = 320, CTX_PREFER_BF = 676, CTX_SHUT_UP_BF = 680, CTX_QP_TABLE = 688,
+    CTX_UIDX_TABLE = 131840,
     CTX_DBG_FP = 267312, CTX_CQE_VERSION = 267392, CTX_CQ_UAR_REG = 267776,
 };
 
@@ -106,6 +108,8 @@ struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp) { return &((struct o_verbs_
 
 int RC(mlx5_post_send)(struct ibv_qp *, struct ibv_send_wr *, struct ibv_send_wr **);
 int RC(mlx5_poll_cq)(struct ibv_cq *, int, struct ibv_wc *);
+int RC(mlx5_poll_cq_v1)(struct ibv_cq *, int, struct ibv_wc *);
+static int cq_v1;               /* the CQ polls as CQE version 1 (user indexes) */
 int RC(mlx5_arm_cq)(struct ibv_cq *, int);
 void RC(mlx5_cq_event)(struct ibv_cq *);
 int RC(mlx5_qp_fill_wr_pfns)(struct o_qp *, const struct ibv_qp_init_attr_ex *, const struct mlx5dv_qp_init_attr *);
@@ -149,6 +153,14 @@ static void table_put(uint32_t qpn, struct o_qp *q) {
     int tind = qpn >> 12;
     if (!t[tind].table) t[tind].table = calloc(4096, sizeof(void *));
     t[tind].table[qpn & 0xfff] = q;
+    t[tind].refcnt = 1;
+}
+
+static void uidx_put(uint32_t uidx, struct o_qp *q) {
+    struct { void **table; int refcnt; } *t = (void *)(ctx + CTX_UIDX_TABLE);
+    int tind = uidx >> 12;
+    if (!t[tind].table) t[tind].table = calloc(4096, sizeof(void *));
+    t[tind].table[uidx & 0xfff] = q;
     t[tind].refcnt = 1;
 }
 
@@ -333,10 +345,16 @@ static void cmd_x(int n) {
 }
 
 static void cmd_c(char *args) {
-    unsigned ncqe, sq_cnt, rq_cnt; uint32_t qpn;
-    if (sscanf(args, "%i %i %i %i", &ncqe, &qpn, &sq_cnt, &rq_cnt) != 4) { fprintf(stderr, "bad C\n"); exit(2); }
+    unsigned ncqe, sq_cnt, rq_cnt, uidx = 0; uint32_t qpn;
+    if (sscanf(args, "%i %i %i %i %i", &ncqe, &qpn, &sq_cnt, &rq_cnt, &uidx) < 4) { fprintf(stderr, "bad C\n"); exit(2); }
     if (!ctx) new_ctx();
     cq_qp = make_qp(sq_cnt, sq_cnt, 4, 0, qpn, rq_cnt);
+    cq_v1 = uidx != 0;
+    *(int *)(ctx + CTX_CQE_VERSION) = cq_v1;
+    if (cq_v1) { /* CQE version 1: completions name the QP by its user index (rsc.rsn) */
+        cq_qp->rsc.rsn = uidx;
+        uidx_put(uidx, cq_qp);
+    }
     for (unsigned i = 0; i < sq_cnt; i++) { cq_qp->sq.wrid[i] = 0x5100000000ULL + i; cq_qp->sq.wqe_head[i] = i; }
     for (unsigned i = 0; i < rq_cnt; i++) cq_qp->rq.wrid[i] = 0x5200000000ULL + i;
     free(cq_buf);
@@ -367,7 +385,7 @@ static void cmd_e(char *args) {
 static void cmd_l(int n) {
     struct ibv_wc wc[64];
     memset(wc, 0xCC, sizeof wc);
-    int rc = RC(mlx5_poll_cq)(&cq->verbs_cq.cq, n, wc);
+    int rc = (cq_v1 ? RC(mlx5_poll_cq_v1) : RC(mlx5_poll_cq))(&cq->verbs_cq.cq, n, wc);
     printf("N %d %u %08x\n", rc, cq->cons_index, be32toh(cq_dbrec[0]));
     for (int i = 0; i < rc; i++) {
         struct ibv_wc *w = &wc[i];

@@ -18,6 +18,33 @@ final class DirectPathAccess implements DirectPath {
     }
 
     @Override
+    public PollSide pollSide(CompletionQueue cq) {
+        return new Poll(cq);
+    }
+
+    private record Poll(CompletionQueue cq) implements PollSide {
+        @Override
+        public boolean enter() {
+            return cq.pollGuard.enter(Thread.currentThread());
+        }
+
+        @Override
+        public void exit() {
+            cq.pollGuard.exit();
+        }
+
+        @Override
+        public void checkOpen(String verb) {
+            cq.resource.checkOpen(verb);
+        }
+
+        @Override
+        public RuntimeException busy(String verb) {
+            return cq.pollRefused(cq.pollGuard, verb);
+        }
+    }
+
+    @Override
     public Object checkSge(QueuePair qp, LocalKey key, long offset, int length, boolean nicWrites, String use) {
         KeySnapshot k = DataPathAccess.snapshot(key);
         qp.rules.checkSge(k, offset, length);
@@ -80,6 +107,11 @@ final class DirectPathAccess implements DirectPath {
                 return q.owner.closedException(verb);
             }
             return q.postRefused(verb);
+        }
+
+        @Override
+        public void checkOpen(String verb) {
+            q.owner.checkOpen(verb);
         }
 
         @Override

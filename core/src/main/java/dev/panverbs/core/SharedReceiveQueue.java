@@ -48,18 +48,22 @@ import java.lang.foreign.MemorySegment;
 public final class SharedReceiveQueue extends VerbsObject {
     private final ProtectionDomain pd;
     private final MemorySegment srq;
-    private final int maxWr;
+    private volatile int maxWr;
     private final int maxSge;
+    /** The most WRs a {@link #resize} may ask for: the chain and the tracker's slots were made for it. */
+    private final int reservedWr;
     final SrqQueue queue;
 
-    private SharedReceiveQueue(ProtectionDomain pd, MemorySegment srq, int maxWr, int maxSge, Cleanup cleanup,
-                               String description) {
+    private SharedReceiveQueue(ProtectionDomain pd, MemorySegment srq, int maxWr, int reservedWr, int maxSge,
+                               Cleanup cleanup, String description) {
         super(ResourceKind.SHARED_RECEIVE_QUEUE, description, srq, cleanup::destroy, pd.resource);
         this.pd = pd;
         this.srq = srq.reinterpret(ibv_srq.sizeof());
         this.maxWr = maxWr;
         this.maxSge = maxSge;
-        this.queue = new SrqQueue(pd, resource, description, ContextOps.of(ibv_srq.context(this.srq)), maxWr, maxSge);
+        this.reservedWr = Math.max(maxWr, reservedWr);
+        this.queue = new SrqQueue(pd, resource, description, ContextOps.of(ibv_srq.context(this.srq)), maxWr,
+                this.reservedWr, maxSge);
         queue.attach();
         cleanup.owner = this;
     }
@@ -92,7 +96,10 @@ public final class SharedReceiveQueue extends VerbsObject {
         return pd;
     }
 
-    /** The most outstanding receives, as granted at creation ({@code max_wr}, at least the number asked for). */
+    /**
+     * The most outstanding receives ({@code max_wr}, at least the number asked for): as granted at creation or by the
+     * last {@link #resize}.
+     */
     public int maxWr() {
         return maxWr;
     }
@@ -141,6 +148,46 @@ public final class SharedReceiveQueue extends VerbsObject {
     }
 
     /**
+     * Resizes the SRQ ({@code ibv_modify_srq(3)} with {@code IBV_SRQ_MAX_WR}) to hold at least {@code newMaxWr}
+     * receives, up to the {@link Builder#resizableTo} given at creation (the receive chain and the outstanding-receive
+     * slots are allocated once, for that size). Must not run concurrently with a post to this SRQ.
+     *
+     * <p>Errors: {@link UnsupportedVerbException} when the device lacks {@code IBV_DEVICE_SRQ_RESIZE}; above
+     * {@code resizableTo}, below the receives now posted, or below the armed limit → refused before the call
+     * ({@link IllegalArgumentException}); the provider's refusal → {@link VerbsException}.
+     */
+    public void resize(int newMaxWr) {
+        String call = Errors.call("ibv_modify_srq", "srq", this, "max_wr", newMaxWr);
+        Context context = pd.context();
+        if (!context.attributes().has(DeviceCapability.SRQ_RESIZE)) {
+            throw Errors.unsupported(call, "SRQ resizing (IBV_DEVICE_SRQ_RESIZE)", context.device().name()
+                    + " does not report IBV_DEVICE_SRQ_RESIZE in device_cap_flags");
+        }
+        if (newMaxWr < 1 || newMaxWr > reservedWr) {
+            throw new IllegalArgumentException(call + ": max_wr must be 1.." + reservedWr + ", the size this SRQ was "
+                    + "made resizable to (SharedReceiveQueue.Builder.resizableTo)");
+        }
+        int posted = queue.tracker.outstanding();
+        if (newMaxWr < posted) {
+            throw new IllegalArgumentException(call + ": " + posted + " receives are posted; poll their completions "
+                    + "before shrinking below that");
+        }
+        MemorySegment h = resource.handle("ibv_modify_srq");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_srq_attr.layout());
+            ibv_srq_attr.max_wr(attr, newMaxWr);
+            int rc = LibIbverbsQueues.ibv_modify_srq(h, attr, IBV_SRQ_MAX_WR());
+            if (rc != 0) {
+                throw Errors.failure(call, rc, rc == EINVAL() ? "the device refuses max_wr below the armed limit or "
+                        + "above max_srq_wr (DeviceLimits.maxSrqWr())" : null);
+            }
+        }
+        int granted = Math.min(Math.max(query().maxWr(), newMaxWr), reservedWr);
+        queue.tracker.resize(granted);
+        maxWr = granted;
+    }
+
+    /**
      * Queries the SRQ ({@code ibv_query_srq(3)}): its sizes and the armed limit (0 once the limit event fired).
      *
      * <p>Errors → {@link VerbsException}.
@@ -177,6 +224,7 @@ public final class SharedReceiveQueue extends VerbsObject {
         private final int maxWr;
         private int maxSge = 1;
         private int srqLimit;
+        private int resizableTo;
 
         Builder(ProtectionDomain pd, int maxWr) {
             if (maxWr < 1) {
@@ -204,6 +252,18 @@ public final class SharedReceiveQueue extends VerbsObject {
                 throw new IllegalArgumentException("srqLimit must not be negative, got " + limit);
             }
             this.srqLimit = limit;
+            return this;
+        }
+
+        /**
+         * Allows {@link SharedReceiveQueue#resize} up to {@code maxWr} receives (default: no growth beyond the
+         * created size): the receive chain and the tracker's slots are allocated for this many once.
+         */
+        public Builder resizableTo(int maxWr) {
+            if (maxWr < this.maxWr) {
+                throw new IllegalArgumentException("resizableTo(" + maxWr + ") is below the SRQ's max_wr " + this.maxWr);
+            }
+            this.resizableTo = maxWr;
             return this;
         }
 
@@ -254,7 +314,7 @@ public final class SharedReceiveQueue extends VerbsObject {
                 int grantedSge = Math.max(ibv_srq_attr.max_sge(attr), maxSge);
                 String description = "SharedReceiveQueue[" + Units.hex(srq.address()) + " on "
                         + context.device().name() + "]";
-                return new SharedReceiveQueue(pd, srq, grantedWr, grantedSge, new Cleanup(), description);
+                return new SharedReceiveQueue(pd, srq, grantedWr, resizableTo, grantedSge, new Cleanup(), description);
             }
         }
 
@@ -275,6 +335,8 @@ public final class SharedReceiveQueue extends VerbsObject {
             DeviceChecks.atMost(call, "maxSge", maxSge, "max_srq_sge", a.limits().maxSrqSge(),
                     "DeviceLimits.maxSrqSge()");
             DeviceChecks.atMost(call, "srqLimit", srqLimit, "maxWr", maxWr, "Builder's maxWr");
+            DeviceChecks.atMost(call, "resizableTo", resizableTo, "max_srq_wr", a.limits().maxSrqWr(),
+                    "DeviceLimits.maxSrqWr()");
         }
     }
 }

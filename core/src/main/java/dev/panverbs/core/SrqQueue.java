@@ -27,9 +27,10 @@ final class SrqQueue extends PostTarget {
     /** The slots claimed by the post in progress, for {@link SrqTracker#release}. */
     private final int[] claimedSlots;
 
-    SrqQueue(ProtectionDomain pd, Resource owner, String ownerName, ContextOps ops, int maxWr, int maxSge) {
-        int capacity = Math.max(maxWr, 1);
-        this.tracker = new SrqTracker(capacity, maxSge);
+    SrqQueue(ProtectionDomain pd, Resource owner, String ownerName, ContextOps ops, int maxWr, int reservedWr,
+             int maxSge) {
+        int capacity = Math.max(Math.max(maxWr, reservedWr), 1); // the chain and slots for the largest resize
+        this.tracker = new SrqTracker(Math.max(maxWr, 1), capacity, maxSge);
         this.pd = pd;
         this.owner = owner;
         this.ownerName = ownerName;

@@ -39,7 +39,8 @@ final class SrqTracker {
         }
     }
 
-    private final int capacity;
+    /** The most receives the SRQ takes now: its granted {@code max_wr}, changed by a resize. */
+    private volatile int capacity;
     private final int slots;
     private final int slotBits;
     private final int mask;
@@ -66,10 +67,18 @@ final class SrqTracker {
      * @param refsPerSlot the most SGEs one receive carries ({@code max_sge})
      */
     SrqTracker(int capacity, int refsPerSlot) {
-        if (capacity < 1 || refsPerSlot < 0 || refsPerSlot > 127) {
-            throw new IllegalArgumentException("capacity " + capacity + ", refsPerSlot " + refsPerSlot);
+        this(capacity, capacity, refsPerSlot);
+    }
+
+    /**
+     * @param reserved the most receives any later {@link #resize} may allow (slots are allocated for it once)
+     */
+    SrqTracker(int capacity, int reserved, int refsPerSlot) {
+        if (capacity < 1 || reserved < capacity || refsPerSlot < 0 || refsPerSlot > 127) {
+            throw new IllegalArgumentException("capacity " + capacity + ", reserved " + reserved + ", refsPerSlot "
+                    + refsPerSlot);
         }
-        int n = Math.max(Integer.highestOneBit(capacity - 1) << 1, 1);
+        int n = Math.max(Integer.highestOneBit(reserved - 1) << 1, 1);
         this.capacity = capacity;
         this.slots = n;
         this.slotBits = Integer.numberOfTrailingZeros(n);
@@ -89,6 +98,19 @@ final class SrqTracker {
 
     int capacity() {
         return capacity;
+    }
+
+    /** The most receives a {@link #resize} may allow: the slots allocated. */
+    int reserved() {
+        return slots;
+    }
+
+    /** Admits up to {@code newCapacity} outstanding receives (after {@code ibv_modify_srq} changed max_wr). */
+    void resize(int newCapacity) {
+        if (newCapacity < 1 || newCapacity > slots) {
+            throw new IllegalArgumentException("capacity " + newCapacity + " outside 1.." + slots);
+        }
+        capacity = newCapacity;
     }
 
     /** Receives posted and not yet retired. Exact for the producer; a snapshot for others. */

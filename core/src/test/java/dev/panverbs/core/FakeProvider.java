@@ -116,6 +116,13 @@ public final class FakeProvider {
     /** The same with {@code maxSendSge} SGEs per send WR. */
     public QueuePair createRtsQp(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr,
                                  int maxRecvWr, int maxSendSge, int maxInline, Set<SendOperation> sendOps) {
+        return createRtsQp(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxInline, sendOps, false);
+    }
+
+    /** The same, created with {@code sq_sig_all} when {@code sqSigAll}. */
+    public QueuePair createRtsQp(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr,
+                                 int maxRecvWr, int maxSendSge, int maxInline, Set<SendOperation> sendOps,
+                                 boolean sqSigAll) {
         int qpNum = nextQpNum++;
         MemorySegment qp = call("fake_create_qp", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
                         ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
@@ -125,7 +132,7 @@ public final class FakeProvider {
         long ops = SendOperation.bits(sendOps.isEmpty() ? EnumSet.noneOf(SendOperation.class) : sendOps);
         MethodHandle destroy = downcall("fake_destroy_qp",
                 FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS), false);
-        QueuePair q = new QueuePair(new QueuePairBuilder.Created(pd, sendCq, recvCq, QueuePairType.RC, caps, false,
+        QueuePair q = new QueuePair(new QueuePairBuilder.Created(pd, sendCq, recvCq, QueuePairType.RC, caps, sqSigAll,
                 true, 1, qp, sendOps.isEmpty() ? MemorySegment.NULL : qp, ops, false,
                 new QueuePair.Cleanup("fake_destroy_qp", h -> invokeInt(destroy, h)),
                 "QueuePair[RC fake#" + qpNum + "]"));

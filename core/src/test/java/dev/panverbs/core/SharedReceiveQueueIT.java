@@ -191,6 +191,32 @@ class SharedReceiveQueueIT extends DataPathResources {
     }
 
     @Test
+    void resizeGrowsTheSrqWithinItsReservationWhereTheDeviceCan() {
+        SharedReceiveQueue srq = pd.createSrq(4).resizableTo(16).build();
+        MemoryRegion rx = pd.allocate(32L * 64, ALL_REMOTE);
+        int before = srq.maxWr();
+        ReceiveRequests rwrs = srq.receiveRequests();
+        for (int k = 0; k < before + 1; k++) {
+            rwrs.recv(k).sge(rx, k * 64L, 64);
+        }
+        assertThat(rwrs.post()).as("the SRQ is full at its max_wr").isEqualTo(before);
+        assertThat(rwrs.pending()).isEqualTo(1);
+        assertThatThrownBy(() -> srq.resize(17)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("resizableTo");
+        if (!ctx.queryDevice().has(DeviceCapability.SRQ_RESIZE)) {
+            assertThatThrownBy(() -> srq.resize(16)).isInstanceOf(UnsupportedVerbException.class)
+                    .extracting(e -> ((UnsupportedVerbException) e).capability()).asString()
+                    .contains("IBV_DEVICE_SRQ_RESIZE");
+            return;
+        }
+        srq.resize(16);
+        assertThat(srq.maxWr()).isGreaterThanOrEqualTo(16);
+        assertThat(srq.query().maxWr()).isGreaterThanOrEqualTo(16);
+        assertThat(rwrs.post()).as("the pending receive fits now").isEqualTo(1);
+        assertThat(srq.outstanding()).isEqualTo(before + 1);
+    }
+
+    @Test
     void aDrySrqAnswersRnrAndTheSenderFailsWithRnrRetryExceeded() {
         SharedReceiveQueue srq = pd.createSrq(4).build();
         CompletionQueue cq = ctx.createCq(16).build();
@@ -336,6 +362,56 @@ class SharedReceiveQueueIT extends DataPathResources {
                 WorkCompletionStatus.SUCCESS);
         assertThat(srq.outstanding()).isZero();
         assertThat(rx.isClosed() || refusals.get() > 0).as("the closer ran against posted receives").isTrue();
+    }
+
+    /**
+     * The SRQ's post path and the retirement of its completions allocate nothing: after a warm-up, a thread that
+     * posts an SRQ receive, sends into it and polls both completions, a thousand times, allocates (almost) nothing.
+     */
+    @Test
+    void postingToAnSrqAndPollingItsCompletionsAllocatesNothing() throws Exception {
+        SharedReceiveQueue srq = pd.createSrq(16).build();
+        CompletionQueue cq = ctx.createCq(32).build();
+        QueuePair a = pd.createQp(QueuePairType.RC, cq, cq).build();
+        QueuePair b = pd.createQp(QueuePairType.RC, cq, cq).srq(srq).build();
+        connect(a, b);
+        MemoryRegion rx = pd.allocate(4096, ALL_REMOTE);
+        MemoryRegion tx = pd.allocate(4096, ALL_REMOTE);
+        ReceiveRequests rwrs = srq.receiveRequests();
+        SendRequests swrs = a.sendRequests();
+        WorkCompletions batch = WorkCompletions.allocate(4);
+        // com.sun.management.ThreadMXBean.getCurrentThreadAllocatedBytes, reflectively: core does not read
+        // java.management, and the tests compile inside it
+        Object mx = Class.forName("java.lang.management.ManagementFactory").getMethod("getThreadMXBean").invoke(null);
+        java.lang.reflect.Method allocatedBytes = Class.forName("com.sun.management.ThreadMXBean")
+                .getMethod("getCurrentThreadAllocatedBytes");
+        long measuredFrom = 0;
+        int warmUp = 300;
+        int measured = 1000;
+        for (int i = 0; i < warmUp + measured; i++) {
+            if (i == warmUp) {
+                measuredFrom = (Long) allocatedBytes.invoke(mx);
+            }
+            rwrs.recv(i).sge(rx, 0, 256).post();
+            swrs.send(i, SendFlag.SIGNALED_BIT).sge(tx, 0, 256).post();
+            int got = 0;
+            long spins = 0;
+            while (got < 2) {
+                int n = cq.poll(batch);
+                for (int j = 0; j < n; j++) {
+                    if (batch.get(j).status() != WorkCompletionStatus.SUCCESS || batch.get(j).wrId() != i) {
+                        throw new AssertionError("completion " + j + " of round " + i + ": " + batch.get(j));
+                    }
+                }
+                got += n;
+                if (++spins > 2_000_000_000L) {
+                    throw new AssertionError("no completion");
+                }
+            }
+        }
+        long bytes = (Long) allocatedBytes.invoke(mx) - measuredFrom;
+        assertThat(bytes).as("bytes allocated by %d SRQ round trips", measured).isLessThan(16 * 1024);
+        assertThat(srq.outstanding()).isZero();
     }
 
     private record WorkCompletionInfo(int qpNum, int byteLen) {}

@@ -82,6 +82,26 @@ class SrqTrackerTest {
     }
 
     @Test
+    void aResizeChangesHowManyReceivesAreAdmittedWithinTheReservedSlots() {
+        SrqTracker t = new SrqTracker(2, 8, 1);
+        post(t, 1, mrA);
+        post(t, 2, mrA);
+        assertThat(t.room()).isZero();
+        t.resize(8);
+        assertThat(t.room()).isEqualTo(6);
+        for (int i = 0; i < 6; i++) {
+            post(t, 10 + i, mrB);
+        }
+        assertThat(t.outstanding()).isEqualTo(8);
+        assertThat(t.references(mrB)).isEqualTo(6);
+        t.resize(4); // shrinking below what is posted only stops admitting
+        assertThat(t.room()).isNegative();
+        assertThat(t.reserved()).isEqualTo(8);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> t.resize(9))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void releaseForgetsWhatTheProviderRefused() {
         SrqTracker t = new SrqTracker(4, 1);
         int[] slots = new int[4];

@@ -1,5 +1,6 @@
 package dev.panverbs.core.internal;
 
+import dev.panverbs.core.CompletionQueue;
 import dev.panverbs.core.LocalKey;
 import dev.panverbs.core.QueuePair;
 import dev.panverbs.core.WorkCompletions;
@@ -21,6 +22,25 @@ public interface DirectPath {
 
     /** The send side of {@code qp}, for a post path that writes WQEs itself. */
     SendSide sendSide(QueuePair qp);
+
+    /** The poll guard of {@code cq}, for a poll path that reads the CQ buffer itself. */
+    PollSide pollSide(CompletionQueue cq);
+
+    /**
+     * A CQ's poll guard as {@code CompletionQueue.poll} uses it: {@link #enter()}, then {@link #checkOpen} (after
+     * {@code close()} the CQ buffer is unmapped), read, {@link #exit()}; {@code close()} waits for a poll in progress.
+     */
+    interface PollSide {
+        boolean enter();
+
+        void exit();
+
+        /** Throws the CQ's closed exception naming {@code verb}. */
+        void checkOpen(String verb);
+
+        /** The refusal when {@link #enter()} failed (cold). */
+        RuntimeException busy(String verb);
+    }
 
     /**
      * Checks an SGE over {@code key} for a WR on {@code qp} (usable, same PD, inside the key, LOCAL_WRITE when the
@@ -59,6 +79,9 @@ public interface DirectPath {
 
         /** The refusal when {@link #enter()} failed or the QP is closed (cold). */
         RuntimeException busy(String verb);
+
+        /** Throws the QP's closed exception naming {@code verb}: after close the send ring is unmapped. */
+        void checkOpen(String verb);
 
         int room();
 

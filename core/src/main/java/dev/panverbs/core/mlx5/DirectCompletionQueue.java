@@ -3,7 +3,6 @@ package dev.panverbs.core.mlx5;
 import dev.panverbs.core.CompletionQueue;
 import dev.panverbs.core.WorkCompletions;
 import dev.panverbs.core.internal.DirectPath;
-import java.lang.foreign.MemorySegment;
 
 /**
  * Direct CQE polling of an mlx5 CQ created by the core: reads the CQEs from the CQ buffer ({@code mlx5dv_init_obj})
@@ -20,9 +19,11 @@ import java.lang.foreign.MemorySegment;
  * consume the same ring. Single consumer; allocation-free per completion.
  */
 public final class DirectCompletionQueue {
+    private static final String VERB = "mlx5 direct CQE poll";
     final CqePoller poller;
     private final CompletionQueue cq;
     private final DirectPath path = DirectPath.get();
+    private final DirectPath.PollSide guard;
 
     DirectCompletionQueue(CompletionQueue cq, Mlx5CompletionQueueView view, boolean cqeV1) {
         if (view.cqeSize() != 64) {
@@ -30,6 +31,7 @@ public final class DirectCompletionQueue {
                     + " has " + view.cqeSize() + "-byte CQEs (MLX5_CQE_SIZE=128 or mlx5dv_create_cq cqe_size)");
         }
         this.cq = cq;
+        this.guard = path.pollSide(cq);
         this.poller = new CqePoller(view.buffer(), view.cqeCount(), view.doorbellRecord(), view.armDoorbell(),
                 view.cqn(), view.doorbellRecord().get(WqeWriter.BE32, 0) & 0xFF_FFFF, cqeV1);
     }
@@ -58,8 +60,17 @@ public final class DirectCompletionQueue {
      * through the CQ buffer). Throws {@link IllegalStateException} for a CQE this path cannot attribute (consumed).
      */
     public int poll(WorkCompletions completions) {
-        MemorySegment wcs = path.completionArray(completions);
-        int n = poller.poll(wcs, completions.capacity());
+        DirectPath.PollSide g = guard;
+        if (!g.enter()) {
+            throw g.busy(VERB);
+        }
+        int n;
+        try {
+            g.checkOpen(VERB); // after the mark: close() waits for this read of the CQ buffer to finish
+            n = poller.poll(path.completionArray(completions), completions.capacity());
+        } finally {
+            g.exit();
+        }
         if (n < 0) {
             path.completionCount(completions, 0);
             throw new IllegalStateException("direct poll of " + cq + ": a CQE names a receive queue, an SRQ or a QP "
@@ -75,7 +86,16 @@ public final class DirectCompletionQueue {
      * through the CQ's arm doorbell ({@code mlx5_arm_cq}).
      */
     public void reqNotify(boolean solicitedOnly) {
-        poller.arm(solicitedOnly);
+        DirectPath.PollSide g = guard;
+        if (!g.enter()) {
+            throw g.busy("mlx5 direct arm");
+        }
+        try {
+            g.checkOpen("mlx5 direct arm");
+            poller.arm(solicitedOnly);
+        } finally {
+            g.exit();
+        }
     }
 
     /**

@@ -29,10 +29,20 @@ import java.lang.foreign.MemorySegment;
  * through {@link DirectCompletionQueue} retires it, so {@code MemoryRegion.close()} refuses a region a posted WQE
  * still references. The QP's producer guard is held for each post, so a concurrent {@code ibv_post_send} through
  * the core waits or is refused; do not mix the core's post paths with this one on the same QP at all (libmlx5 does
- * not know the WQEs written here). Single producer; allocation-free per WR.
+ * not know the WQEs written here). BlueFlame copies into a register shared by several direct queues are serialised;
+ * libmlx5's own lock for a shared register ({@code bf->need_lock}) is private, so a QP sharing its register with
+ * QPs posted through libmlx5 at the same time is not protected against their BlueFlame copies. QPs created with
+ * {@code sq_sig_all} are refused (requester scatter-to-CQE, see the constructor). Single producer; allocation-free
+ * per WR.
  */
 public final class DirectSendQueue {
     private static final String VERB = "mlx5 Direct WQE post";
+    /**
+     * One lock per BlueFlame register: QPs may share a register (libmlx5's {@code bf->need_lock}), and two BlueFlame
+     * copies into one register must not interleave (an 8-byte doorbell is a single store and takes no lock).
+     */
+    private static final java.util.concurrent.ConcurrentHashMap<Long, Object> BF_LOCKS =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     private final QueuePair qp;
     private final DirectPath path = DirectPath.get();
@@ -77,6 +87,14 @@ public final class DirectSendQueue {
         }
         this.qp = qp;
         this.side = path.sendSide(qp);
+        if (side.sigAll()) {
+            // mlx5_ib enables requester scatter-to-CQE for sq_sig_all RC QPs: RDMA READ and atomic results of up to
+            // 32 bytes then arrive inside the CQE and the provider copies them out at poll time, which this path
+            // does not do
+            throw new UnsupportedOperationException("Direct WQE posting on " + qp + ": the QP was created with "
+                    + "sq_sig_all, for which the kernel enables requester scatter-to-CQE (small READ/atomic results "
+                    + "land in the CQE); create it without sqSigAll and signal WRs with SendFlag.SIGNALED_BIT");
+        }
         if (side.outstanding() != 0) {
             throw new IllegalStateException(qp + " has " + side.outstanding() + " outstanding send work requests; "
                     + "open the direct path before posting through the core, or after their completions were polled");
@@ -87,8 +105,8 @@ public final class DirectSendQueue {
         int curPost = view.doorbellRecord().get(WqeWriter.BE32, 4) & 0xFFFF; // where libmlx5 left the producer
         this.writer = new WqeWriter(view.sqBuffer(), view.sqWqeCount(), view.doorbellRecord(),
                 view.blueFlameRegister(), view.blueFlameSize(), bfUsable, preferBf, shutUpBf, view.qpNum(),
-                side.sigAll() ? dev.panverbs.bindings.mlx5dv.mlx5dv_h.MLX5_WQE_CTRL_CQ_UPDATE() : 0, capacity,
-                maxSge, maxInline, curPost);
+                0, capacity, maxSge, maxInline, curPost,
+                BF_LOCKS.computeIfAbsent(view.blueFlameRegister().address(), a -> new Object()));
         this.sqWrid = new long[view.sqWqeCount()];
         this.opcode = new int[capacity];
         this.flags = new int[capacity];
@@ -292,6 +310,7 @@ public final class DirectSendQueue {
             throw s.busy(VERB);
         }
         try {
+            s.checkOpen(VERB); // after the mark: a close that passed this waits for the post (CallGuard)
             int take = Math.min(n, s.room());
             if (take <= 0) {
                 return 0;

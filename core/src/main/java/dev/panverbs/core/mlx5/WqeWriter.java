@@ -54,6 +54,7 @@ final class WqeWriter {
     private final int qpnShifted;
     private final int sqSignalBits;
     private final int maxPost;
+    private final Object bfLock;
     final int maxGs;
     final int maxInline;
     /** {@code sq.wqe_head[idx]}: the WR count when the WQE at {@code idx} was written (what a CQE retires to). */
@@ -80,6 +81,15 @@ final class WqeWriter {
     WqeWriter(MemorySegment sq, int wqeCount, MemorySegment dbrec, MemorySegment bf, int bfSize, boolean bfUsable,
               boolean preferBf, boolean shutUpBf, int qpn, int sqSignalBits, int maxPost, int maxGs, int maxInline,
               int curPost) {
+        this(sq, wqeCount, dbrec, bf, bfSize, bfUsable, preferBf, shutUpBf, qpn, sqSignalBits, maxPost, maxGs,
+                maxInline, curPost, new Object());
+    }
+
+    /** @param bfLock held during a BlueFlame copy: the same object for every writer of one register */
+    WqeWriter(MemorySegment sq, int wqeCount, MemorySegment dbrec, MemorySegment bf, int bfSize, boolean bfUsable,
+              boolean preferBf, boolean shutUpBf, int qpn, int sqSignalBits, int maxPost, int maxGs, int maxInline,
+              int curPost, Object bfLock) {
+        this.bfLock = bfLock;
         if (Integer.bitCount(wqeCount) != 1 || sq.byteSize() < (long) wqeCount * WQEBB) {
             throw new IllegalArgumentException("send queue of " + wqeCount + " WQEBBs over " + sq.byteSize()
                     + " bytes");
@@ -223,25 +233,43 @@ final class WqeWriter {
         MemorySegment reg = bf;
         long dst = bfOffset;
         if (!shutUpBf && n == 1 && bfUsable && (inl || preferBf) && lastSize > 1 && lastSize <= bfSize / 16) {
-            MemorySegment q = sq;
-            long s = lastCtrl;
-            for (int bytes = (lastSize * 16 + 63) & ~63; bytes > 0; bytes -= 64) { // mlx5_bf_copy, 64 B units
-                for (int k = 0; k < 64; k += 8) {
-                    reg.set(RAW64, dst + k, q.get(RAW64, s + k));
-                }
-                dst += 64;
-                s += 64;
-                if (s == qend) {
-                    s = 0;
-                }
+            synchronized (bfLock) { // libmlx5's mmio_wc_spinlock for a shared register
+                bfCopy(reg, dst);
+                VarHandle.fullFence(); // mmio_flush_writes, inside the lock as libmlx5 does
             }
         } else {
             reg.set(RAW64, dst, sq.get(RAW64, lastCtrl)); // mmio_write64_be of the control segment's first 8 bytes
+            VarHandle.fullFence(); // mmio_flush_writes
         }
-        VarHandle.fullFence(); // mmio_flush_writes
         bfOffset ^= bfSize;
         nreq = 0;
         inl = false;
+    }
+
+    /** mlx5_bf_copy: the WQE in 64-byte units of 8-byte stores, its source wrapping at the ring's end. */
+    private void bfCopy(MemorySegment reg, long dst) {
+        MemorySegment q = sq;
+        long s = lastCtrl;
+        for (int bytes = (lastSize * 16 + 63) & ~63; bytes > 0; bytes -= 64) {
+            for (int k = 0; k < 64; k += 8) {
+                reg.set(RAW64, dst + k, q.get(RAW64, s + k));
+            }
+            dst += 64;
+            s += 64;
+            if (s == qend) {
+                s = 0;
+            }
+        }
+    }
+
+    /** The BlueFlame register (tests). */
+    MemorySegment bfRegister() {
+        return bf;
+    }
+
+    /** The lock of this writer's BlueFlame register (tests). */
+    Object bfLock() {
+        return bfLock;
     }
 
     /** {@code bf->offset}: which BlueFlame half the next doorbell uses. */

@@ -257,6 +257,50 @@ class Mlx5EndToEndTest {
     }
 
     @Test
+    void aClosedQueuePairRefusesDirectPostsInsteadOfWritingItsFreedRing() throws Throwable {
+        dsq.rdmaWrite(50, SIG, mrRemote.rkey(), remote.address()).sge(mrLocal, 0, 8);
+        qp.close();
+        int before = dbrec.get(ValueLayout.JAVA_INT, 4);
+        assertThatThrownBy(dsq::post).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThat(dbrec.get(ValueLayout.JAVA_INT, 4)).isEqualTo(before);
+        assertThat(ring()).isZero();
+    }
+
+    @Test
+    void aSqSigAllQueuePairIsRefused() {
+        CompletionQueue cq = fp.createCq(16);
+        QueuePair sigAll = fp.createRtsQp(fp.protectionDomain(), cq, cq, 8, 8, 1, 0, Set.of(), true);
+        MemorySegment sq = arena.allocate(16 * 64, 64);
+        MemorySegment cqBuf = invalidCqes(arena.allocate(16 * 64, 64), 16);
+        DirectCompletionQueue d = DirectCompletionQueue.over(cq, new Mlx5CompletionQueueView(cqBuf, 16, 64,
+                arena.allocate(8, 8), arena.allocate(8, 8), 1));
+        assertThatThrownBy(() -> DirectSendQueue.over(sigAll, new Mlx5QueuePairView(sq, 16, 64, arena.allocate(8, 8),
+                arena.allocate(512, 64), 256, sigAll.qpNum()), d, true, false))
+                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("sq_sig_all")
+                .hasMessageContaining("scatter-to-CQE");
+        sigAll.close();
+    }
+
+    @Test
+    void queuePairsSharingABlueFlameRegisterShareItsLock() throws Throwable {
+        // a second direct QP over the same BlueFlame register (libmlx5's shared bfreg): single-WR posts take the
+        // BlueFlame path, serialised on the register's lock; the first QP's WQE executes
+        CompletionQueue cq2 = fp.createCq(16);
+        QueuePair qp2 = fp.createRtsQp(fp.protectionDomain(), cq2, cq2, 8, 8, 1, 64, Set.of(), false);
+        MemorySegment cqBuf = invalidCqes(arena.allocate(16 * 64, 64), 16);
+        DirectCompletionQueue dcq2 = DirectCompletionQueue.over(cq2, new Mlx5CompletionQueueView(cqBuf, 16, 64,
+                arena.allocate(8, 8), arena.allocate(8, 8), 2));
+        DirectSendQueue other = DirectSendQueue.over(qp2, new Mlx5QueuePairView(arena.allocate(16 * 64, 64), 16, 64,
+                arena.allocate(8, 8), dsq.writer.bfRegister(), 256, qp2.qpNum()), dcq2, true, false);
+        assertThat(other.writer.bfLock()).isSameAs(dsq.writer.bfLock());
+        dsq.rdmaWrite(40, SIG, mrRemote.rkey(), remote.address() + 64).sge(mrLocal, 64, 32);
+        dsq.post();
+        assertThat(ring()).isEqualTo(1);
+        assertThat(pollOne().wrId()).isEqualTo(40);
+        qp2.close();
+    }
+
+    @Test
     void postAndPollAllocateNothing() throws Throwable {
         // com.sun.management.ThreadMXBean.getCurrentThreadAllocatedBytes, reflectively: core does not read
         // java.management, and the tests compile inside it

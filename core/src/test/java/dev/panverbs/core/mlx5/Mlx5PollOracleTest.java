@@ -30,7 +30,17 @@ class Mlx5PollOracleTest {
 
     @Test
     void pollEqualsLibmlx5ForRandomCqes() {
-        SplittableRandom rnd = new SplittableRandom(0xc0ffeeL);
+        compare(false, 0xc0ffeeL);
+    }
+
+    /** CQE version 1 (ConnectX-4 and later): libmlx5 finds the QP by the user index in srqn_uidx. */
+    @Test
+    void pollEqualsLibmlx5ForRandomCqesOfCqeVersion1() {
+        compare(true, 0xbeefL);
+    }
+
+    private static void compare(boolean v1, long seed) {
+        SplittableRandom rnd = new SplittableRandom(seed);
         StringBuilder script = new StringBuilder();
         List<Runnable> replay = new ArrayList<>();
         List<String> expectations = new ArrayList<>();
@@ -38,7 +48,7 @@ class Mlx5PollOracleTest {
         try (Arena arena = Arena.ofConfined()) {
             List<CqCase> cases = new ArrayList<>();
             while (produced[0] < 13_500) {
-                cases.add(randomCase(rnd, produced));
+                cases.add(randomCase(rnd, produced, v1));
             }
             for (CqCase c : cases) {
                 script.append(c.script);
@@ -54,7 +64,7 @@ class Mlx5PollOracleTest {
                 }
                 MemorySegment dbrec = arena.allocate(8).fill((byte) 0);
                 MemorySegment uar = arena.allocate(8).fill((byte) 0);
-                CqePoller p = new CqePoller(buf, c.ncqe, dbrec, uar, 0x77, 0);
+                CqePoller p = new CqePoller(buf, c.ncqe, dbrec, uar, 0x77, 0, v1);
                 long[] sq = new long[c.sqCnt];
                 long[] rq = new long[c.rqCnt];
                 for (int i = 0; i < sq.length; i++) {
@@ -126,9 +136,10 @@ class Mlx5PollOracleTest {
 
     record CqCase(int ncqe, int qpn, int sqCnt, int rqCnt, String script, List<String> ops, int laps) {}
 
-    private static CqCase randomCase(SplittableRandom rnd, int[] produced) {
+    private static CqCase randomCase(SplittableRandom rnd, int[] produced, boolean v1) {
         int ncqe = 4 << rnd.nextInt(5);
         int qpn = 1 + rnd.nextInt(0xFF_FFFF);
+        int uidx = v1 ? 1 + rnd.nextInt(0xFF_FFFF) : 0;
         int sqCnt = 8 << rnd.nextInt(4);
         int rqCnt = 8 << rnd.nextInt(4);
         List<String> ops = new ArrayList<>();
@@ -139,7 +150,7 @@ class Mlx5PollOracleTest {
         for (int r = 0; r < rounds; r++) {
             int k = rnd.nextInt(ncqe - (prod - cons) + 1);
             for (int i = 0; i < k; i++) {
-                byte[] cqe = randomCqe(rnd, qpn, (prod / ncqe) & 1);
+                byte[] cqe = randomCqe(rnd, qpn, uidx, (prod / ncqe) & 1);
                 ops.add("E " + (prod & (ncqe - 1)) + " " + Mlx5Oracle.hex(cqe));
                 prod++;
             }
@@ -163,19 +174,21 @@ class Mlx5PollOracleTest {
                 ops.add("A " + (rnd.nextBoolean() ? 1 : 0));
             }
         }
-        StringBuilder sb = new StringBuilder("C " + ncqe + " " + qpn + " " + sqCnt + " " + rqCnt + "\n");
+        StringBuilder sb = new StringBuilder("C " + ncqe + " " + qpn + " " + sqCnt + " " + rqCnt + " " + uidx + "\n");
         ops.forEach(o -> sb.append(o).append('\n'));
         return new CqCase(ncqe, qpn, sqCnt, rqCnt, sb.toString(), ops, prod / ncqe);
     }
 
-    private static byte[] randomCqe(SplittableRandom rnd, int qpn, int owner) {
+    private static byte[] randomCqe(SplittableRandom rnd, int qpn, int uidx, int owner) {
         byte[] c = new byte[64];
         rnd.nextBytes(c);
         int opcode = OPCODES[rnd.nextInt(OPCODES.length)];
-        int q = rnd.nextInt(40) == 0 ? qpn ^ 0x5a5a : qpn;
+        boolean unknown = rnd.nextInt(40) == 0; // a QP this CQ does not know: both its number and user index
+        int q = unknown ? qpn ^ 0x5a5a : qpn;
         int top = opcode == 0 ? REQ_OPS[rnd.nextInt(REQ_OPS.length)] : c[56] & 0xFF;
         put32(c, 56, top << 24 | q);
-        put32(c, 32, c[32] << 24); // srqn_uidx: no SRQ (its top byte is reserved)
+        // srqn_uidx: version 0 no SRQ; version 1 the QP's user index (its top byte is reserved)
+        put32(c, 32, c[32] << 24 | (uidx == 0 ? 0 : unknown ? uidx ^ 0x3c3c : uidx));
         if (opcode == 13 || opcode == 14) {
             c[55] = (byte) SYNDROMES[rnd.nextInt(SYNDROMES.length)];
         }
