@@ -28,6 +28,11 @@ final class ReceiveQueue extends WorkQueue {
     }
 
     @Override
+    ReceiveRequests requests() {
+        return requests;
+    }
+
+    @Override
     String verb() {
         return "ibv_post_recv";
     }

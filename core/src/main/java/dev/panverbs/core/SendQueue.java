@@ -35,6 +35,11 @@ final class SendQueue extends WorkQueue {
     }
 
     @Override
+    SendRequests requests() {
+        return requests;
+    }
+
+    @Override
     String verb() {
         return "ibv_post_send";
     }

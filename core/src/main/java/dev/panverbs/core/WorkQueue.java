@@ -139,6 +139,9 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
     /** {@code ibv_post_send} or {@code ibv_post_recv}. */
     abstract String verb();
 
+    /** The queue's own classic chain (it stages into {@link #tracker}). */
+    abstract WorkRequests<?> requests();
+
     /** Refuses the post before anything is recorded (state, addressing). */
     abstract void checkReady(WorkRequests<?> wrs, int from, int n);
 
