@@ -27,7 +27,9 @@ public record CmEvent(CmEventType type, int status, CmId id, CmId listenId, Conn
      * {@code struct rdma_ud_param}: how to reach the peer of a UD ID or a multicast group.
      *
      * @param privateData the private data of the SIDR reply or request
-     * @param address     {@code ah_attr}, for {@link dev.panverbs.core.ProtectionDomain#createAh}
+     * @param address     {@code ah_attr}, for {@link dev.panverbs.core.ProtectionDomain#createAh}; {@code null} when the
+     *                    event carries none ({@code port_num} 0: a SIDR CONNECT_REQUEST, whose sender is reached
+     *                    through the address of its first message)
      * @param qpNum       the remote QP number (0xFFFFFF for a multicast group)
      * @param qkey        the remote qkey
      */
@@ -43,6 +45,10 @@ public record CmEvent(CmEventType type, int status, CmId id, CmId listenId, Conn
 
         static Datagram fromNative(MemorySegment ud) {
             MemorySegment ah = ud.asSlice(rdma_ud_param.ah_attr$offset(), ibv_ah_attr.sizeof());
+            byte[] data = ConnectionParameters.copy(rdma_ud_param.private_data(ud), rdma_ud_param.private_data_len(ud));
+            if (ibv_ah_attr.port_num(ah) == 0) {
+                return new Datagram(data, null, rdma_ud_param.qp_num(ud), rdma_ud_param.qkey(ud));
+            }
             AddressVector.Builder b = AddressVector.builder(Byte.toUnsignedInt(ibv_ah_attr.port_num(ah)))
                     .dlid(Short.toUnsignedInt(ibv_ah_attr.dlid(ah)))
                     .sl(Byte.toUnsignedInt(ibv_ah_attr.sl(ah)))
@@ -56,8 +62,7 @@ public record CmEvent(CmEventType type, int status, CmId id, CmId listenId, Conn
                         .trafficClass(Byte.toUnsignedInt(ibv_global_route.traffic_class(grh)))
                         .flowLabel(ibv_global_route.flow_label(grh));
             }
-            return new Datagram(ConnectionParameters.copy(rdma_ud_param.private_data(ud),
-                    rdma_ud_param.private_data_len(ud)), b.build(), rdma_ud_param.qp_num(ud), rdma_ud_param.qkey(ud));
+            return new Datagram(data, b.build(), rdma_ud_param.qp_num(ud), rdma_ud_param.qkey(ud));
         }
     }
 
