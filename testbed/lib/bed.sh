@@ -11,7 +11,7 @@ BED_CACHE=${PANVERBS_TESTBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/panverbs-tes
 
 # Debian packages the bed needs on the host (the guest runs the host's binaries over 9p).
 BED_PACKAGES=(qemu-system-x86 busybox-static cpio kmod iproute2 rdma-core ibverbs-providers ibverbs-utils
-              libibverbs-dev perftest rdmacm-utils)
+              libibverbs-dev librdmacm-dev perftest rdmacm-utils)
 
 # Kernel modules /init loads, in dependency order once resolved against modules.dep. crc32_generic
 # provides the crc32 shash rxe needs ("rdma link add" fails without it).

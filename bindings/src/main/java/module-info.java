@@ -10,9 +10,12 @@
  *       functions and the Java twins of the header's {@code static inline} verbs;</li>
  *   <li>{@code dev.panverbs.bindings.mlx5}: libmlx5 ({@code <infiniband/mlx5dv.h>}): the exported
  *       {@code mlx5dv_*} functions and the twins of its inlines;</li>
+ *   <li>{@code dev.panverbs.bindings.rdmacm}: librdmacm ({@code <rdma/rdma_cma.h>}): the RDMA connection
+ *       manager's exported functions;</li>
  *   <li>{@code dev.panverbs.bindings.libc}: the libc calls that waiting for verbs events needs
  *       ({@code fcntl}, {@code poll});</li>
- *   <li>{@code dev.panverbs.bindings.verbs}, {@code dev.panverbs.bindings.mlx5dv}: jextract output
+ *   <li>{@code dev.panverbs.bindings.verbs}, {@code dev.panverbs.bindings.mlx5dv},
+ *       {@code dev.panverbs.bindings.rdmacma}: jextract output
  *       ({@code src-gen/}).</li>
  * </ul>
  */
@@ -23,4 +26,6 @@ module dev.panverbs.bindings {
     exports dev.panverbs.bindings.libc to dev.panverbs.core;
     exports dev.panverbs.bindings.verbs to dev.panverbs.core;
     exports dev.panverbs.bindings.mlx5dv to dev.panverbs.core;
+    exports dev.panverbs.bindings.rdmacm to dev.panverbs.core;
+    exports dev.panverbs.bindings.rdmacma to dev.panverbs.core;
 }

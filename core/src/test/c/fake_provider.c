@@ -143,7 +143,10 @@ static int fake_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ib
         w->wr_id = wr->wr_id;
         w->opcode = wr->opcode;
         w->flags = wr->send_flags;
-        w->imm = wr->imm_data;
+        /* like a real provider, read imm_data/invalidate_rkey only for the opcodes that carry it: the C baseline
+         * (and the library) leave it unwritten otherwise */
+        w->imm = wr->opcode == IBV_WR_SEND_WITH_IMM || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM
+                 || wr->opcode == IBV_WR_SEND_WITH_INV ? wr->imm_data : 0;
         w->remote_addr = wr->wr.rdma.remote_addr;
         w->rkey = wr->wr.rdma.rkey;
         w->addr = wr->num_sge ? wr->sg_list[0].addr : 0;

@@ -53,6 +53,8 @@ public final class Errno {
     public static final int ENOSYS = verbs_h.ENOSYS();
     /** {@code ENOENT}, returned by {@code ibv_start_poll}/{@code ibv_next_poll} when the CQ is empty. */
     public static final int ENOENT = verbs_h.ENOENT();
+    /** {@code EAGAIN}, from a non-blocking read with nothing to read ({@code rdma_get_cm_event}). */
+    public static final int EAGAIN = verbs_h.EAGAIN();
     /** {@code EINTR}, from a blocking libc call ({@code poll(2)}) that a signal interrupted. */
     public static final int EINTR = verbs_h.EINTR();
 

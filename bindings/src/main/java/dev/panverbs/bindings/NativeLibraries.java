@@ -6,16 +6,16 @@ import java.lang.foreign.SymbolLookup;
 import java.util.Optional;
 
 /**
- * Loads {@code libibverbs.so.1} and {@code libmlx5.so.1} by soname (as the dynamic linker would for a C
- * program linked with {@code -libverbs -lmlx5}), lazily, on the first symbol looked up. One class for all the
- * native libraries of these bindings, so that the generated code has one lookup; a later {@code librdmacm.so.1}
- * joins here.
+ * Loads {@code libibverbs.so.1}, {@code libmlx5.so.1} and {@code librdmacm.so.1} by soname (as the dynamic
+ * linker would for a C program linked with {@code -libverbs -lmlx5 -lrdmacm}), lazily, on the first symbol looked
+ * up. One class for all the native libraries of these bindings, so that the generated code has one lookup.
  *
  * <p>A missing library is reported as a {@link NativeLibraryException} that names the package to install,
  * on every use (not once, then {@code NoClassDefFoundError}). {@link #LOOKUP} is what the generated
- * {@code verbs_h}/{@code mlx5dv_h} classes resolve their symbols through (see {@code src-gen/regenerate.sh}).
+ * {@code verbs_h}/{@code mlx5dv_h}/{@code rdma_cma_h} classes resolve their symbols through (see
+ * {@code src-gen/regenerate.sh}).
  *
- * <p>The system properties {@value #IBVERBS_PROPERTY} and {@value #MLX5_PROPERTY} replace the soname with another
+ * <p>The system properties {@value #IBVERBS_PROPERTY}, {@value #MLX5_PROPERTY} and {@value #RDMACM_PROPERTY} replace the soname with another
  * name or an absolute path, read once when the library is first needed: for an rdma-core installed outside the
  * linker's path, and for tests that need a library to be missing.
  */
@@ -25,13 +25,19 @@ public final class NativeLibraries {
     public static final String IBVERBS_SONAME = "libibverbs.so.1";
     /** Soname of the mlx5 provider library, which exports the {@code mlx5dv_*} direct verbs. */
     public static final String MLX5_SONAME = "libmlx5.so.1";
+    /** Soname of the RDMA connection manager library (rdma-core's librdmacm). */
+    public static final String RDMACM_SONAME = "librdmacm.so.1";
     /** System property: the name or path to load instead of {@value #IBVERBS_SONAME}. */
     public static final String IBVERBS_PROPERTY = "dev.panverbs.bindings.libibverbs";
     /** System property: the name or path to load instead of {@value #MLX5_SONAME}. */
     public static final String MLX5_PROPERTY = "dev.panverbs.bindings.libmlx5";
+    /** System property: the name or path to load instead of {@value #RDMACM_SONAME}. */
+    public static final String RDMACM_PROPERTY = "dev.panverbs.bindings.librdmacm";
 
     private static final String IBVERBS_HINT =
             "install it: Debian/Ubuntu 'apt-get install libibverbs1 ibverbs-providers', RHEL/Fedora 'dnf install libibverbs'";
+    private static final String RDMACM_HINT =
+            "install it: Debian/Ubuntu 'apt-get install librdmacm1', RHEL/Fedora 'dnf install librdmacm'";
     private static final String MLX5_HINT =
             "install it: Debian/Ubuntu 'apt-get install ibverbs-providers', RHEL/Fedora 'dnf install libibverbs' (it carries libmlx5)";
 
@@ -45,7 +51,20 @@ public final class NativeLibraries {
     private NativeLibraries() {}
 
     private static Optional<MemorySegment> find(String name) {
+        if (name.startsWith("rdma_")) {
+            return rdmacm().find(name);
+        }
         return name.startsWith("mlx5dv_") || name.startsWith("_mlx5dv_") ? mlx5().find(name) : ibverbs().find(name);
+    }
+
+    /** The librdmacm lookup; throws {@link NativeLibraryException} naming the package when it is missing. */
+    public static SymbolLookup rdmacm() {
+        return Rdmacm.LOOKUP.orThrow();
+    }
+
+    /** Resolves a librdmacm function, or throws naming the symbol and the library version needed. */
+    public static MemorySegment rdmacmSymbol(String name) {
+        return Rdmacm.LOOKUP.symbol(name, "rdma-core is older than 44; upgrade librdmacm1");
     }
 
     /** The libibverbs lookup; throws {@link NativeLibraryException} naming the package when it is missing. */
@@ -105,6 +124,10 @@ public final class NativeLibraries {
 
     private static final class Ibverbs {
         static final Loaded LOOKUP = Loaded.load(IBVERBS_PROPERTY, IBVERBS_SONAME, IBVERBS_HINT);
+    }
+
+    private static final class Rdmacm {
+        static final Loaded LOOKUP = Loaded.load(RDMACM_PROPERTY, RDMACM_SONAME, RDMACM_HINT);
     }
 
     private static final class Mlx5 {

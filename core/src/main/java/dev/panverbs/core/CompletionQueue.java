@@ -120,6 +120,7 @@ public class CompletionQueue extends VerbsObject {
             n = ops.ibv_poll_cq(cq, completions.capacity(), array);
         } finally {
             guard.exit();
+            completions.keepAlive();
         }
         if (n < 0) {
             completions.count(0);

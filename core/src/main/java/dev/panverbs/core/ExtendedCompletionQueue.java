@@ -52,6 +52,11 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
     /** The polling slots of the {@code ibv_cq_ex}, read once. */
     private final CqExOps ops;
     private final MemorySegment pollAttr;
+    /**
+     * {@code struct ibv_poll_cq_attr { comp_mask = 0 }} (mlx5 demands 0), read-only for providers: one for all CQs,
+     * in the global arena, so {@code ibv_start_poll} acquires no arena.
+     */
+    private static final MemorySegment POLL_ATTR = Arena.global().allocate(8, 8);
     private final long wcFlags;
     /**
      * rxe before rdma-core 55 ends the pass inside {@code ibv_next_poll} when it returns ENOENT (stores the consumer
@@ -70,7 +75,7 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
         this.ops = CqExOps.of(cq);
         this.wcFlags = wcFlags;
         this.nextPollEndsPass = nextPollEndsPass;
-        this.pollAttr = Arena.ofAuto().allocate(8); // struct ibv_poll_cq_attr { comp_mask = 0 }: mlx5 demands 0
+        this.pollAttr = POLL_ATTR;
     }
 
     /** Whether the provider has the next_poll quirk described at {@link #nextPollEndsPass}. */

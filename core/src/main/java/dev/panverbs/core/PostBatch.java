@@ -6,7 +6,8 @@ import dev.panverbs.bindings.verbs.ibv_data_buf;
 import dev.panverbs.bindings.verbs.ibv_sge;
 import dev.panverbs.core.internal.Errors;
 
-import java.lang.foreign.Arena;
+import dev.panverbs.core.internal.HotMemory;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -54,6 +55,8 @@ public final class PostBatch implements AutoCloseable {
     /** Key snapshot per SGE ({@code wr * maxSge + sge}), re-checked at submit, and their tracking ids. */
     private final KeySnapshot[] keys;
     private final long[] refs;
+    /** {@code struct ibv_sge[]} / {@code struct ibv_data_buf[]} of the list setters: no arena acquire per call. */
+    private final HotMemory lists;
     private final MemorySegment sgeList;
     private final MemorySegment bufList;
     /** {@code struct ibv_mw_bind_info} for {@link #bindMw} (the provider copies it into its WQE). */
@@ -70,7 +73,7 @@ public final class PostBatch implements AutoCloseable {
     private long base;
     private int inlineBytes;
 
-    PostBatch(SendQueue queue, QpExOps ops, long sendOps, Arena arena) {
+    PostBatch(SendQueue queue, QpExOps ops, long sendOps) {
         this.queue = queue;
         this.qp = queue.qp;
         this.ops = ops;
@@ -84,9 +87,13 @@ public final class PostBatch implements AutoCloseable {
         this.flags = new int[capacity];
         this.keys = new KeySnapshot[capacity * maxSge];
         this.refs = new long[capacity * maxSge];
-        this.sgeList = arena.allocate(ibv_sge.layout(), maxSge);
-        this.bufList = arena.allocate(ibv_data_buf.layout(), maxSge);
-        this.bindInfo = arena.allocate(dev.panverbs.bindings.verbs.ibv_mw_bind_info.layout());
+        long sgeBytes = ibv_sge.layout().byteSize() * maxSge;
+        long bufBytes = ibv_data_buf.layout().byteSize() * maxSge;
+        this.lists = HotMemory.allocate(sgeBytes + bufBytes
+                + dev.panverbs.bindings.verbs.ibv_mw_bind_info.layout().byteSize(), 8);
+        this.sgeList = lists.segment.asSlice(0, sgeBytes);
+        this.bufList = lists.segment.asSlice(sgeBytes, bufBytes);
+        this.bindInfo = lists.segment.asSlice(sgeBytes + bufBytes);
     }
 
     PostBatch start() {
@@ -215,6 +222,7 @@ public final class PostBatch implements AutoCloseable {
         dev.panverbs.bindings.verbs.ibv_mw_bind_info.length(bindInfo, length);
         dev.panverbs.bindings.verbs.ibv_mw_bind_info.mw_access_flags(bindInfo, rights);
         ops.ibv_wr_bind_mw(mwHandle, rkey, bindInfo);
+        lists.keepAlive();
         stage(k, 0); // the bind reads the region: referenced until its completion, re-checked at submit
         refCounts[count - 1] = 1;
         windowOps().bind(mw, rkey, mr, k.address + offset, length, access);
@@ -236,7 +244,7 @@ public final class PostBatch implements AutoCloseable {
      */
     public PostBatch setSge(LocalKey key, long offset, int length) {
         current();
-        KeySnapshot k = DataPathAccess.snapshot(key);
+        KeySnapshot k = DataPathAccess.stagedSnapshot(key); // submit() re-reads it, ordered, after its fence
         rules.checkSge(k, offset, length);
         if (writesLocally) {
             rules.checkLocalWrite(k, length, "an RDMA READ or atomic");
@@ -257,7 +265,7 @@ public final class PostBatch implements AutoCloseable {
             throw rules.tooManySges(maxSge);
         }
         for (int i = 0; i < n; i++) {
-            KeySnapshot k = DataPathAccess.snapshot(regions[i]);
+            KeySnapshot k = DataPathAccess.stagedSnapshot(regions[i]);
             rules.checkSge(k, offsets[i], lengths[i]);
             if (writesLocally) {
                 rules.checkLocalWrite(k, lengths[i], "an RDMA READ or atomic");
@@ -270,6 +278,7 @@ public final class PostBatch implements AutoCloseable {
         }
         refCounts[count - 1] = n;
         ops.ibv_wr_set_sge_list(n, sgeList);
+        lists.keepAlive();
         return this;
     }
 
@@ -300,6 +309,7 @@ public final class PostBatch implements AutoCloseable {
             bufList.set(ValueLayout.JAVA_LONG, i * BUF_SIZE + 8, len);
         }
         ops.ibv_wr_set_inline_data_list(n, bufList);
+        lists.keepAlive();
         refCounts[count - 1] = 0;
         return this;
     }
@@ -325,6 +335,7 @@ public final class PostBatch implements AutoCloseable {
         if (!active || !queue.guard.heldBy(Thread.currentThread())) {
             throw notOpen("ibv_wr_complete");
         }
+        queue.requests.restage(base + count); // a chain being built on this queue is staged after the batch
         for (int i = 0; i < count; i++) {
             tracker.put(base + i, wrIds[i], refs, i * maxSge, refCounts[i]);
         }

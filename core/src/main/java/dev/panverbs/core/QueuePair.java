@@ -97,11 +97,10 @@ public final class QueuePair extends VerbsObject {
         this.qp = c.qp().reinterpret(ibv_qp.sizeof());
         this.qpNum = ibv_qp.qp_num(qp);
         ContextOps ops = ContextOps.of(ibv_qp.context(qp));
-        Arena arena = c.cleanup().arena;
         this.rules = new WorkRequestRules(toString(), type, c.atomics(), capabilities.maxInlineData(), pd, resource);
         this.sendQueue = new SendQueue(this, ops, c.qpEx().address() == 0 ? null : QpExOps.of(c.qpEx()),
-                c.sendOps(), sqSigAll, arena);
-        this.receiveQueue = c.onSrq() ? null : new ReceiveQueue(this, ops, arena);
+                c.sendOps(), sqSigAll);
+        this.receiveQueue = c.onSrq() ? null : new ReceiveQueue(this, ops);
         sendQueue.attach();
         if (receiveQueue != null) {
             receiveQueue.attach();
@@ -119,7 +118,6 @@ public final class QueuePair extends VerbsObject {
 
     /** Runs when the resource is destroyed (by close or by a parent's cascade). */
     static final class Cleanup {
-        final Arena arena = Arena.ofShared();
         private final String destroyVerb;
         private final NativeHandles.Destroy destroyer;
         QueuePair owner;
@@ -149,7 +147,6 @@ public final class QueuePair extends VerbsObject {
                     throw CallGuard.stillInUse(q.toString(), destroyVerb, busy);
                 }
             }
-            closeArena();
             int rc = destroyer.destroy(handle);
             if (rc != 0) { // the QP may still run: its work stays tracked, its keys referenced
                 throw Errors.failure(Errors.call(destroyVerb, "qp", Units.hex(handle.address())), rc);
@@ -158,25 +155,6 @@ public final class QueuePair extends VerbsObject {
                 q.sendQueue.detach();
                 if (q.receiveQueue != null) {
                     q.receiveQueue.detach();
-                }
-            }
-        }
-
-        /**
-         * Closes the arena of the WR chains before the QP is destroyed. A post passes the chain to the provider, so
-         * the linker holds the arena acquired for the duration of the call and {@code close()} fails while one runs:
-         * retried until it succeeds, this guarantees that no post is inside the provider when the QP is freed.
-         */
-        private void closeArena() {
-            long deadline = System.nanoTime() + CallGuard.AWAIT_NANOS;
-            while (arena.scope().isAlive()) {
-                try {
-                    arena.close();
-                } catch (IllegalStateException acquired) {
-                    if (System.nanoTime() - deadline > 0) {
-                        throw acquired;
-                    }
-                    Thread.onSpinWait();
                 }
             }
         }

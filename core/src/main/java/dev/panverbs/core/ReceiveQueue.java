@@ -2,7 +2,6 @@ package dev.panverbs.core;
 
 import dev.panverbs.bindings.ibverbs.ContextOps;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -15,14 +14,22 @@ final class ReceiveQueue extends WorkQueue {
     private final ContextOps ops;
     final ReceiveRequests requests;
 
-    ReceiveQueue(QueuePair qp, ContextOps ops, Arena arena) {
-        super(new WorkQueueTracker(Math.max(qp.capabilities().maxRecvWr(), 1), qp.capabilities().maxRecvSge()),
-                qp.recvCq(), qp.protectionDomain(), qp.resource, qp.toString(), qp.rules, arena);
+    ReceiveQueue(QueuePair qp, ContextOps ops) {
+        this(qp, ops, new ReceiveRequests(qp.rules, Math.max(qp.capabilities().maxRecvWr(), 1),
+                qp.capabilities().maxRecvSge()));
+    }
+
+    private ReceiveQueue(QueuePair qp, ContextOps ops, ReceiveRequests requests) {
+        super(requests.tracker, qp.recvCq(), qp.protectionDomain(), qp.resource, qp.toString(), qp.rules);
         this.qp = qp;
         this.ops = ops;
-        this.requests = new ReceiveRequests(rules, Math.max(qp.capabilities().maxRecvWr(), 1),
-                qp.capabilities().maxRecvSge(), arena);
+        this.requests = requests;
         requests.queue = this;
+    }
+
+    @Override
+    ReceiveRequests requests() {
+        return requests;
     }
 
     @Override

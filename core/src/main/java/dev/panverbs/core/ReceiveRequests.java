@@ -3,7 +3,6 @@ package dev.panverbs.core;
 import dev.panverbs.bindings.verbs.ibv_recv_wr;
 import dev.panverbs.bindings.verbs.ibv_sge;
 
-import java.lang.foreign.Arena;
 
 /**
  * A queue pair's reusable chain of receive work requests for {@code ibv_post_recv(3)}: a native array of
@@ -24,14 +23,13 @@ import java.lang.foreign.Arena;
 public final class ReceiveRequests extends WorkRequests<ReceiveRequests> {
     static final long WR_SIZE = ibv_recv_wr.layout().byteSize();
 
-    ReceiveRequests(WorkRequestRules rules, int capacity, int maxSge, Arena arena) {
-        this("ibv_post_recv", rules, capacity, maxSge, arena);
+    ReceiveRequests(WorkRequestRules rules, int capacity, int maxSge) {
+        this("ibv_post_recv", rules, capacity, maxSge);
     }
 
     /** A chain for {@code verb}: {@code ibv_post_recv}, or {@code ibv_post_srq_recv} for a {@link SharedReceiveQueue}. */
-    ReceiveRequests(String verb, WorkRequestRules rules, int capacity, int maxSge, Arena arena) {
-        super(verb, rules, capacity, maxSge, WR_SIZE, arena.allocate(ibv_recv_wr.layout(), Math.max(capacity, 1)),
-                arena.allocate(ibv_sge.layout(), (long) Math.max(capacity, 1) * Math.max(maxSge, 1)));
+    ReceiveRequests(String verb, WorkRequestRules rules, int capacity, int maxSge) {
+        super(verb, rules, capacity, maxSge, WR_SIZE);
     }
 
     /** Starts a receive WR with id {@code wrId}; add its buffers with {@link #sge}. */
@@ -49,8 +47,12 @@ public final class ReceiveRequests extends WorkRequests<ReceiveRequests> {
      * completion is polled; {@link MemoryRegion#close()} refuses to deregister the region meanwhile.
      */
     public ReceiveRequests sge(LocalKey key, long offset, int length) {
-        KeySnapshot k = DataPathAccess.snapshot(key);
-        rules.checkSge(k, offset, length);
+        KeySnapshot k = DataPathAccess.stagedSnapshot(key);
+        if (k == lastStaged) { // open and in this PD when it was staged (immutable); the post re-checks both
+            rules.checkSameKeySge(k, offset, length);
+        } else {
+            rules.checkSge(k, offset, length);
+        }
         rules.checkLocalWrite(k, length, "a receive");
         appendSge(k.address + offset, length, k.lkey, k);
         return this;

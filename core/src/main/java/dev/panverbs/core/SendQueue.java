@@ -3,7 +3,6 @@ package dev.panverbs.core;
 import dev.panverbs.bindings.ibverbs.ContextOps;
 import dev.panverbs.bindings.ibverbs.QpExOps;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -19,16 +18,25 @@ final class SendQueue extends WorkQueue {
     final PostBatch batch;
     final boolean sigAll;
 
-    SendQueue(QueuePair qp, ContextOps ops, QpExOps qpEx, long sendOps, boolean sigAll, Arena arena) {
-        super(new WorkQueueTracker(Math.max(qp.capabilities().maxSendWr(), 1), qp.capabilities().maxSendSge()),
-                qp.sendCq(), qp.protectionDomain(), qp.resource, qp.toString(), qp.rules, arena);
+    SendQueue(QueuePair qp, ContextOps ops, QpExOps qpEx, long sendOps, boolean sigAll) {
+        this(qp, ops, qpEx, sendOps, sigAll, new SendRequests(qp.rules, Math.max(qp.capabilities().maxSendWr(), 1),
+                qp.capabilities().maxSendSge()));
+    }
+
+    private SendQueue(QueuePair qp, ContextOps ops, QpExOps qpEx, long sendOps, boolean sigAll,
+                      SendRequests requests) {
+        super(requests.tracker, qp.sendCq(), qp.protectionDomain(), qp.resource, qp.toString(), qp.rules);
         this.qp = qp;
         this.ops = ops;
         this.sigAll = sigAll;
-        this.requests = new SendRequests(rules, Math.max(qp.capabilities().maxSendWr(), 1),
-                qp.capabilities().maxSendSge(), arena);
+        this.requests = requests;
         requests.queue = this;
-        this.batch = qpEx == null ? null : new PostBatch(this, qpEx, sendOps, arena);
+        this.batch = qpEx == null ? null : new PostBatch(this, qpEx, sendOps);
+    }
+
+    @Override
+    SendRequests requests() {
+        return requests;
     }
 
     @Override
@@ -39,7 +47,9 @@ final class SendQueue extends WorkQueue {
     @Override
     void checkReady(WorkRequests<?> chain, int from, int n) {
         SendRequests wrs = (SendRequests) chain;
-        qp.checkSendState("ibv_post_send", from, wrs.opcodeValue(from));
+        if (!qp.trackedState.acceptsSends()) { // the opcode (a native read) only for the refusal's message
+            qp.checkSendState("ibv_post_send", from, wrs.opcodeValue(from));
+        }
         if (rules.type() == QueuePairType.UD) {
             for (int i = from; i < from + n; i++) {
                 if (!wrs.udAddressed[i]) {

@@ -1,9 +1,9 @@
 package dev.panverbs.core;
 
 import dev.panverbs.bindings.verbs.ibv_send_wr;
-import dev.panverbs.bindings.verbs.ibv_sge;
 
-import java.lang.foreign.Arena;
+import dev.panverbs.core.internal.HotMemory;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -61,6 +61,8 @@ public final class SendRequests extends WorkRequests<SendRequests> {
 
     final boolean[] udAddressed;
     private int inlineBytes;
+    /** Where {@link #inline} copies its data ({@code null} until first used); kept alive by this chain. */
+    private HotMemory inlineMemory;
     /**
      * Extra checks of the current WR's SGEs, 0 for most: {@link #SGE_LOCAL_WRITE} when the NIC writes them (RDMA READ,
      * atomics: they need LOCAL_WRITE); {@link #SGE_INLINE} when the WR was started with {@link SendFlag#INLINE_BIT}
@@ -71,9 +73,8 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     private static final int SGE_LOCAL_WRITE = 1;
     private static final int SGE_INLINE = 2;
 
-    SendRequests(WorkRequestRules rules, int capacity, int maxSge, Arena arena) {
-        super("ibv_post_send", rules, capacity, maxSge, WR_SIZE, arena.allocate(ibv_send_wr.layout(), Math.max(capacity, 1)),
-                arena.allocate(ibv_sge.layout(), (long) Math.max(capacity, 1) * Math.max(maxSge, 1)));
+    SendRequests(WorkRequestRules rules, int capacity, int maxSge) {
+        super("ibv_post_send", rules, capacity, maxSge, WR_SIZE);
         this.udAddressed = new boolean[capacity];
     }
 
@@ -154,8 +155,12 @@ public final class SendRequests extends WorkRequests<SendRequests> {
      * referenced, and {@link MemoryRegion#close()} refuses to deregister it.
      */
     public SendRequests sge(LocalKey key, long offset, int length) {
-        KeySnapshot k = DataPathAccess.snapshot(key);
-        rules.checkSge(k, offset, length);
+        KeySnapshot k = DataPathAccess.stagedSnapshot(key);
+        if (k == lastStaged) { // open and in this PD when it was staged (immutable); the post re-checks both
+            rules.checkSameKeySge(k, offset, length);
+        } else {
+            rules.checkSge(k, offset, length);
+        }
         if (sgeChecks != 0) {
             checkSpecialSge(k, length);
         }
@@ -164,21 +169,37 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     }
 
     /**
-     * Appends {@code data} as inline payload of the current WR (sets {@code IBV_SEND_INLINE}): the provider copies
-     * it into the WQE during {@code ibv_post_send}, so {@code data} is reusable as soon as the post returns and needs
-     * no memory region. The WR's inline bytes may not exceed the QP's {@code max_inline_data}.
+     * Appends {@code data} as inline payload of the current WR (sets {@code IBV_SEND_INLINE}). It needs no memory
+     * region and may be a heap segment: it is copied here, into the chain's own inline area, from which the provider
+     * copies it into the WQE during {@code ibv_post_send}. So {@code data} is reusable as soon as this returns, and
+     * closing its arena before the post cannot make the provider read freed memory. The WR's inline bytes may not
+     * exceed the QP's {@code max_inline_data}.
      */
     public SendRequests inline(MemorySegment data) {
         try {
-            long w = current() * WR_SIZE;
+            int wr = current();
+            long w = wr * WR_SIZE;
             int len = rules.checkInline(data, inlineBytes);
+            MemorySegment area = inlineArea();
+            long at = (long) wr * rules.maxInlineData() + inlineBytes;
+            MemorySegment.copy(data, 0, area, at, len);
             inlineBytes += len;
             wrs.set(INT, w + SEND_FLAGS, wrs.get(INT, w + SEND_FLAGS) | SendFlag.INLINE_BIT);
-            appendSge(data.address(), len, 0, null);
+            appendSge(area.address() + at, len, 0, null);
             return this;
         } catch (IllegalStateException e) {
             throw rules.ifClosed(e, "ibv_post_send");
         }
+    }
+
+    /** capacity x max_inline_data bytes for {@link #inline} copies, allocated on first use. */
+    private MemorySegment inlineArea() {
+        HotMemory m = inlineMemory;
+        if (m == null) {
+            m = HotMemory.allocate((long) capacity() * Math.max(rules.maxInlineData(), 1), 8);
+            inlineMemory = m;
+        }
+        return m.segment;
     }
 
     /** Addresses the current WR of a UD QP ({@code wr.ud}): to {@code remoteQpn} with queue key {@code remoteQkey}. */

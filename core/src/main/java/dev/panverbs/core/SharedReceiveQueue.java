@@ -63,14 +63,13 @@ public final class SharedReceiveQueue extends VerbsObject {
         this.maxSge = maxSge;
         this.reservedWr = Math.max(maxWr, reservedWr);
         this.queue = new SrqQueue(pd, resource, description, ContextOps.of(ibv_srq.context(this.srq)), maxWr,
-                this.reservedWr, maxSge, cleanup.arena);
+                this.reservedWr, maxSge);
         queue.attach();
         cleanup.owner = this;
     }
 
     /** Runs when the resource is destroyed (by close or by a parent's cascade), after the attached QPs. */
     private static final class Cleanup {
-        final Arena arena = Arena.ofShared();
         SharedReceiveQueue owner;
 
         void destroy(MemorySegment handle) {
@@ -81,7 +80,6 @@ public final class SharedReceiveQueue extends VerbsObject {
                     throw CallGuard.stillInUse(s.toString(), "ibv_destroy_srq", busy);
                 }
             }
-            closeArena();
             int rc = LibIbverbsQueues.ibv_destroy_srq(handle);
             if (rc != 0) { // the SRQ may still deliver: its receives stay tracked, their regions referenced
                 throw Errors.failure(Errors.call("ibv_destroy_srq", "srq", Units.hex(handle.address())), rc,
@@ -89,21 +87,6 @@ public final class SharedReceiveQueue extends VerbsObject {
             }
             if (s != null) {
                 s.queue.detach();
-            }
-        }
-
-        /** As {@link QueuePair.Cleanup}: a post holds the chain's arena acquired, so this waits it out. */
-        private void closeArena() {
-            long deadline = System.nanoTime() + CallGuard.AWAIT_NANOS;
-            while (arena.scope().isAlive()) {
-                try {
-                    arena.close();
-                } catch (IllegalStateException acquired) {
-                    if (System.nanoTime() - deadline > 0) {
-                        throw acquired;
-                    }
-                    Thread.onSpinWait();
-                }
             }
         }
     }

@@ -3,7 +3,6 @@ package dev.panverbs.core;
 import dev.panverbs.bindings.ibverbs.ContextOps;
 import dev.panverbs.core.internal.Resource;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -15,7 +14,7 @@ import java.lang.foreign.ValueLayout;
  * Package-private: users reach it through {@link SharedReceiveQueue#receiveRequests()}.
  */
 final class SrqQueue extends PostTarget {
-    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
     static final String VERB = "ibv_post_srq_recv";
 
     final SrqTracker tracker;
@@ -25,23 +24,20 @@ final class SrqQueue extends PostTarget {
     private final Resource owner;
     private final String ownerName;
     private final ContextOps ops;
-    /** {@code struct ibv_recv_wr **bad_recv_wr}: one cell, in the SRQ's arena. */
-    private final MemorySegment badWr;
     /** The slots claimed by the post in progress, for {@link SrqTracker#release}. */
     private final int[] claimedSlots;
 
     SrqQueue(ProtectionDomain pd, Resource owner, String ownerName, ContextOps ops, int maxWr, int reservedWr,
-             int maxSge, Arena arena) {
+             int maxSge) {
         int capacity = Math.max(Math.max(maxWr, reservedWr), 1); // the chain and slots for the largest resize
         this.tracker = new SrqTracker(Math.max(maxWr, 1), capacity, maxSge);
         this.pd = pd;
         this.owner = owner;
         this.ownerName = ownerName;
         this.ops = ops;
-        this.badWr = arena.allocate(ValueLayout.ADDRESS);
         this.claimedSlots = new int[capacity];
         WorkRequestRules rules = new WorkRequestRules(ownerName, QueuePairType.RC, false, 0, pd, owner);
-        this.requests = new ReceiveRequests(VERB, rules, capacity, maxSge, arena);
+        this.requests = new ReceiveRequests(VERB, rules, capacity, maxSge);
         requests.queue = this;
     }
 
@@ -83,15 +79,18 @@ final class SrqQueue extends PostTarget {
         if (take <= 0) {
             return 0;
         }
-        int maxSge = wrs.maxSge;
         int[] slots = claimedSlots;
-        for (int k = 0; k < take; k++) {
+        for (int k = 0; k < take; k++) { // the chain staged each WR in its own (never published) tracker
             int i = from + k;
-            int slot = tracker.claim(wrs.wrIds[i], wrs.keyIds, i * maxSge, wrs.numSges[i]);
+            int slot = tracker.claim(wrs.tracker, wrs.base + i);
             slots[k] = slot;
             wrs.providerWrId(i, tracker.providerWrId(slot));
         }
-        tracker.publish();
+        tracker.publish(); // full fence: the SRQ's state and the keys are read after it
+        if (owner.isClosed()) { // closed since the check above: its destroy waits for this post's mark to clear
+            tracker.release(slots, 0, take);
+            throw owner.closedException(VERB);
+        }
         int stale = wrs.firstStaleKey(from, take);
         if (stale >= 0) {
             tracker.release(slots, 0, take);
@@ -100,6 +99,7 @@ final class SrqQueue extends PostTarget {
         int last = from + take - 1;
         wrs.terminate(last);
         int rc;
+        MemorySegment badWr = wrs.badWr;
         badWr.set(LONG, 0, 0L);
         try {
             rc = ops.ibv_post_srq_recv(h, wrs.chainFrom(from), badWr);
@@ -108,6 +108,7 @@ final class SrqQueue extends PostTarget {
             throw e;
         } finally {
             wrs.relink(last);
+            wrs.memory.keepAlive();
         }
         int accepted = take;
         if (rc != 0) {

@@ -129,17 +129,42 @@ final class SrqTracker {
      * gives the {@code wr_id} to hand the provider. Only when {@link #room()} is positive. Producer only.
      */
     int claim(long wrId, long[] keyIds, int from, int count) {
-        int slot = cursor;
-        while ((long) STATE.getAcquire(state, slot) != 0L) { // room() > 0, so a free slot exists
-            slot = (slot + 1) & mask;
-        }
-        cursor = (slot + 1) & mask;
+        int slot = freeSlot();
         wrIds[slot] = wrId;
         refCounts[slot] = (byte) count;
         int base = slot * refsPerSlot;
         for (int i = 0; i < count; i++) {
             refs[base + i] = keyIds[from + i];
         }
+        return live(slot);
+    }
+
+    /**
+     * {@link #claim(long, long[], int, int)} of the WR that a chain staged at {@code position} of its staging
+     * tracker ({@link WorkRequests#tracker}): its {@code wr_id} and key references are copied from there.
+     */
+    int claim(WorkQueueTracker staged, long position) {
+        int slot = freeSlot();
+        wrIds[slot] = staged.wrIdAt(position);
+        int count = staged.refCountAt(position);
+        refCounts[slot] = (byte) count;
+        int base = slot * refsPerSlot;
+        for (int i = 0; i < count; i++) {
+            refs[base + i] = staged.refAt(position, i);
+        }
+        return live(slot);
+    }
+
+    private int freeSlot() {
+        int slot = cursor;
+        while ((long) STATE.getAcquire(state, slot) != 0L) { // room() > 0, so a free slot exists
+            slot = (slot + 1) & mask;
+        }
+        cursor = (slot + 1) & mask;
+        return slot;
+    }
+
+    private int live(int slot) {
         long stamp = ((seq++ << slotBits) | slot) & WorkQueueTracker.POSITION_MASK;
         STATE.setRelease(state, slot, stamp | LIVE);
         claimed++;

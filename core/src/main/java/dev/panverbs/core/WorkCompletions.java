@@ -2,7 +2,7 @@ package dev.panverbs.core;
 
 import dev.panverbs.bindings.verbs.ibv_wc;
 
-import java.lang.foreign.Arena;
+import dev.panverbs.core.internal.HotMemory;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -27,6 +27,8 @@ public final class WorkCompletions {
     /** {@code sizeof(struct ibv_wc)}: 48 on LP64. */
     static final long WC_SIZE = ibv_wc.layout().byteSize();
 
+    /** The array: no arena acquire per {@code ibv_poll_cq} ({@link HotMemory}); kept alive by this object. */
+    private final HotMemory memory;
     private final MemorySegment array;
     private final int capacity;
     private final WorkCompletion flyweight;
@@ -37,7 +39,8 @@ public final class WorkCompletions {
             throw new IllegalArgumentException("capacity must be at least 1, got " + capacity);
         }
         this.capacity = capacity;
-        this.array = Arena.ofAuto().allocate(ibv_wc.layout(), capacity);
+        this.memory = HotMemory.allocate(ibv_wc.layout(), capacity);
+        this.array = memory.segment;
         this.flyweight = new WorkCompletion(array);
     }
 
@@ -73,6 +76,11 @@ public final class WorkCompletions {
 
     MemorySegment array() {
         return array;
+    }
+
+    /** Keeps the array allocated up to this point (after the downcall that filled it). */
+    void keepAlive() {
+        memory.keepAlive();
     }
 
     void count(int n) {

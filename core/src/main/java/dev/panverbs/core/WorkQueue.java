@@ -2,7 +2,6 @@ package dev.panverbs.core;
 
 import dev.panverbs.core.internal.Resource;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -15,7 +14,7 @@ import java.lang.foreign.ValueLayout;
  * {@link MemoryRegion#close()}'s in-flight scan.
  */
 abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQueue {
-    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
     static final int ENOMEM = dev.panverbs.bindings.verbs.verbs_h.ENOMEM();
 
     final WorkQueueTracker tracker;
@@ -26,18 +25,15 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
     final Resource owner;
     final String ownerName;
     final WorkRequestRules rules;
-    /** {@code struct ibv_send_wr **bad_wr} / {@code ibv_recv_wr **}: one cell, in the owner's arena. */
-    private final MemorySegment badWr;
 
     WorkQueue(WorkQueueTracker tracker, CompletionQueue cq, ProtectionDomain pd, Resource owner, String ownerName,
-              WorkRequestRules rules, Arena arena) {
+              WorkRequestRules rules) {
         this.tracker = tracker;
         this.cq = cq;
         this.pd = pd;
         this.owner = owner;
         this.ownerName = ownerName;
         this.rules = rules;
-        this.badWr = arena.allocate(ValueLayout.ADDRESS);
     }
 
     /** Starts routing: a token on the CQ, a place in the PD's in-flight scan. Before the first post. */
@@ -70,8 +66,14 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
     }
 
     /**
-     * Posts the pending WRs of {@code wrs}: checks, records them (published before the doorbell), re-checks their
-     * keys, calls the provider, rolls back what it refused. Runs inside {@link #guard}. Allocation-free.
+     * Posts the pending WRs of {@code wrs}: checks, records them (published before the doorbell), re-checks the
+     * owner's state and the keys, calls the provider, rolls back what it refused. Runs inside {@link #guard}.
+     * Allocation-free.
+     *
+     * <p>One full fence serves two handshakes: the guard's mark and the tracker's tail are stored before it, the
+     * owner's state and the keys' snapshots are read after it. A {@code close()} of the QP (state first, then it
+     * reads the mark) or of a region (snapshot first, then it reads the tails) therefore either sees this post or
+     * is seen by it: the QP is never destroyed, nor a region deregistered, under the provider call.
      */
     private int postChain(WorkRequests<?> wrs) {
         String verb = verb();
@@ -86,14 +88,16 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
         if (take <= 0) {
             return 0;
         }
+        // the WRs were staged in the tracker as they were written: posting publishes the tail
         long t = tracker.tail();
-        int maxSge = wrs.maxSge;
-        for (int k = 0; k < take; k++) {
-            int i = from + k;
-            tracker.put(t + k, wrs.wrIds[i], wrs.keyIds, i * maxSge, wrs.numSges[i]);
-            wrs.providerWrId(i, tracker.encode(t + k));
+        if (wrs.base + from != t) { // a batch posted (or rolled back) since this chain started
+            wrs.restage(t);
         }
-        tracker.publish(t + take);
+        tracker.publish(t + take); // release store + full fence
+        if (owner.isClosed()) { // closed since the check above: its close() waits for this post's mark to clear
+            tracker.rollback(t);
+            throw owner.closedException(verb);
+        }
         int stale = wrs.firstStaleKey(from, take);
         if (stale >= 0) {
             tracker.rollback(t);
@@ -102,6 +106,7 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
         int last = from + take - 1;
         wrs.terminate(last);
         int rc;
+        MemorySegment badWr = wrs.badWr;
         badWr.set(LONG, 0, 0L);
         try {
             rc = callProvider(h, wrs.chainFrom(from), badWr);
@@ -110,6 +115,7 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
             throw e;
         } finally {
             wrs.relink(last);
+            wrs.memory.keepAlive();
         }
         int accepted = rc == 0 ? take : accepted(wrs.indexOf(badWr.get(LONG, 0)), from, take);
         if (accepted < take) {
@@ -132,6 +138,9 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
 
     /** {@code ibv_post_send} or {@code ibv_post_recv}. */
     abstract String verb();
+
+    /** The queue's own classic chain (it stages into {@link #tracker}). */
+    abstract WorkRequests<?> requests();
 
     /** Refuses the post before anything is recorded (state, addressing). */
     abstract void checkReady(WorkRequests<?> wrs, int from, int n);

@@ -9,7 +9,10 @@ import java.lang.invoke.VarHandle;
  * classic chains, {@code ibv_wr_*} batches and any later path (mlx5 Direct WQE, a DCI pool) record and retire the
  * same way.
  *
- * <p>A ring with one slot per work request the queue can hold. Each WR gets a <em>position</em> (a 48-bit
+ * <p>A ring with two slots per work request the queue can hold: the outstanding WRs occupy at most half of it, so
+ * a chain can be written straight into the slots after the tail while it is built ({@link #stageWr},
+ * {@link #stageRef}) and posting it only moves the tail: no mirror arrays, no copy per WR. Each WR gets a
+ * <em>position</em> (a 48-bit
  * counter) when it is recorded; the {@code wr_id} handed to the provider is {@link #encode(long) the position and
  * the queue's route token}, and the caller's own {@code wr_id} stays in the slot. A completion therefore names its
  * queue and its slot exactly, whatever the caller's ids are: {@link #retire} is O(1) and returns the caller's
@@ -69,7 +72,9 @@ final class WorkQueueTracker {
         if (capacity < 1 || refsPerSlot < 0 || refsPerSlot > 127) {
             throw new IllegalArgumentException("capacity " + capacity + ", refsPerSlot " + refsPerSlot);
         }
-        int n = Math.max(Integer.highestOneBit(capacity - 1) << 1, 1);
+        // a power of two >= 2 * capacity: the outstanding WRs [head, tail) and a chain staged after the tail
+        // [tail, tail + capacity) never share a slot
+        int n = Math.max(Integer.highestOneBit(capacity - 1) << 2, 2);
         this.capacity = capacity;
         this.slots = n;
         this.mask = n - 1;
@@ -123,6 +128,57 @@ final class WorkQueueTracker {
         }
     }
 
+    /**
+     * Stages the WR at {@code position} (at or after the tail, not yet published) while its chain is built: the
+     * caller's {@code wrId}, no key reference yet. Producer only.
+     */
+    void stageWr(long position, long wrId) {
+        int slot = (int) position & mask;
+        wrIds[slot] = wrId;
+        refCounts[slot] = 0;
+    }
+
+    /** Stages key reference {@code n} (its SGE index) of the WR at {@code position}: {@code keyId} 0 for inline. */
+    void stageRef(long position, int n, long keyId) {
+        int slot = (int) position & mask;
+        refs[slot * refsPerSlot + n] = keyId;
+        refCounts[slot] = (byte) (n + 1);
+    }
+
+    /** The caller's {@code wr_id} in the slot of {@code position} (a staged WR; tests and messages). */
+    long wrIdAt(long position) {
+        return wrIds[(int) position & mask];
+    }
+
+    /** How many key references the WR at {@code position} carries (a staged WR). */
+    int refCountAt(long position) {
+        return refCounts[(int) position & mask];
+    }
+
+    /** Key reference {@code n} of the WR at {@code position} (a staged WR; 0 for inline data). */
+    long refAt(long position, int n) {
+        return refs[((int) position & mask) * refsPerSlot + n];
+    }
+
+    /**
+     * Moves {@code n} staged (unpublished) WRs from positions {@code from..} to {@code to..} (overlap-safe): another
+     * path posted, or rolled back, between a chain's first WR and its post. Producer only; rare.
+     */
+    void moveStaged(long from, long to, int n) {
+        if (from == to || n <= 0) {
+            return;
+        }
+        boolean up = to > from;
+        for (int k = 0; k < n; k++) {
+            int i = up ? n - 1 - k : k;
+            int src = (int) (from + i) & mask;
+            int dst = (int) (to + i) & mask;
+            wrIds[dst] = wrIds[src];
+            refCounts[dst] = refCounts[src];
+            System.arraycopy(refs, src * refsPerSlot, refs, dst * refsPerSlot, refCounts[src]);
+        }
+    }
+
     /** {@link #put} of one WR with a single key reference (or none: {@code keyId} 0). Producer only. */
     void put(long position, long wrId, long keyId) {
         int slot = (int) position & mask;
@@ -157,7 +213,7 @@ final class WorkQueueTracker {
     long retire(long providerWrId) {
         long t = (long) TAIL.getAcquire(this);
         long back = (t - 1 - providerWrId) & POSITION_MASK; // how far behind the newest WR (mod 2^48)
-        if (back >= slots || back >= t) {
+        if (back >= capacity || back >= t) { // never outstanding: the slot may hold a staged WR
             return providerWrId;
         }
         long p = t - 1 - back;

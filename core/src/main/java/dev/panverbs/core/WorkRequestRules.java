@@ -68,6 +68,17 @@ final class WorkRequestRules {
      * destroy closes, so FFM's own liveness check (no extra read on the hot path) catches the use after close; this
      * turns its bare "Already closed" into the QP's name and the verb. Cold.
      */
+    /**
+     * Refuses a new WR once the QP is closed (a plain read: the chain's memory outlives the QP, so this is only the
+     * early error; the post re-reads the state after its fence).
+     */
+    void checkOwnerOpen(String verb) {
+        Resource r = qp;
+        if (r != null && r.isClosedRelaxed()) {
+            throw r.closedException(verb);
+        }
+    }
+
     RuntimeException ifClosed(IllegalStateException e, String verb) {
         Resource r = qp;
         if (r == null || !r.isClosed()) {
@@ -98,6 +109,19 @@ final class WorkRequestRules {
     }
 
     /**
+     * {@link #checkSge} of a key that the previous SGE of this chain staged (the same snapshot, so open and in this
+     * PD then): only its memory and the range are checked again.
+     */
+    void checkSameKeySge(KeySnapshot key, long offset, int length) {
+        if (!key.memoryAlive()) {
+            throw unusable("ibv_post_send/ibv_post_recv (SGE)", key, -1);
+        }
+        if (!inBounds(offset, length, key.length)) {
+            throw outOfBounds(key.owner, offset, length, key.length);
+        }
+    }
+
+    /**
      * The region grants {@link Access#LOCAL_WRITE}, which the NIC needs to write into it: receive buffers, RDMA READ
      * and atomic result buffers. Without it the WR fails as LOC_PROT_ERR (READ) or LOC_QP_OP_ERR (receive, on rxe)
      * and the QP goes to ERR, so it is refused here. A zero-length SGE writes nothing and passes.
@@ -114,13 +138,9 @@ final class WorkRequestRules {
     }
 
     int checkInline(MemorySegment data, int alreadyInline) {
-        if (!data.isNative()) {
-            throw new IllegalArgumentException("inline data must be a native segment (the provider copies it from "
-                    + "its address); copy heap arrays into a native buffer first");
-        }
         if (!data.scope().isAlive()) {
             throw new IllegalStateException("inline data of " + qpName + ": the segment's arena is closed (its memory "
-                    + "is freed); the provider copies inline data during the post, so keep it alive until then");
+                    + "is freed)");
         }
         long len = data.byteSize();
         if (len > maxInlineData - alreadyInline) {

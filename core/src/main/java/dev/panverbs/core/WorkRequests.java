@@ -4,6 +4,8 @@ import dev.panverbs.bindings.verbs.ibv_recv_wr;
 import dev.panverbs.bindings.verbs.ibv_send_wr;
 import dev.panverbs.bindings.verbs.ibv_sge;
 
+import dev.panverbs.core.internal.HotMemory;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -41,7 +43,14 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         }
     }
 
+    /**
+     * The chain, its SGE lists and the {@code bad_wr} cell, in one allocation whose downcalls acquire nothing
+     * ({@link HotMemory}); {@link WorkQueue#post} keeps it alive across the provider call.
+     */
+    final HotMemory memory;
     final MemorySegment wrs;
+    /** {@code struct ibv_send_wr **bad_wr} / {@code ibv_recv_wr **}: one cell after the SGE lists. */
+    final MemorySegment badWr;
     final long wrsAddress;
     private final long wrSize;
     /** log2 of {@link #wrSize} (128 and 32 bytes): the hot offsets shift instead of multiplying by a field. */
@@ -59,12 +68,15 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     private final int[] stagedLast;
     private int nStaged;
     /** {@code stagedKeys[nStaged - 1]}, or null (inline data, or nothing staged since clear()). */
-    private KeySnapshot lastStaged;
-    /** The tracking id of each SGE's key (0 for inline data), by {@code wr * maxSge + sge}, for the tracker. */
-    final long[] keyIds;
-    /** Java mirrors of each WR's own {@code wr_id} and {@code num_sge}, read back when it is posted. */
-    final long[] wrIds;
-    final int[] numSges;
+    KeySnapshot lastStaged;
+    /**
+     * The queue's outstanding-WR tracker (created here, shared with the queue and its other post paths). Each WR is
+     * staged straight into its slot as it is written, at position {@link #base} + its index, so a post only
+     * publishes the tail.
+     */
+    final WorkQueueTracker tracker;
+    /** The tracker position of WR 0 of the current chain (taken from the tail when the chain starts). */
+    long base;
     /** {@link #chainFrom} slices, made on first use. */
     private final MemorySegment[] heads;
     int count;
@@ -77,8 +89,7 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     /** {@code ibv_post_send} or {@code ibv_post_recv}, for messages. */
     private final String verb;
 
-    WorkRequests(String verb, WorkRequestRules rules, int capacity, int maxSge, long wrSize, MemorySegment wrs,
-                 MemorySegment sges) {
+    WorkRequests(String verb, WorkRequestRules rules, int capacity, int maxSge, long wrSize) {
         this.verb = verb;
         if (capacity < 1) {
             throw new IllegalArgumentException("a work-request chain needs at least one WR");
@@ -91,15 +102,17 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
             throw new IllegalArgumentException("work request size " + wrSize + " is not a power of two");
         }
         this.wrShift = Long.numberOfTrailingZeros(wrSize);
-        this.wrs = wrs;
-        this.sges = sges;
+        long chainBytes = capacity * wrSize;
+        long sgeBytes = (long) capacity * this.maxSge * SGE_SIZE;
+        this.memory = HotMemory.allocate(chainBytes + sgeBytes + Long.BYTES, Long.BYTES);
+        this.wrs = memory.segment.asSlice(0, chainBytes);
+        this.sges = memory.segment.asSlice(chainBytes, sgeBytes);
+        this.badWr = memory.segment.asSlice(chainBytes + sgeBytes, Long.BYTES);
         this.wrsAddress = wrs.address();
         this.stagedKeys = new KeySnapshot[capacity * this.maxSge];
         this.stagedFirst = new int[capacity * this.maxSge];
         this.stagedLast = new int[capacity * this.maxSge];
-        this.keyIds = new long[capacity * this.maxSge];
-        this.wrIds = new long[capacity];
-        this.numSges = new int[capacity];
+        this.tracker = new WorkQueueTracker(capacity, this.maxSge);
         this.heads = new MemorySegment[capacity];
         long sgesAddress = sges.address();
         for (int i = 0; i < capacity; i++) {
@@ -169,34 +182,23 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
             throw rules.tooManySges(maxSge);
         }
         long s = ((long) wr * maxSge + n) * SGE_SIZE;
-        try { // the chain lives in the queue owner's arena: a closed QP fails here, named by ifClosed
-            sges.set(LONG, s + SGE_ADDR, addr);
-        } catch (IllegalStateException e) {
-            throw rules.ifClosed(e, verb);
-        }
+        sges.set(LONG, s + SGE_ADDR, addr);
         sges.set(INT, s + SGE_LENGTH, length);
         sges.set(INT, s + SGE_LKEY, lkey);
-        int k = wr * maxSge + n;
+        tracker.stageRef(base + wr, n, key == null ? 0L : key.trackingId);
         if (key == lastStaged) { // the common case: the same key as the previous SGE (or inline after inline)
-            keyIds[k] = key == null ? 0L : key.trackingId;
             if (key != null) {
                 stagedLast[nStaged - 1] = wr;
             }
-        } else {
-            stage(key, wr, k);
+        } else if (key != null) {
+            stage(key, wr);
         }
         wrs.set(INT, ((long) wr << wrShift) + NUM_SGE, n + 1);
         currentSges = n + 1;
-        numSges[wr] = n + 1;
     }
 
-    /** Records SGE slot {@code k}'s key when it differs from the previous SGE's (kept out of the inlined path). */
-    private void stage(KeySnapshot key, int wr, int k) {
-        if (key == null) {
-            keyIds[k] = 0L;
-            return;
-        }
-        keyIds[k] = key.trackingId;
+    /** Records a key that differs from the previous SGE's (kept out of the inlined path). */
+    private void stage(KeySnapshot key, int wr) {
         stagedKeys[nStaged] = key;
         stagedFirst[nStaged] = wr;
         stagedLast[nStaged] = wr;
@@ -204,28 +206,44 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         lastStaged = key;
     }
 
-    /** Starts WR {@code count}: its native head and mirrors; returns its offset in the chain. */
+    /**
+     * Starts WR {@code count}: its native head ({@code wr_id} = its tracker position and route, {@code num_sge} 0)
+     * and its tracker slot (the caller's {@code wrId}); returns its offset in the chain.
+     */
     final long startWr(long wrId) {
         if (count == capacity) {
             throw rules.chainFull(capacity);
         }
+        rules.checkOwnerOpen(verb); // the chain's memory outlives the QP: a closed QP is refused by its state
         int i = count;
-        long w = (long) i << wrShift;
-        try { // the chain lives in the owner's arena: a closed QP fails here (FFM's liveness check, no extra read)
-            wrs.set(INT, w + NUM_SGE, 0);
-        } catch (IllegalStateException e) {
-            throw rules.ifClosed(e, verb);
+        if (i == 0) {
+            base = tracker.tail();
         }
+        long p = base + i;
+        long w = (long) i << wrShift;
+        tracker.stageWr(p, wrId);
+        wrs.set(LONG, w + WR_ID, tracker.encode(p));
+        wrs.set(INT, w + NUM_SGE, 0);
         count = i + 1;
-        wrIds[i] = wrId;
-        numSges[i] = 0;
         currentSges = 0;
         return w;
     }
 
-    /** The caller's {@code wr_id} of WR {@code i}. */
-    final long wrId(int i) {
-        return wrIds[i];
+    /**
+     * Moves the pending WRs (not yet accepted) so that the first is at tracker position {@code first}, and
+     * re-encodes their provider {@code wr_id}s: another post path (a {@link PostBatch}) is about to use, or has rolled
+     * back, the positions they were staged at. Rare; producer only.
+     */
+    final void restage(long first) {
+        long from = base + posted;
+        if (from == first || count == posted) {
+            return;
+        }
+        tracker.moveStaged(from, first, count - posted);
+        base = first - posted;
+        for (int i = posted; i < count; i++) {
+            providerWrId(i, tracker.encode(base + i));
+        }
     }
 
     /** Writes the {@code wr_id} the provider carries for WR {@code i} (its tracker position). */

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.panverbs.core.internal.Resource;
 import dev.panverbs.core.internal.ResourceKind;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import org.junit.jupiter.api.Test;
 
@@ -16,34 +15,31 @@ import org.junit.jupiter.api.Test;
 class ClosedChainTest {
 
     @Test
-    void chainsOfAClosedQpFailNamingItNotTheirFreedMemory() {
-        Arena arena = Arena.ofShared(); // as a QP's chains: freed by the QP's destroy
+    void chainsOfAClosedQpFailNamingIt() {
         Resource qp = Resource.adopt(ResourceKind.QUEUE_PAIR, new Object(), "QueuePair[RC 0x1000 on fake0]",
-                MemorySegment.ofAddress(0x1000), h -> arena.close(), new Resource[0]);
+                MemorySegment.ofAddress(0x1000), h -> { }, new Resource[0]);
         WorkRequestRules rules = new WorkRequestRules("QueuePair[RC 0x1000 on fake0]", QueuePairType.RC, true, 64,
                 new Object(), qp);
-        SendRequests send = new SendRequests(rules, 4, 2, arena);
-        ReceiveRequests recv = new ReceiveRequests(rules, 4, 2, arena);
+        SendRequests send = new SendRequests(rules, 4, 2);
+        ReceiveRequests recv = new ReceiveRequests(rules, 4, 2);
         send.rdmaWrite(1, 0, 7, 0x1000);
         recv.recv(1);
         qp.close();
         assertThatThrownBy(() -> send.send(2, 0)).isInstanceOf(IllegalStateException.class)
-                .hasMessage("QueuePair[RC 0x1000 on fake0] is closed; cannot call ibv_post_send")
-                .hasCauseInstanceOf(IllegalStateException.class);
-        assertThatThrownBy(() -> send.appendSge(0x2000, 8, 1, null)).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("cannot call ibv_post_send");
+                .hasMessage("QueuePair[RC 0x1000 on fake0] is closed; cannot call ibv_post_send");
         assertThatThrownBy(() -> recv.recv(2)).isInstanceOf(IllegalStateException.class)
                 .hasMessage("QueuePair[RC 0x1000 on fake0] is closed; cannot call ibv_post_recv");
-        assertThatThrownBy(() -> recv.appendSge(0x2000, 8, 1, null)).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("cannot call ibv_post_recv");
+        // the chains outlive the QP (their memory is freed by the GC, never under a writer): completing the WR that
+        // was started before the close writes into memory that is still allocated; posting it is refused by state
+        send.appendSge(0x2000, 8, 1, null);
+        recv.appendSge(0x2000, 8, 1, null);
+        assertThat(send.count()).isEqualTo(1);
         // other refusals of an open QP keep their own message
-        Arena open = Arena.ofShared();
         SendRequests full = new SendRequests(new WorkRequestRules("QP#open", QueuePairType.RC, true, 64,
                 new Object(), Resource.adopt(ResourceKind.QUEUE_PAIR, new Object(), "QP#open",
-                MemorySegment.ofAddress(0x2000), h -> { }, new Resource[0])), 1, 1, open);
+                MemorySegment.ofAddress(0x2000), h -> { }, new Resource[0])), 1, 1);
         full.send(1, 0);
         assertThatThrownBy(() -> full.send(2, 0)).isInstanceOf(IllegalStateException.class).hasMessageContaining("is full");
-        open.close();
     }
 
     @Test

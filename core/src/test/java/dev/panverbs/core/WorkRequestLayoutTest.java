@@ -25,7 +25,7 @@ class WorkRequestLayoutTest {
     }
 
     private SendRequests send(QueuePairType type, boolean atomics, int cap, int maxSge) {
-        return new SendRequests(new WorkRequestRules("QP#test", type, atomics, 64, pd), cap, maxSge, arena);
+        return new SendRequests(new WorkRequestRules("QP#test", type, atomics, 64, pd), cap, maxSge);
     }
 
     private static MemorySegment wr(SendRequests s, int i) {
@@ -40,7 +40,9 @@ class WorkRequestLayoutTest {
         s.appendSge(0x1000, 64, 0x55, null);
         s.appendSge(0x2000, 32, 0x66, null);
         MemorySegment w = wr(s, 0);
-        assertThat(s.wrId(0)).isEqualTo(0x1122334455667788L); // native wr_id: the tracker position, written at post
+        // the caller's wr_id stays in the tracker's slot; the native wr_id is the slot's position (and route)
+        assertThat(s.tracker.wrIdAt(s.base)).isEqualTo(0x1122334455667788L);
+        assertThat(ibv_send_wr.wr_id(w)).isEqualTo(s.tracker.encode(s.base));
         assertThat(ibv_send_wr.opcode(w)).isEqualTo(verbs_h.IBV_WR_RDMA_WRITE_WITH_IMM());
         assertThat(ibv_send_wr.send_flags(w)).isEqualTo(verbs_h.IBV_SEND_SIGNALED());
         // imm_data is __be32: the wire bytes are 01 02 03 04
@@ -95,10 +97,10 @@ class WorkRequestLayoutTest {
     void receiveWrLayout() {
         assertThat(ReceiveRequests.WR_SIZE).isEqualTo(32);
         ReceiveRequests r = new ReceiveRequests(new WorkRequestRules("QP#test", QueuePairType.RC, false, 0, pd),
-                2, 1, arena);
+                2, 1);
         r.recv(99).appendSge(0x3000, 4096, 7, null);
         MemorySegment w = r.wrs.asSlice(0, ibv_recv_wr.layout());
-        assertThat(r.wrId(0)).isEqualTo(99);
+        assertThat(r.tracker.wrIdAt(r.base)).isEqualTo(99);
         assertThat(ibv_recv_wr.num_sge(w)).isEqualTo(1);
         MemorySegment sge = ibv_recv_wr.sg_list(w).reinterpret(ibv_sge.sizeof());
         assertThat(ibv_sge.addr(sge)).isEqualTo(0x3000);
@@ -111,16 +113,34 @@ class WorkRequestLayoutTest {
     @Test
     void inlineSetsTheFlagAndIsBounded() {
         SendRequests s = send(QueuePairType.RC, false, 2, 2);
-        MemorySegment data = arena.allocate(40);
+        Arena dataArena = Arena.ofConfined();
+        MemorySegment data = dataArena.allocate(40);
+        for (int i = 0; i < 40; i++) {
+            data.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) i);
+        }
         s.send(1, SendFlag.SIGNALED_BIT).inline(data);
+        dataArena.close(); // copied at inline(): the post never reads the caller's (now freed) memory
         assertThat(ibv_send_wr.send_flags(wr(s, 0)))
                 .isEqualTo(verbs_h.IBV_SEND_SIGNALED() | verbs_h.IBV_SEND_INLINE());
         MemorySegment sge = ibv_send_wr.sg_list(wr(s, 0)).reinterpret(ibv_sge.sizeof());
-        assertThat(ibv_sge.addr(sge)).isEqualTo(data.address());
         assertThat(ibv_sge.length(sge)).isEqualTo(40);
+        MemorySegment copy = MemorySegment.ofAddress(ibv_sge.addr(sge)).reinterpret(40);
+        for (int i = 0; i < 40; i++) {
+            assertThat(copy.get(java.lang.foreign.ValueLayout.JAVA_BYTE, i)).isEqualTo((byte) i);
+        }
         assertThatThrownBy(() -> s.inline(arena.allocate(25))).hasMessageContaining("exceeds")
                 .hasMessageContaining("max_inline_data of 64");
-        assertThatThrownBy(() -> s.inline(MemorySegment.ofArray(new byte[4]))).hasMessageContaining("native");
+        // heap data is copied too; a second inline SGE of the same WR lands after the first
+        s.inline(MemorySegment.ofArray(new byte[] {7, 8, 9, 10}));
+        MemorySegment sge2 = ibv_send_wr.sg_list(wr(s, 0)).reinterpret(2 * ibv_sge.sizeof()).asSlice(ibv_sge.sizeof());
+        assertThat(ibv_sge.addr(sge2)).isEqualTo(ibv_sge.addr(sge) + 40);
+        assertThat(MemorySegment.ofAddress(ibv_sge.addr(sge2)).reinterpret(4).get(java.lang.foreign.ValueLayout.JAVA_BYTE, 3))
+                .isEqualTo((byte) 10);
+        Arena closed = Arena.ofConfined();
+        MemorySegment freed = closed.allocate(4);
+        closed.close();
+        assertThatThrownBy(() -> s.inline(freed)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("arena is closed");
     }
 
     @Test

@@ -1,6 +1,8 @@
 package dev.panverbs.perf;
 
 import dev.panverbs.bindings.ibverbs.ContextOps;
+import dev.panverbs.bindings.ibverbs.CqExOps;
+import dev.panverbs.bindings.ibverbs.QpExOps;
 import dev.panverbs.core.CompletionField;
 import dev.panverbs.core.CompletionQueue;
 import dev.panverbs.core.ExtendedCompletionQueue;
@@ -41,7 +43,11 @@ import org.openjdk.jmh.annotations.Warmup;
  * then polls what it posted, so the QP's outstanding-WR ring stays in steady state, as in a real loop.
  *
  * <p>Baselines in the same class: {@code c*} do the same work in C through the same function pointers (one
- * critical downcall per operation, ~2-3 ns of it); {@code downcall*} are the bare FFM costs. Run with
+ * critical downcall per operation, ~2-3 ns of it); {@code raw*} do it from Java through the same provider slots and
+ * handles as the library, with no checks and no tracking (the WRs written into global-arena memory as C writes them),
+ * which separates the cost of the FFM transitions ({@code raw} / {@code c}) from the library's own
+ * ({@code panverbs} / {@code raw}); {@code downcall*} are the bare FFM costs. {@code perf/run --compare} prints the
+ * three side by side. Run with
  * {@code -prof gc}: every Java benchmark must show ~0 B/op. {@link DataPathNoCriticalBenchmark} repeats them with
  * the provider slots linked without {@code Linker.Option.critical}.
  */
@@ -76,6 +82,12 @@ public class DataPathBenchmark {
     private MethodHandle cPostSend;
     private MethodHandle cPostBatch1;
     private MethodHandle cExtendedPoll16;
+    // raw FFM baselines: the same slots, no library
+    private QpExOps rawQpEx;
+    private CqExOps rawCqEx;
+    private MemorySegment rawWrs;
+    private MemorySegment rawWcs;
+    private MemorySegment rawPollAttr;
 
     @Setup(Level.Trial)
     public void setup() {
@@ -110,6 +122,11 @@ public class DataPathBenchmark {
         cPostSend = fake.downcall("fake_c_post_send", FunctionDescriptor.of(j, p, p, i, i, j, j, i, j, i), true);
         cPostBatch1 = fake.downcall("fake_c_post_batch1", FunctionDescriptor.of(j, p, p, j, j, i, j, i), true);
         cExtendedPoll16 = fake.downcall("fake_c_extended_poll16", FunctionDescriptor.of(j, p, p, j, j, i, j, i), true);
+        rawWrs = Arena.global().allocate(16 * RAW_WR + 16 * RAW_SGE, 8);
+        rawWcs = Arena.global().allocate(16 * RAW_WC, 8);
+        rawPollAttr = Arena.global().allocate(8, 8);
+        rawQpEx = QpExOps.of(qpExHandle);
+        rawCqEx = CqExOps.of(cqExHandle);
         System.err.println("provider slots linked " + (Boolean.getBoolean("dev.panverbs.bindings.noCritical")
                 ? "WITHOUT" : "with") + " Linker.Option.critical(false)");
     }
@@ -251,6 +268,120 @@ public class DataPathBenchmark {
                 sum += wc.wrId() + wc.statusValue() + wc.byteLen();
             }
             expected -= n;
+        }
+        return sum;
+    }
+
+    // ---- raw FFM: the same provider slots and handles, written and read as C does, no checks, no tracking ----
+
+    private static final long RAW_WR = 128;  // sizeof(struct ibv_send_wr)
+    private static final long RAW_SGE = 16;  // sizeof(struct ibv_sge)
+    private static final long RAW_WC = 48;   // sizeof(struct ibv_wc)
+    private static final ValueLayout.OfLong J = ValueLayout.JAVA_LONG_UNALIGNED;
+    private static final ValueLayout.OfInt I = ValueLayout.JAVA_INT_UNALIGNED;
+
+    /** Writes {@code n} RDMA WRITEs of 64 bytes (the last signaled, or all) as C's baseline does, from WR 0. */
+    private void rawChain(int n, boolean allSignaled) {
+        MemorySegment w = rawWrs;
+        long base = w.address();
+        long sges = 16 * RAW_WR;
+        for (int i = 0; i < n; i++) {
+            long o = i * RAW_WR;
+            long s = sges + i * RAW_SGE;
+            w.set(J, s, local + i * 64L);            // sge.addr
+            w.set(I, s + 8, 64);                      // sge.length
+            w.set(I, s + 12, lkey);                   // sge.lkey
+            w.set(J, o, wrId++);                      // wr_id
+            w.set(J, o + 8, i + 1 < n ? base + o + RAW_WR : 0L); // next
+            w.set(J, o + 16, base + s);               // sg_list
+            w.set(I, o + 24, 1);                      // num_sge
+            w.set(I, o + 28, 0);                      // opcode IBV_WR_RDMA_WRITE
+            w.set(I, o + 32, allSignaled || i == n - 1 ? SendFlag.SIGNALED_BIT : 0); // send_flags
+            w.set(J, o + 40, REMOTE + i * 64L);       // wr.rdma.remote_addr
+            w.set(I, o + 48, RKEY);                   // wr.rdma.rkey
+        }
+    }
+
+    /** ibv_poll_cq until {@code expected} completions were read (wr_id, status, byte_len), as C's baseline does. */
+    private long rawDrain(int expected) {
+        long sum = 0;
+        MemorySegment wc = rawWcs;
+        while (expected > 0) {
+            int n = ops.ibv_poll_cq(cqHandle, Math.min(expected, 16), wc);
+            for (int i = 0; i < n; i++) {
+                long o = i * RAW_WC;
+                sum += wc.get(J, o) + wc.get(I, o + 8) + wc.get(I, o + 20); // wr_id, status, byte_len
+            }
+            expected -= n;
+        }
+        return sum;
+    }
+
+    /** Raw FFM twin of {@link #classicPostSend1}. */
+    @Benchmark
+    public long rawPostSend1() {
+        rawChain(1, false);
+        if (ops.ibv_post_send(qpHandle, rawWrs, badWr) != 0) {
+            throw new IllegalStateException("post_send");
+        }
+        return rawDrain(1);
+    }
+
+    /** Raw FFM twin of {@link #classicPostSend16}. */
+    @Benchmark
+    public long rawPostSend16() {
+        rawChain(16, false);
+        if (ops.ibv_post_send(qpHandle, rawWrs, badWr) != 0) {
+            throw new IllegalStateException("post_send");
+        }
+        return rawDrain(1);
+    }
+
+    /** Raw FFM twin of {@link #classicPostSend16Poll16}. */
+    @Benchmark
+    public long rawPostSend16Poll16() {
+        rawChain(16, true);
+        if (ops.ibv_post_send(qpHandle, rawWrs, badWr) != 0) {
+            throw new IllegalStateException("post_send");
+        }
+        return rawDrain(16);
+    }
+
+    /** Raw FFM twin of {@link #extendedPostBatch1}: the same six slot calls. */
+    @Benchmark
+    public long rawPostBatch1() {
+        QpExOps q = rawQpEx;
+        q.ibv_wr_start();
+        q.wr_id(wrId++);
+        q.wr_flags(SendFlag.SIGNALED_BIT);
+        q.ibv_wr_rdma_write(RKEY, REMOTE);
+        q.ibv_wr_set_sge(lkey, local, 64);
+        if (q.ibv_wr_complete() != 0) {
+            throw new IllegalStateException("wr_complete");
+        }
+        CqExOps c = rawCqEx;
+        long sum = 0;
+        if (c.ibv_start_poll(rawPollAttr) == 0) {
+            sum = c.wr_id() + c.status();
+            c.ibv_end_poll();
+        }
+        return sum;
+    }
+
+    /** Raw FFM twin of {@link #extendedPoll16}. */
+    @Benchmark
+    public long rawExtendedPoll16() {
+        rawChain(16, true);
+        if (ops.ibv_post_send(qpExHandle, rawWrs, badWr) != 0) {
+            throw new IllegalStateException("post_send");
+        }
+        CqExOps c = rawCqEx;
+        long sum = 0;
+        if (c.ibv_start_poll(rawPollAttr) == 0) {
+            do {
+                sum += c.wr_id() + c.status() + c.ibv_wc_read_byte_len();
+            } while (c.ibv_next_poll() == 0);
+            c.ibv_end_poll();
         }
         return sum;
     }

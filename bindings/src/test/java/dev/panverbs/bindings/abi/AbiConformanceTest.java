@@ -16,14 +16,16 @@ import org.junit.jupiter.api.Test;
 /**
  * The generated bindings agree with the C ABI of the installed rdma-core headers: {@code sizeof},
  * alignment and {@code offsetof} of every field of every struct and union jextract laid out in
- * {@code dev.panverbs.bindings.verbs} and {@code dev.panverbs.bindings.mlx5dv}, and the value of every
+ * {@code dev.panverbs.bindings.verbs}, {@code dev.panverbs.bindings.mlx5dv} and {@code dev.panverbs.bindings.rdmacma}
+ * (rdma_cma.h), and the value of every
  * enum constant and {@code #define} their header classes carry, each compared with what gcc computes.
  *
  * <p>Runs on every build on the host (no RDMA device needed); missing gcc or headers fail the test.
  */
 class AbiConformanceTest {
 
-    static final String[] PACKAGES = {"dev.panverbs.bindings.verbs", "dev.panverbs.bindings.mlx5dv"};
+    static final String[] PACKAGES =
+            {"dev.panverbs.bindings.verbs", "dev.panverbs.bindings.mlx5dv", "dev.panverbs.bindings.rdmacma"};
 
     /**
      * Padding regions alignment does not explain, allowed with a reason. jextract replaces bit-fields by
@@ -57,7 +59,12 @@ class AbiConformanceTest {
             "struct mlx5dv_mkey_conf_attr", "struct mlx5dv_mkey_err", "struct mlx5dv_clock_info",
             "struct mlx5dv_crypto_attr", "struct mlx5dv_flow_match_parameters",
             "struct mlx5_ib_uapi_query_port", // mlx5dv_port is a macro alias of it
-            "struct ibv_tmh");
+            "struct ibv_tmh",
+            // rdma_cma.h, and the socket address types and verbs.h unions its structs embed by value
+            "struct rdma_cm_id", "struct rdma_cm_event", "struct rdma_conn_param", "struct rdma_ud_param",
+            "struct rdma_event_channel", "struct rdma_addr", "struct rdma_route", "struct rdma_ib_addr",
+            "struct rdma_addrinfo", "struct rdma_cm_join_mc_attr_ex", "struct sockaddr", "struct sockaddr_in",
+            "struct sockaddr_in6", "struct sockaddr_storage", "struct in_addr", "struct in6_addr");
 
     /**
      * sizeof/alignof measured independently on Debian 12 x86_64 with gcc 12.2 (inline catalogue, section
@@ -78,7 +85,14 @@ class AbiConformanceTest {
             Map.entry("struct mlx5dv_context", new long[] {152, 8}),
             Map.entry("struct mlx5_wqe_ctrl_seg", new long[] {16, 4}),
             Map.entry("struct mlx5_cqe64", new long[] {64, 8}),
-            Map.entry("struct mlx5_wqe_srq_next_seg", new long[] {16, 2}));
+            Map.entry("struct mlx5_wqe_srq_next_seg", new long[] {16, 2}),
+            // rdma_cma.h, measured the same way (gcc 12.2, Debian 12, librdmacm-dev 44.0)
+            Map.entry("struct rdma_cm_id", new long[] {416, 8}),
+            Map.entry("struct rdma_cm_event", new long[] {80, 8}),
+            Map.entry("struct rdma_conn_param", new long[] {24, 8}),
+            Map.entry("struct rdma_ud_param", new long[] {56, 8}),
+            Map.entry("struct rdma_route", new long[] {312, 8}),
+            Map.entry("struct sockaddr_storage", new long[] {128, 8}));
 
     static AbiModel model;
     static CResult c;
@@ -104,15 +118,17 @@ class AbiConformanceTest {
     }
 
     @Test
-    void scanCoversEveryCatalogueStructAndBothHeaders() {
+    void scanCoversEveryCatalogueStructAndEveryHeader() {
         Set<String> checked = model.types().stream().map(Type::cType).collect(Collectors.toSet());
         assertThat(checked).containsAll(CATALOGUE_TYPES);
         Set<String> headers = model.constants().stream().map(AbiModel.Constant::header).collect(Collectors.toSet());
-        assertThat(headers).containsExactlyInAnyOrder("verbs_h", "mlx5dv_h");
+        assertThat(headers).containsExactlyInAnyOrder("verbs_h", "mlx5dv_h", "rdma_cma_h");
         // enum constants are static methods: one known enum value and one #define from each header
         assertThat(model.constants()).extracting(AbiModel.Constant::describe)
                 .contains("verbs_h.IBV_QPT_RC", "verbs_h.IBV_DEVICE_RAW_SCATTER_FCS",
-                        "mlx5dv_h.MLX5_OPCODE_RDMA_WRITE", "mlx5dv_h.MLX5DV_RES_TYPE_QP");
+                        "mlx5dv_h.MLX5_OPCODE_RDMA_WRITE", "mlx5dv_h.MLX5DV_RES_TYPE_QP",
+                        "rdma_cma_h.RDMA_CM_EVENT_ESTABLISHED", "rdma_cma_h.RDMA_PS_TCP", "rdma_cma_h.RDMA_UDP_QKEY",
+                        "rdma_cma_h.AF_INET6");
     }
 
     @Test

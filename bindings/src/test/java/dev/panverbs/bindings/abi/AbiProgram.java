@@ -8,8 +8,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Writes the C side of the ABI conformance check: one program that includes {@code <infiniband/verbs.h>}
- * and {@code <infiniband/mlx5dv.h>} and prints, for every type, field and constant of an {@link AbiModel},
+ * Writes the C side of the ABI conformance check: one program that includes {@code <infiniband/verbs.h>},
+ * {@code <infiniband/mlx5dv.h>} and {@code <rdma/rdma_cma.h>} and prints, for every type, field and constant of an {@link AbiModel},
  * what gcc computes for it. Lines are keyed by the model's list index:
  *
  * <pre>
@@ -39,6 +39,7 @@ public final class AbiProgram {
                 #include <stdio.h>
                 #include <infiniband/verbs.h>
                 #include <infiniband/mlx5dv.h>
+                #include <rdma/rdma_cma.h>
 
                 #define S(id, T) printf("S %d %zu %zu\\n", id, sizeof(T), _Alignof(T))
                 #define F(id, T, m) printf("F %d %zu %zu %zu\\n", id, offsetof(T, m), sizeof(((T *)0)->m), \\

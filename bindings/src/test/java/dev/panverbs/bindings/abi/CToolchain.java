@@ -24,7 +24,7 @@ public final class CToolchain {
 
     /** What to install when gcc or the headers are missing. */
     public static final String PACKAGES_HINT = "install gcc and the rdma-core headers: Debian/Ubuntu "
-            + "'apt-get install gcc libibverbs-dev', RHEL/Fedora 'dnf install gcc rdma-core-devel'";
+            + "'apt-get install gcc libibverbs-dev librdmacm-dev', RHEL/Fedora 'dnf install gcc rdma-core-devel'";
 
     private static final long TIMEOUT_SECONDS = 120;
     private static volatile CToolchain instance;
@@ -40,8 +40,8 @@ public final class CToolchain {
     }
 
     /**
-     * The toolchain, checked once per JVM: gcc runs and {@code <infiniband/verbs.h>} and
-     * {@code <infiniband/mlx5dv.h>} preprocess. Throws {@link AssertionError} naming the packages otherwise.
+     * The toolchain, checked once per JVM: gcc runs and {@code <infiniband/verbs.h>},
+     * {@code <infiniband/mlx5dv.h>} and {@code <rdma/rdma_cma.h>} preprocess. Throws {@link AssertionError} naming the packages otherwise.
      */
     public static CToolchain get() {
         CToolchain t = instance;
@@ -70,11 +70,13 @@ public final class CToolchain {
         }
         Path dir = workDirectory();
         CToolchain t = new CToolchain(gcc, dir, version.output.strip());
-        String probe = "#include <infiniband/verbs.h>\n#include <infiniband/mlx5dv.h>\nint main(void) { return 0; }\n";
+        String probe = "#include <infiniband/verbs.h>\n#include <infiniband/mlx5dv.h>\n#include <rdma/rdma_cma.h>\n"
+                + "int main(void) { return 0; }\n";
         try {
             t.compile("header-probe", probe, false);
         } catch (AssertionError e) {
-            throw new AssertionError("rdma-core headers <infiniband/verbs.h>, <infiniband/mlx5dv.h> not usable; "
+            throw new AssertionError("rdma-core headers <infiniband/verbs.h>, <infiniband/mlx5dv.h>, <rdma/rdma_cma.h> "
+                    + "not usable; "
                     + PACKAGES_HINT + "\n" + e.getMessage(), e);
         }
         return t;

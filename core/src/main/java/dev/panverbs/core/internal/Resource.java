@@ -144,6 +144,14 @@ public final class Resource implements AutoCloseable {
         return state != OPEN;
     }
 
+    /**
+     * {@link #isClosed()} as a plain read: no ordering, so the JIT may keep it in a register. For per-WR checks
+     * that only give an early, friendlier error, where the post re-reads the state (ordered) before the provider.
+     */
+    public boolean isClosedRelaxed() {
+        return (int) STATE.get(this) != OPEN;
+    }
+
     /** The native handle for a call of {@code verb}; throws {@link IllegalStateException} after close. */
     public MemorySegment handle(String verb) {
         MemorySegment h = handle;

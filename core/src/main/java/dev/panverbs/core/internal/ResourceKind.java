@@ -44,6 +44,10 @@ public enum ResourceKind {
     COMPLETION_CHANNEL("CompletionChannel"),
     /** A provider object that is none of the above (mlx5 DEVX objects, UARs, ...). */
     PROVIDER_OBJECT("ProviderObject"),
+    /** {@code rdma_cm_id}: a child of its event channel; closes the QP it owns before {@code rdma_destroy_id}. */
+    CM_ID("CmId"),
+    /** {@code rdma_event_channel}: a root for rdma_cm; closes its IDs, then the contexts adopted from them. */
+    EVENT_CHANNEL("EventChannel"),
     /** {@code ibv_context}: the root. */
     CONTEXT("Context");
 

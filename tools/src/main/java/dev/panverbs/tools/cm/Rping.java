@@ -1,0 +1,141 @@
+package dev.panverbs.tools.cm;
+
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code rping}: rdma-core's RDMA ping over rdma_cm, wire-compatible with its {@code rping} (librdmacm examples), so
+ * either side may be the C tool. The client advertises a buffer of ping text (address, rkey, length: 16 bytes,
+ * big-endian), the server RDMA READs it, tells the client to go on, the client advertises its second buffer, the
+ * server RDMA WRITEs the text back into it and says so; {@code -V} compares the two buffers on the client, {@code -v}
+ * prints the data. Same options, defaults (port 7174, 64 bytes, {@code -C} 0 = forever) and output lines.
+ * rdma-core's {@code -q} (self-created QP), {@code -P} (persistent server) and {@code -t} (TOS) are refused by name.
+ */
+@Command(name = "rping", sortOptions = false, exitCodeOnInvalidInput = 1, exitCodeOnExecutionException = 1,
+        usageHelpAutoWidth = true,
+        customSynopsis = {"rping -s [-vVd] [-S size] [-C count] [-a addr] [-p port]",
+                "rping -c [-vVd] [-S size] [-C count] [-I addr] -a addr [-p port]"},
+        description = "RDMA ping over rdma_cm; interoperates with rdma-core's rping.")
+public final class Rping implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "-c", description = "client side")
+    boolean client;
+    @Option(names = "-s", description = "server side.  To bind to any address with IPv6 use -a ::0")
+    boolean server;
+    @Option(names = "-I", paramLabel = "addr", description = "Source address to bind to for client.")
+    String source;
+    @Option(names = "-v", description = "display ping data to stdout")
+    boolean verbose;
+    @Option(names = "-V", description = "validate ping data")
+    boolean validate;
+    @Option(names = "-d", description = "debug printfs")
+    boolean debug;
+    @Option(names = "-S", paramLabel = "size", description = "ping data size")
+    int size = 64;
+    @Option(names = "-C", paramLabel = "count", description = "ping count times")
+    int count;
+    @Option(names = "-a", paramLabel = "addr", description = "address")
+    String address;
+    @Option(names = "-p", paramLabel = "port", description = "port")
+    int port = 7174;
+    @Option(names = "-P", description = "persistent server mode allowing multiple connections")
+    boolean persistent;
+    @Option(names = "-q", description = "use self-created, self-modified QP")
+    boolean selfCreateQp;
+    @Option(names = "-t", paramLabel = "tos", hidden = true)
+    Integer tos;
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "show this help")
+    boolean help;
+
+    private PrintWriter out;
+    private PrintWriter err;
+
+    /** The settings of one validated run. */
+    record Settings(boolean server, InetSocketAddress address, InetSocketAddress source, int size, int count,
+                    boolean verbose, boolean validate, boolean debug) {}
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter err = this.err != null ? this.err : spec.commandLine().getErr();
+        PrintWriter out = this.out != null ? this.out : spec.commandLine().getOut();
+        Settings s = settings(err);
+        if (s == null) {
+            return 1;
+        }
+        return new RpingRun(s, out, err).run();
+    }
+
+    /** Checks the options as rping's getopt loop does; {@code null} (and a message on {@code err}) if invalid. */
+    Settings settings(PrintWriter err) throws UnknownHostException {
+        if (selfCreateQp || persistent || tos != null) {
+            String option = selfCreateQp ? "-q (self-created QP)" : persistent ? "-P (persistent server)" : "-t (TOS)";
+            err.println("rping: option " + option + " of rdma-core's rping is not supported by this panverbs clone");
+            return null;
+        }
+        if (size < RpingText.MIN_SIZE || size > RpingText.MAX_SIZE - 1) {
+            err.printf("Invalid size %d (valid range is %d to %d)%n", size, RpingText.MIN_SIZE, RpingText.MAX_SIZE);
+            return null;
+        }
+        if (count < 0) {
+            err.printf("Invalid count %d%n", count);
+            return null;
+        }
+        if (client == server) {
+            spec.commandLine().usage(err);
+            return null;
+        }
+        if (port < 0 || port > 65535) {
+            err.printf("Invalid port %d%n", port);
+            return null;
+        }
+        InetSocketAddress at;
+        if (address == null) {
+            if (client) {
+                spec.commandLine().usage(err);
+                return null;
+            }
+            at = new InetSocketAddress(InetAddress.getByName("0.0.0.0"), port);
+        } else {
+            at = new InetSocketAddress(InetAddress.getByName(address), port);
+        }
+        InetSocketAddress src = source == null ? null : new InetSocketAddress(InetAddress.getByName(source), 0);
+        return new Settings(server, at, src, size, count, verbose, validate, debug);
+    }
+
+    /** Parses {@code args} and runs; returns the exit status. */
+    static int execute(String[] args, PrintWriter out, PrintWriter err) {
+        Rping command = new Rping();
+        command.out = out;
+        command.err = err;
+        CommandLine cl = new CommandLine(command);
+        cl.setOut(out);
+        cl.setErr(err);
+        cl.setExecutionExceptionHandler((e, line, parseResult) -> {
+            err.println("rping: " + (e instanceof RuntimeException ? e.getMessage() : e.toString()));
+            err.flush();
+            return 1;
+        });
+        int status = cl.execute(args);
+        out.flush();
+        err.flush();
+        return status;
+    }
+
+    /** Entry point of {@code tools/bin/rping}. */
+    public static void main(String[] args) {
+        PrintWriter out = new PrintWriter(System.out, true);
+        PrintWriter err = new PrintWriter(System.err, true);
+        System.exit(execute(args, out, err));
+    }
+}

@@ -1,0 +1,79 @@
+package dev.panverbs.tools.cm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+/**
+ * rping's command line (getopt's checks and messages, refusals by name) and its ping text, compared with what
+ * rdma-core's rping 44 printed in the bed ({@code rping -c -v -S 64}: the lines below are its output).
+ */
+class RpingTest {
+
+    private static String[] run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int status = Rping.execute(args, new PrintWriter(out, true), new PrintWriter(err, true));
+        return new String[] {Integer.toString(status), out.toString(), err.toString()};
+    }
+
+    @Test
+    void theTextIsByteForByteRdmaCores() {
+        byte[] buf = new byte[64];
+        RpingText.fill(buf, 0, 65);
+        assertThat(RpingText.cString(buf))
+                .isEqualTo("rdma-ping-0: ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqr");
+        assertThat(buf[63]).isZero();
+        RpingText.fill(buf, 2, RpingText.next(RpingText.next(65)));
+        assertThat(RpingText.cString(buf))
+                .isEqualTo("rdma-ping-2: CDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrst");
+        // the filler wraps from 'z' (122) to 'A' (65), and so does the start of each ping
+        byte[] big = new byte[200];
+        RpingText.fill(big, 7, 120);
+        String s = RpingText.cString(big);
+        assertThat(s).startsWith("rdma-ping-7: xyzABC").hasSize(199);
+        assertThat(RpingText.next(122)).isEqualTo(65);
+        assertThat(new String(big, 0, 13, StandardCharsets.US_ASCII)).isEqualTo("rdma-ping-7: ");
+    }
+
+    @Test
+    void sizesOutsideRpingsRangeAreRefusedWithItsMessage() {
+        String[] r = run("-c", "-a", "127.0.0.1", "-S", "25");
+        assertThat(r[0]).isEqualTo("1");
+        assertThat(r[2]).contains("Invalid size 25 (valid range is 26 to 65536)");
+        assertThat(run("-c", "-a", "127.0.0.1", "-S", "65536")[2]).contains("Invalid size 65536");
+        assertThat(run("-c", "-a", "127.0.0.1", "-C", "-1")[2]).contains("Invalid count -1");
+    }
+
+    @Test
+    void aRoleIsRequiredAndTheClientNeedsAnAddress() {
+        String[] neither = run("-a", "127.0.0.1");
+        assertThat(neither[0]).isEqualTo("1");
+        assertThat(neither[2]).contains("rping -s [-vVd]").contains("rping -c [-vVd]");
+        assertThat(run("-c")[2]).contains("rping -c [-vVd]");
+    }
+
+    @Test
+    void optionsThisCloneDoesNotImplementAreRefusedByName() {
+        assertThat(run("-s", "-q")[2]).contains("-q (self-created QP)").contains("not supported");
+        assertThat(run("-s", "-P")[2]).contains("-P (persistent server)");
+        assertThat(run("-s", "-t", "16")[2]).contains("-t (TOS)");
+    }
+
+    @Test
+    void clusteredFlagsParseAsGetoptDoes() throws Exception {
+        Rping r = new Rping();
+        new picocli.CommandLine(r).parseArgs("-cvVd", "-a", "10.0.0.1", "-p", "9999", "-C", "3", "-S", "100");
+        Rping.Settings s = r.settings(new PrintWriter(new StringWriter()));
+        assertThat(s.server()).isFalse();
+        assertThat(s.verbose()).isTrue();
+        assertThat(s.validate()).isTrue();
+        assertThat(s.debug()).isTrue();
+        assertThat(s.address().getPort()).isEqualTo(9999);
+        assertThat(s.count()).isEqualTo(3);
+        assertThat(s.size()).isEqualTo(100);
+    }
+}
