@@ -14,7 +14,7 @@ final class DirectPathAccess implements DirectPath {
 
     @Override
     public SendSide sendSide(QueuePair qp) {
-        return new Side(qp.sendQueue, qp.sendQueue.sigAll);
+        return new Side(qp.sendQueue, qp.sendQueue.sigAll, qp, true);
     }
 
     @Override
@@ -23,7 +23,7 @@ final class DirectPathAccess implements DirectPath {
             throw new UnsupportedOperationException(qp + " takes its receives from a shared receive queue; direct "
                     + "receive posting writes the QP's own receive queue");
         }
-        return new Side(qp.receiveQueue, false);
+        return new Side(qp.receiveQueue, false, qp, false);
     }
 
     @Override
@@ -99,7 +99,16 @@ final class DirectPathAccess implements DirectPath {
         completions.count(n);
     }
 
-    private record Side(WorkQueue q, boolean sigAll) implements SendSide {
+    private record Side(WorkQueue q, boolean sigAll, QueuePair qp, boolean send) implements SendSide {
+        @Override
+        public void checkState(String verb) {
+            if (send) {
+                qp.checkSendState(verb, 0, -1);
+            } else {
+                qp.checkReceiveState(0);
+            }
+        }
+
         @Override
         public boolean enter() {
             return q.guard.enter(Thread.currentThread());

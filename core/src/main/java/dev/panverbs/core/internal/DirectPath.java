@@ -89,6 +89,12 @@ public interface DirectPath {
         /** Throws the QP's closed exception naming {@code verb}: after close the send ring is unmapped. */
         void checkOpen(String verb);
 
+        /**
+         * Refuses a post in a state that cannot take it (sends: RTS/SQD, receives: INIT and later), as the core's
+         * own post paths do: one volatile read of the tracked state.
+         */
+        void checkState(String verb);
+
         int room();
 
         long tail();

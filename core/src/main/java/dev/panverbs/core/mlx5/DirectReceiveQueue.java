@@ -130,6 +130,12 @@ public final class DirectReceiveQueue {
         }
         try {
             s.checkOpen(VERB);
+            s.checkState(VERB);
+            if ((writer.dbrecCounter() & 0xFFFF) != (writer.head & 0xFFFF)) {
+                throw new IllegalStateException(VERB + ": the doorbell record of " + qp + " no longer holds this "
+                        + "queue's receive counter: the QP went through RESET (libmlx5 restarts its counters) or was "
+                        + "posted through libmlx5; open a new DirectReceiveQueue");
+            }
             int take = Math.min(n, s.room());
             if (take <= 0) {
                 return 0;

@@ -311,6 +311,12 @@ public final class DirectSendQueue {
         }
         try {
             s.checkOpen(VERB); // after the mark: a close that passed this waits for the post (CallGuard)
+            s.checkState(VERB);
+            if ((writer.dbrecCounter() & 0xFFFF) != (writer.curPost & 0xFFFF)) {
+                throw new IllegalStateException(VERB + ": the doorbell record of " + qp + " no longer holds this "
+                        + "queue's producer counter: the QP went through RESET (libmlx5 restarts its counters) or was "
+                        + "posted through libmlx5; open a new DirectSendQueue");
+            }
             int take = Math.min(n, s.room());
             if (take <= 0) {
                 return 0;

@@ -49,6 +49,11 @@ final class RecvWriter {
         this.tail = head;
     }
 
+    /** The receive counter in the doorbell record ({@code be32toh(dbrec[0])}). */
+    int dbrecCounter() {
+        return dbrec.get(BE32, 0);
+    }
+
     int maxGs() {
         return maxGs;
     }

@@ -262,6 +262,11 @@ final class WqeWriter {
         }
     }
 
+    /** The send counter in the doorbell record ({@code be32toh(dbrec[1])}). */
+    int dbrecCounter() {
+        return dbrec.get(BE32, 4);
+    }
+
     /** The BlueFlame register (tests). */
     MemorySegment bfRegister() {
         return bf;

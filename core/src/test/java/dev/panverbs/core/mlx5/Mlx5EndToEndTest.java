@@ -327,6 +327,19 @@ class Mlx5EndToEndTest {
     }
 
     @Test
+    void aDoorbellRecordRestartedUnderTheQueueIsRefused() throws Throwable {
+        // what libmlx5 does to the record when the QP goes through RESET: the queue's counters no longer hold
+        dsq.rdmaWrite(60, SIG, mrRemote.rkey(), remote.address()).sge(mrLocal, 0, 8);
+        dsq.post();
+        ring();
+        pollOne();
+        dbrec.set(ValueLayout.JAVA_INT, 4, 0);
+        dsq.rdmaWrite(61, SIG, mrRemote.rkey(), remote.address()).sge(mrLocal, 0, 8);
+        assertThatThrownBy(dsq::post).isInstanceOf(IllegalStateException.class).hasMessageContaining("RESET");
+        assertThat(dbrec.get(ValueLayout.JAVA_INT, 4)).as("nothing written to the record").isZero();
+    }
+
+    @Test
     void aSqSigAllQueuePairIsRefused() {
         CompletionQueue cq = fp.createCq(16);
         QueuePair sigAll = fp.createRtsQp(fp.protectionDomain(), cq, cq, 8, 8, 1, 0, Set.of(), true);
