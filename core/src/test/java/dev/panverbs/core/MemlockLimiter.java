@@ -10,7 +10,8 @@ import java.lang.invoke.MethodHandle;
 /**
  * Lowers {@code RLIMIT_MEMLOCK} (soft limit, process-wide) and drops {@code CAP_IPC_LOCK} from the calling
  * thread's effective set (capabilities are per thread), so that even root hits the pinned-memory limit;
- * {@link #close()} restores both. Linux x86-64/aarch64 only: RLIMIT_MEMLOCK 8, CAP_IPC_LOCK 14,
+ * {@link #close()} restores both. Use it on a thread of its own that ends afterwards: capset replaces the calling
+ * thread's credential, and uverbs' write() refuses (EACCES) fds opened under another one. Linux x86-64/aarch64 only: RLIMIT_MEMLOCK 8, CAP_IPC_LOCK 14,
  * _LINUX_CAPABILITY_VERSION_3 0x20080522 (linux/capability.h, asm-generic/resource.h).
  */
 final class MemlockLimiter implements AutoCloseable {

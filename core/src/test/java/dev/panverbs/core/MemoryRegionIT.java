@@ -7,6 +7,7 @@ import dev.panverbs.core.internal.NativeHandles;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicReference;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -218,14 +219,27 @@ class MemoryRegionIT {
 
     @Test
     void regMrAboveMemlockLimitNamesTheLimit() throws Throwable {
-        try (Arena arena = Arena.ofConfined()) {
+        try (Arena arena = Arena.ofShared()) {
             MemorySegment seg = arena.allocate(1 << 20, 4096);
-            try (MemlockLimiter limiter = new MemlockLimiter(64 * 1024)) {
-                assertThatThrownBy(() -> res.pd.regMr(seg, RW))
-                        .isInstanceOf(VerbsException.class)
-                        .satisfies(e -> assertThat(((VerbsException) e).errnoName()).isIn("ENOMEM", "EPERM"))
-                        .hasMessageContaining("RLIMIT_MEMLOCK is 64 KiB")
-                        .hasMessageContaining("ulimit -l");
+            // capset gives the calling thread a new credential, and the kernel's uverbs write() then refuses (EACCES)
+            // every verbs fd opened under the old one (librdmacm's process-wide device contexts, opened by earlier
+            // tests, among them): so the limited section runs on a thread of its own, which ends with it
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            Thread limited = new Thread(() -> {
+                try (MemlockLimiter limiter = new MemlockLimiter(64 * 1024)) {
+                    assertThatThrownBy(() -> res.pd.regMr(seg, RW))
+                            .isInstanceOf(VerbsException.class)
+                            .satisfies(e -> assertThat(((VerbsException) e).errnoName()).isIn("ENOMEM", "EPERM"))
+                            .hasMessageContaining("RLIMIT_MEMLOCK is 64 KiB")
+                            .hasMessageContaining("ulimit -l");
+                } catch (Throwable t) {
+                    failure.set(t);
+                }
+            }, "memlock-limited");
+            limited.start();
+            limited.join();
+            if (failure.get() != null) {
+                throw failure.get();
             }
             res.pd.regMr(seg, RW).close(); // the limit is restored
         }
