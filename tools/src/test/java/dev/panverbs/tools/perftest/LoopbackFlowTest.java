@@ -33,6 +33,7 @@ class LoopbackFlowTest {
         List<String> a = new ArrayList<>(List.of(args));
         a.add("--loopback");
         a.add("--timeout=10");
+        a.add("--jit_warmup=0"); // the simulated engine needs no JIT warm-up; WarmupTest covers it
         int rc;
         try (PrintStream out = new PrintStream(o, true, StandardCharsets.UTF_8);
              PrintStream err = new PrintStream(e, true, StandardCharsets.UTF_8)) {
