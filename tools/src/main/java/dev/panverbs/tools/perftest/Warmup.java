@@ -9,6 +9,8 @@ import java.io.PrintStream;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The JIT warm-up (panverbs only; {@code --jit_warmup=N}, 0 turns it off): before the timed section, this
@@ -32,6 +34,9 @@ final class Warmup {
     /** How long to wait for queued compilations after the pair ends. */
     private static final long SETTLE_LIMIT_NANOS = 5_000_000_000L;
 
+    /** The run shapes this JVM has warmed up already (tools embedded in one process, the ITs). */
+    private static final Set<String> WARMED = ConcurrentHashMap.newKeySet();
+
     private Warmup() { }
 
     /** Whether {@code p} asks for a warm-up: iteration runs, unless --jit_warmup=0. */
@@ -49,6 +54,13 @@ final class Warmup {
         }
         PerftestParameters server = pairSide(p, false);
         PerftestParameters client = pairSide(p, true);
+        String shape = shape(client);
+        if (!WARMED.add(shape)) {
+            if (p.debug) {
+                err.println(" JIT warm-up: this process ran one for the same kind of run already");
+            }
+            return;
+        }
         ByteArrayOutputStream log = new ByteArrayOutputStream();
         PrintStream sink = new PrintStream(log, true, StandardCharsets.UTF_8);
         long start = System.nanoTime();
@@ -85,6 +97,21 @@ final class Warmup {
         q.waitDestroy = 0;
         q.jitWarmup = 0;
         return q;
+    }
+
+    /** Forgets the shapes warmed up so far (tests). */
+    static void forget() {
+        WARMED.clear();
+    }
+
+    /** What selects the code paths of a run: the same shape twice in one JVM needs one warm-up. */
+    static String shape(PerftestParameters q) {
+        return String.join(",", q.test.name(), q.connection.name(), q.machine.name(), Integer.toString(q.numQps),
+                Long.toString(q.size), Integer.toString(q.inlineSize), Integer.toString(q.postList),
+                Integer.toString(q.cqMod), Integer.toString(q.txDepth), Integer.toString(q.rxDepth),
+                Boolean.toString(q.useOldPostSend), Boolean.toString(q.useEvent), Boolean.toString(q.useSrq),
+                Boolean.toString(q.duplex), Boolean.toString(q.reversed), Boolean.toString(q.directWqe),
+                Boolean.toString(q.useOdp), Integer.toString(q.iters), q.ibDevName == null ? "" : q.ibDevName);
     }
 
     /** Waits until the JIT's total compilation time stops growing (the queue is drained), at most 5 s. */

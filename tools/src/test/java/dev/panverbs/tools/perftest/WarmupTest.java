@@ -1,5 +1,6 @@
 package dev.panverbs.tools.perftest;
 
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
@@ -9,7 +10,6 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
@@ -90,37 +90,67 @@ class WarmupTest {
         }
     }
 
-    @Test
-    void serverWarmsUpWhileListeningAndClientAfterConnecting() throws Exception {
+    @BeforeEach
+    void forgetEarlierWarmups() {
+        Warmup.forget();
+    }
+
+    /** A server and a client on the simulated engine, each with its own warm-up option; returns both engines. */
+    private static RecordingEngine[] pair(String serverWarmup, String clientWarmup, Run[] runs) throws Exception {
         int port = freePort();
         RecordingEngine serverEngine = new RecordingEngine(port);
         RecordingEngine clientEngine = new RecordingEngine(port);
-        List<String> common = List.of("-s", "65536", "-n", "20", "--jit_warmup=300", "--debug", "--timeout=30",
-                "-p", Integer.toString(port));
+        List<String> common = List.of("-s", "65536", "-n", "20", "--debug", "--timeout=30", "-p",
+                Integer.toString(port));
         CompletableFuture<Run> server = CompletableFuture.supplyAsync(
-                () -> run(PerftestTest.WRITE_LAT, common, serverEngine));
+                () -> run(PerftestTest.WRITE_LAT, ItSupport.concat(common, serverWarmup), serverEngine));
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (!tcpStates(port).contains("L") && System.nanoTime() < end) {
             Thread.sleep(10);
         }
-        List<String> clientArgs = new ArrayList<>(common);
-        clientArgs.add("127.0.0.1");
-        Run client = run(PerftestTest.WRITE_LAT, clientArgs, clientEngine);
-        Run srv = server.get(60, TimeUnit.SECONDS);
+        runs[1] = run(PerftestTest.WRITE_LAT, ItSupport.concat(common, clientWarmup, "127.0.0.1"), clientEngine);
+        runs[0] = server.get(60, TimeUnit.SECONDS);
+        assertThat(runs[1].rc()).as(runs[1].err()).isZero();
+        assertThat(runs[0].rc()).as(runs[0].err()).isZero();
+        // the measured run keeps its own -n and -s
+        assertThat(runs[1].out()).containsPattern("\\n 65536 +20 ");
+        return new RecordingEngine[] {serverEngine, clientEngine};
+    }
 
-        assertThat(client.rc()).as(client.err()).isZero();
-        assertThat(srv.rc()).as(srv.err()).isZero();
-        // the run's own device, then the pair's two sides
-        assertThat(serverEngine.atOpen).hasSize(3);
-        assertThat(clientEngine.atOpen).hasSize(3);
-        // the server's pair ran while it listened; the client's after its connection was up
-        assertThat(serverEngine.atOpen.subList(1, 3)).allSatisfy(s -> assertThat(s).contains("L"));
-        assertThat(clientEngine.atOpen.get(0)).doesNotContain("E");
-        assertThat(clientEngine.atOpen.subList(1, 3)).allSatisfy(s -> assertThat(s).contains("E"));
-        // 300 iterations of at most 4 KiB; the measured run keeps its own -n and -s
-        assertThat(client.err()).contains(" JIT warm-up: 300 iterations of 4096 B in ");
-        assertThat(srv.err()).contains(" JIT warm-up: 300 iterations of 4096 B in ");
-        assertThat(client.out()).containsPattern("\\n 65536 +20 ");
+    @Test
+    void theServerWarmsUpWhileListeningBeforeItAccepts() throws Exception {
+        Run[] runs = new Run[2];
+        RecordingEngine[] e = pair("--jit_warmup=300", "--jit_warmup=0", runs);
+        // the run's own device, then the pair's two sides, opened while the port listened
+        assertThat(e[0].atOpen).hasSize(3);
+        assertThat(e[0].atOpen.subList(1, 3)).allSatisfy(s -> assertThat(s).contains("L"));
+        assertThat(e[1].atOpen).hasSize(1);
+        // 300 iterations of at most 4 KiB
+        assertThat(runs[0].err()).contains(" JIT warm-up: 300 iterations of 4096 B in ");
+        assertThat(runs[1].err()).doesNotContain("JIT warm-up");
+    }
+
+    @Test
+    void theClientWarmsUpOnceConnectedBeforeItsFirstMessage() throws Exception {
+        Run[] runs = new Run[2];
+        RecordingEngine[] e = pair("--jit_warmup=0", "--jit_warmup=300", runs);
+        assertThat(e[0].atOpen).hasSize(1);
+        assertThat(e[1].atOpen).hasSize(3);
+        assertThat(e[1].atOpen.get(0)).doesNotContain("E");
+        assertThat(e[1].atOpen.subList(1, 3)).allSatisfy(s -> assertThat(s).contains("E"));
+        assertThat(runs[1].err()).contains(" JIT warm-up: 300 iterations of 4096 B in ");
+    }
+
+    @Test
+    void oneWarmupPerKindOfRunInAProcess() {
+        RecordingEngine engine = new RecordingEngine(1);
+        List<String> args = List.of("--loopback", "--jit_warmup=100", "--debug", "--timeout=30", "-n", "20");
+        assertThat(run(PerftestTest.WRITE_BW, args, engine).err()).contains(" JIT warm-up: 100 iterations");
+        assertThat(run(PerftestTest.WRITE_BW, args, engine).err())
+                .contains(" JIT warm-up: this process ran one for the same kind of run already");
+        assertThat(engine.atOpen).hasSize(6); // 2 + 2, then the second run's pair only
+        assertThat(run(PerftestTest.WRITE_BW, ItSupport.concat(args, "-c", "UC"), engine).err())
+                .contains(" JIT warm-up: 100 iterations");
     }
 
     @Test
