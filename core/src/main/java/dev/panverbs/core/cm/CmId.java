@@ -266,8 +266,10 @@ public final class CmId implements AutoCloseable {
      * {@link #establish}; on the passive side: before {@link #accept}). Connect and accept then carry the QP's number
      * in {@link ConnectionParameters#withQpNum}.
      *
-     * @throws VerbsException {@code EINVAL} before the CM knows what the state needs (RTR before the peer's reply or
-     *                        request)
+     * <p>Asked too early (RTR before the peer's request or reply), rdma_cm answers with what it has: no path or
+     * peer QP number, which {@link QueuePair#modify} then refuses as an incomplete transition.
+     *
+     * @throws VerbsException when rdma_cm refuses (the ID is closed or in a state it cannot answer for)
      */
     public QueuePairAttributes initQpAttributes(QueuePairState state) {
         Objects.requireNonNull(state, "state");
@@ -279,9 +281,8 @@ public final class CmId implements AutoCloseable {
             MemorySegment mask = arena.allocate(ValueLayout.JAVA_INT);
             if (LibRdmacm.rdma_init_qp_attr(errno, resource.handle(call), attr, mask) != 0) {
                 int e = Errno.get(errno);
-                throw Errors.failure(call, e, e == Errno.EINVAL ? "the CM has not yet learnt what " + state
-                        + " needs: RTR and RTS follow the peer's connect request (passive side) or reply (active "
-                        + "side: the CONNECT_RESPONSE event)" : null);
+                throw Errors.failure(call, e, e == Errno.EINVAL ? "RTR and RTS follow the peer's connect request "
+                        + "(passive side) or reply (active side: the CONNECT_RESPONSE event)" : null);
             }
             return NativeHandles.access().qpAttributes(attr, mask.get(ValueLayout.JAVA_INT, 0));
         }

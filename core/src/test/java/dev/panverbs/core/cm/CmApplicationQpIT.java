@@ -15,7 +15,7 @@ import dev.panverbs.core.QueuePairAttributes;
 import dev.panverbs.core.QueuePairState;
 import dev.panverbs.core.QueuePairType;
 import dev.panverbs.core.SendFlag;
-import dev.panverbs.core.VerbsException;
+import dev.panverbs.core.InvalidTransitionException;
 import dev.panverbs.core.WorkCompletionStatus;
 import dev.panverbs.core.WorkCompletions;
 import dev.panverbs.testing.RdmaTestDevice;
@@ -32,8 +32,8 @@ import org.junit.jupiter.api.Test;
  * An RC connection through rdma_cm whose QPs are the application's (rping {@code -q}): each side moves its own QP
  * with the attributes {@code rdma_init_qp_attr} computes ({@link CmId#initQpAttributes}), connect and accept carry
  * the QP numbers, the active side ends with {@code rdma_establish} after CONNECT_RESPONSE; a SEND crosses, and each
- * side sees its own DISCONNECTED through {@link CmId#pollEvent} on a channel other IDs share. Asking for RTR before
- * the CM has the peer's parameters is a {@link VerbsException} naming the verb, EINVAL and what to wait for.
+ * side sees its own DISCONNECTED through {@link CmId#pollEvent} on a channel other IDs share. RTR attributes asked
+ * before the CM has the peer's parameters lack the path, and the core refuses that transition by name.
  */
 class CmApplicationQpIT {
 
@@ -87,10 +87,12 @@ class CmApplicationQpIT {
         Side a = Side.on(active);
         assertThat(active.queuePair()).as("the ID owns no QP").isEmpty();
 
-        // nothing to build RTR from yet
-        assertThatThrownBy(() -> active.initQpAttributes(QueuePairState.RTR)).isInstanceOf(VerbsException.class)
-                .hasMessageContaining("rdma_init_qp_attr").hasMessageContaining("EINVAL")
-                .hasMessageContaining("CONNECT_RESPONSE");
+        // before the peer's reply the CM has no path to give: what it returns for RTR lacks RTR's required
+        // attributes, and the core's transition check refuses it before the kernel sees it
+        QueuePairAttributes early = active.initQpAttributes(QueuePairState.RTR);
+        assertThat(early.attributes()).doesNotContain(QueuePairAttribute.DEST_QPN);
+        assertThatThrownBy(() -> a.qp().modify(early)).isInstanceOf(InvalidTransitionException.class)
+                .hasMessageContaining("RTR");
         QueuePairAttributes init = active.initQpAttributes(QueuePairState.INIT);
         assertThat(init.attributes()).contains(QueuePairAttribute.PORT, QueuePairAttribute.ACCESS_FLAGS);
 
