@@ -225,14 +225,14 @@ public final class PostBatch implements AutoCloseable {
         lists.keepAlive();
         stage(k, 0); // the bind reads the region: referenced until its completion, re-checked at submit
         refCounts[count - 1] = 1;
-        windowOps().bind(mw, rkey, mr, k.address + offset, length, access);
+        windowOps().bind(wrId, mw, rkey, mr, k.address + offset, length, access);
         return this;
     }
 
     private WindowOps windowOps() {
         WindowOps w = windowOps;
         if (w == null) {
-            w = new WindowOps(capacity);
+            w = new WindowOps(qp, capacity);
             windowOps = w;
         }
         return w;
