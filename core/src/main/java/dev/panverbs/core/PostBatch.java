@@ -67,6 +67,8 @@ public final class PostBatch implements AutoCloseable {
     private boolean active;
     /** The current WR's SGEs are written by the NIC (RDMA READ, atomics). */
     private boolean writesLocally;
+    /** The current WR's operation ({@link SendOperation#ordinal()}), for the ODP check of its SGEs. */
+    private int currentOp;
     private int count;
     private int room;
     /** The tracker position of the batch's first WR. */
@@ -246,6 +248,9 @@ public final class PostBatch implements AutoCloseable {
         current();
         KeySnapshot k = DataPathAccess.stagedSnapshot(key); // submit() re-reads it, ordered, after its fence
         rules.checkSge(k, offset, length);
+        if (k.odp) {
+            rules.checkOdp(k, OdpSupport.operationOfBatch(currentOp));
+        }
         if (writesLocally) {
             rules.checkLocalWrite(k, length, "an RDMA READ or atomic");
         }
@@ -267,6 +272,9 @@ public final class PostBatch implements AutoCloseable {
         for (int i = 0; i < n; i++) {
             KeySnapshot k = DataPathAccess.stagedSnapshot(regions[i]);
             rules.checkSge(k, offsets[i], lengths[i]);
+            if (k.odp) {
+                rules.checkOdp(k, OdpSupport.operationOfBatch(currentOp));
+            }
             if (writesLocally) {
                 rules.checkLocalWrite(k, lengths[i], "an RDMA READ or atomic");
             }
@@ -429,6 +437,7 @@ public final class PostBatch implements AutoCloseable {
         wrIds[i] = wrId;
         refCounts[i] = 0;
         flags[i] = sendFlags;
+        currentOp = op.ordinal();
         writesLocally = op == SendOperation.RDMA_READ || op == SendOperation.ATOMIC_CMP_AND_SWP
                 || op == SendOperation.ATOMIC_FETCH_AND_ADD;
         ops.wr_id(tracker.encode(base + i)); // the completion names the slot; the caller's id is returned by poll

@@ -98,6 +98,10 @@ public final class QueuePair extends VerbsObject {
         this.qpNum = ibv_qp.qp_num(qp);
         ContextOps ops = ContextOps.of(ibv_qp.context(qp));
         this.rules = new WorkRequestRules(toString(), type, c.atomics(), capabilities.maxInlineData(), pd, resource);
+        DeviceAttributes attrs = pd.context().knownAttributes();
+        if (attrs != null) {
+            rules.odp(attrs.odp(), pd.context().device().name());
+        }
         this.sendQueue = new SendQueue(this, ops, c.qpEx().address() == 0 ? null : QpExOps.of(c.qpEx()),
                 c.sendOps(), sqSigAll);
         this.receiveQueue = c.onSrq() ? null : new ReceiveQueue(this, ops);

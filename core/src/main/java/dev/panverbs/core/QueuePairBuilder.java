@@ -276,6 +276,7 @@ public final class QueuePairBuilder {
 
     /** {@code ibv_query_device_ex}'s {@code orig_attr}, allocated in {@code arena}. */
     private static MemorySegment queryDevice(Context context, MemorySegment ctx, Arena arena) {
+        context.attributes(); // cached once: the QP's post rules take the ODP capabilities from it
         MemorySegment dev = arena.allocate(ibv_device_attr_ex.layout());
         int rc = VerbsContextInline.ibv_query_device_ex(ctx, MemorySegment.NULL, dev);
         if (rc != 0) {

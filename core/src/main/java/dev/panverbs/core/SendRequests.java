@@ -239,6 +239,9 @@ public final class SendRequests extends WorkRequests<SendRequests> {
         } else {
             rules.checkSge(k, offset, length);
         }
+        if (k.odp) {
+            rules.checkOdp(k, OdpSupport.operation(opcodeValue(count - 1)));
+        }
         if (sgeChecks != 0) {
             checkSpecialSge(k, length);
         }

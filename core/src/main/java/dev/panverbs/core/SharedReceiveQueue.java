@@ -284,6 +284,7 @@ public final class SharedReceiveQueue extends VerbsObject {
         }
 
         private SharedReceiveQueue create(String verb, boolean ex) {
+            pd.context().attributes(); // cached once: the SRQ's post rules take the ODP capabilities from it
             Context context = pd.context();
             String call = Errors.call(verb, "maxWr", maxWr, "maxSge", maxSge, "srqLimit", srqLimit);
             checkDevice(context, call);

@@ -19,6 +19,14 @@ final class WorkRequestRules {
     private final Object pd;
     /** The QP's lifecycle, so a chain of a closed QP fails naming it (null in layout tests). */
     private final Resource qp;
+    /**
+     * The {@link OdpCapabilities.Operation} bits this queue's transport may run on ODP memory (all until
+     * {@link #odp} is told the device's capabilities), and the receive operation of its receives (RECV for a QP,
+     * SRQ_RECV for a shared receive queue).
+     */
+    private int odpOps = ~0;
+    private OdpCapabilities.Operation odpReceive = OdpCapabilities.Operation.RECV;
+    private String odpDevice = "the device";
 
     WorkRequestRules(String qpName, QueuePairType type, boolean atomicsSupported, int maxInlineData, Object pd) {
         this(qpName, type, atomicsSupported, maxInlineData, pd, null);
@@ -58,6 +66,46 @@ final class WorkRequestRules {
     QueuePairType type() {
         return type;
     }
+
+    /**
+     * Takes the device's ODP capabilities ({@code odp_caps.per_transport_caps}) for this QP's transport: SGEs over
+     * ODP keys are then refused, naming the missing {@code IBV_ODP_SUPPORT_*} bit, for operations it lacks. Once, at
+     * creation.
+     */
+    void odp(OdpCapabilities caps, String device) {
+        odpDevice = device;
+        odpOps = OdpSupport.mask(caps, type);
+    }
+
+    /** As {@link #odp} for a shared receive queue: its receives need SRQ_RECV, of any transport. */
+    void odpForSrq(OdpCapabilities caps, String device) {
+        odpDevice = device;
+        odpReceive = OdpCapabilities.Operation.SRQ_RECV;
+        odpOps = OdpSupport.mask(caps, null);
+    }
+
+    /** An SGE over the ODP key {@code key} in a WR doing {@code op}: refused when the transport lacks it. Cold. */
+    void checkOdp(KeySnapshot key, OdpCapabilities.Operation op) {
+        if ((odpOps & op.value()) == 0) {
+            throw OdpSupport.refused(qpName, type, odpReceive, key.owner, op, odpDevice);
+        }
+    }
+
+    /**
+     * A receive SGE: the key grants {@link Access#LOCAL_WRITE} ({@link #checkLocalWrite}) and, when it is an ODP key,
+     * the transport may receive into ODP memory. One mask test of the access bits for a plain key.
+     */
+    void checkReceiveSge(KeySnapshot key, int length) {
+        if ((key.accessMask & RECEIVE_CHECKED) != LOCAL_WRITE_BIT) {
+            checkLocalWrite(key, length, "a receive");
+            if (key.odp) {
+                checkOdp(key, odpReceive);
+            }
+        }
+    }
+
+    private static final int LOCAL_WRITE_BIT = Access.LOCAL_WRITE.value();
+    private static final int RECEIVE_CHECKED = LOCAL_WRITE_BIT | Access.ON_DEMAND.value();
 
     int maxInlineData() {
         return maxInlineData;

@@ -147,13 +147,17 @@ public final class FakeProvider {
 
     /** A memory region over {@code buffer} in {@code pd}; closing it calls the fake's dereg. */
     public MemoryRegion register(ProtectionDomain pd, MemorySegment buffer, int key) {
+        return register(pd, buffer, key, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
+    }
+
+    /** As {@link #register(ProtectionDomain, MemorySegment, int)} with the given access flags (e.g. ON_DEMAND). */
+    public MemoryRegion register(ProtectionDomain pd, MemorySegment buffer, int key, Set<Access> access) {
         MemorySegment mr = call("fake_reg_mr", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
                         ValueLayout.ADDRESS, U64, ValueLayout.JAVA_INT),
                 pd.resource.handle("fake_reg_mr"), buffer, buffer.byteSize(), key);
         MethodHandle dereg = downcall("fake_dereg_mr", FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS),
                 false);
-        return MemoryRegion.wrap(pd, mr, buffer, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE),
-                h -> invokeInt(dereg, h));
+        return MemoryRegion.wrap(pd, mr, buffer, access, h -> invokeInt(dereg, h));
     }
 
     /** The next send WR {@code qp} executes completes with {@code status} (a raw {@code enum ibv_wc_status}). */
