@@ -37,7 +37,8 @@ import java.util.Set;
  * MemoryWindow)} or {@link SendRequests#localInv(long, int, MemoryWindow)}. A remote invalidation
  * ({@code SEND_WITH_INV}) and a bind that completes in error are reported only in completions, which the library
  * does not inspect while polling: hand such a completion to {@link #completed(WorkCompletion)} (or close the window)
- * to release the region. A protection domain's cascade closes windows before regions.
+ * to release the region. A bind posted while the window is bound keeps the earlier region from closing too until
+ * {@link #completed(WorkCompletion)} learns the bind's outcome (the device may still hold the earlier binding). A protection domain's cascade closes windows before regions.
  *
  * <p>Thread safety: binding runs as a post on the QP's send queue (one producer); the accessors may be read from any
  * thread.
@@ -290,6 +291,16 @@ public final class MemoryWindow extends VerbsObject {
     private record PendingBind(int qpNum, long wrId, Binding before) { }
 
     private PendingBind pendingBind;
+    /**
+     * Every region this window may be bound to at the device: the current one and, while a bind's outcome is not
+     * known ({@link #completed}), the ones before it. Each refuses to close while it is held here.
+     */
+    private final Set<MemoryRegion> held = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+
+    private void release(MemoryRegion r) {
+        held.remove(r);
+        r.windows.remove(this);
+    }
 
     /** The current binding (a type 1 bind records it before the provider changes the rkey). */
     synchronized Binding current() {
@@ -313,16 +324,25 @@ public final class MemoryWindow extends VerbsObject {
         PendingBind p = pendingBind;
         if (p != null && wc.qpNum() == p.qpNum() && wc.wrId() == p.wrId()
                 && (wc.statusValue() != 0 || wc.opcode() == WorkCompletionOpcode.BIND_MW)) {
-            pendingBind = null;
-            if (wc.statusValue() != 0) {
+            MemoryRegion bindRegion = region;
+            if (wc.statusValue() != 0) { // the bind did not happen: back to the binding before it
                 Binding b = p.before();
                 rkey(b.rkey());
-                if (b.region() == null || b.region().isClosed()) {
-                    unbound();
-                } else {
-                    bound(b.region(), b.address(), b.length(), b.access());
+                region = b.region();
+                address = b.address();
+                length = b.length();
+                access = b.access();
+                if (bindRegion != null && bindRegion != region) {
+                    release(bindRegion);
+                }
+            } else { // confirmed: the regions before it are no longer reachable through this window
+                for (MemoryRegion r : held.toArray(new MemoryRegion[0])) {
+                    if (r != bindRegion) {
+                        release(r);
+                    }
                 }
             }
+            pendingBind = null;
             return true;
         }
         if (wc.statusValue() == 0 && (wc.opcode() == WorkCompletionOpcode.RECV
@@ -347,9 +367,10 @@ public final class MemoryWindow extends VerbsObject {
     /** Records the binding (posted): the region now refuses to close while this window is bound to it. */
     synchronized void bound(MemoryRegion mr, long addr, long len, Set<Access> rights) {
         MemoryRegion previous = region;
-        if (previous != null && previous != mr) {
-            previous.windows.remove(this);
+        if (previous != null && previous != mr && pendingBind == null) {
+            release(previous);
         }
+        held.add(mr);
         mr.windows.add(this);
         region = mr;
         address = addr;
@@ -364,10 +385,10 @@ public final class MemoryWindow extends VerbsObject {
 
     /** Forgets the binding (invalidated locally, or the window was deallocated). */
     synchronized void unbound() {
-        MemoryRegion previous = region;
-        if (previous != null) {
-            previous.windows.remove(this);
+        for (MemoryRegion r : held) {
+            r.windows.remove(this);
         }
+        held.clear();
         region = null;
         address = 0;
         length = 0;

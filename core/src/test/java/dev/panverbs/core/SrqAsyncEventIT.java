@@ -10,13 +10,14 @@ import org.junit.jupiter.api.Test;
 /**
  * The SRQ-related asynchronous events on a real device: {@code IBV_EVENT_QP_LAST_WQE_REACHED} for a QP attached to
  * an SRQ that is moved to the error state (the consumer's signal that no more receives of the SRQ will complete on
- * that QP, so it may be destroyed), with the QP as its element; and which of {@code IBV_EVENT_SRQ_ERR} the device
- * raises (rxe has no SRQ error path: none).
+ * that QP, so it may be destroyed), with the QP as its element, where the device raises it; rxe in Linux 6.1 raises
+ * neither it nor {@code IBV_EVENT_SRQ_ERR} (its responder has no such path), which is asserted there, so a kernel that
+ * starts raising them is noticed. Either way the SRQ keeps serving its other QPs.
  */
 class SrqAsyncEventIT extends DataPathResources {
 
     @Test
-    void aQpOnAnSrqMovedToErrorRaisesLastWqeReached() {
+    void aQpOnAnSrqMovedToErrorRaisesLastWqeReachedWhereTheDeviceHasIt() {
         SharedReceiveQueue srq = pd.createSrq(8).build();
         CompletionQueue cq = ctx.createCq(32).build();
         QueuePair a = pd.createQp(QueuePairType.RC, cq, cq).build();
@@ -35,18 +36,24 @@ class SrqAsyncEventIT extends DataPathResources {
 
         b.toErr();
         List<AsyncEvent> events = new ArrayList<>();
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (events.stream().noneMatch(e -> e.type() == AsyncEventType.QP_LAST_WQE_REACHED)
-                && System.nanoTime() < deadline) {
-            ctx.getAsyncEvent(Duration.ofMillis(500)).ifPresent(events::add);
+        if (isRxe()) {
+            events.addAll(asyncEvents(Duration.ofSeconds(2)));
+            assertThat(events).as("rxe (Linux 6.1) raises no SRQ event for a QP moved to ERR").isEmpty();
+        } else {
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (events.stream().noneMatch(e -> e.type() == AsyncEventType.QP_LAST_WQE_REACHED)
+                    && System.nanoTime() < deadline) {
+                ctx.getAsyncEvent(Duration.ofMillis(500)).ifPresent(events::add);
+            }
+            AsyncEvent last = events.stream().filter(e -> e.type() == AsyncEventType.QP_LAST_WQE_REACHED)
+                    .findFirst().orElseThrow(() -> new AssertionError("no QP_LAST_WQE_REACHED within 10 s; events: "
+                            + events));
+            assertThat(last.type().element()).isEqualTo(AsyncEventType.Element.QP);
+            assertThat(last.element()).isSameAs(b);
+            assertThat(last.qpNum()).isEqualTo(b.qpNum());
+            assertThat(last.toString()).contains("QP_LAST_WQE_REACHED").contains(String.valueOf(b.qpNum()));
+            events.addAll(asyncEvents(Duration.ofMillis(300)));
         }
-        AsyncEvent last = events.stream().filter(e -> e.type() == AsyncEventType.QP_LAST_WQE_REACHED).findFirst()
-                .orElseThrow(() -> new AssertionError("no QP_LAST_WQE_REACHED within 10 s; events: " + events));
-        assertThat(last.type().element()).isEqualTo(AsyncEventType.Element.QP);
-        assertThat(last.element()).isSameAs(b);
-        assertThat(last.qpNum()).isEqualTo(b.qpNum());
-        assertThat(last.toString()).contains("QP_LAST_WQE_REACHED").contains(String.valueOf(b.qpNum()));
-        events.addAll(asyncEvents(Duration.ofMillis(300)));
         assertThat(events).as("the SRQ itself stays usable: no SRQ_ERR")
                 .noneMatch(e -> e.type() == AsyncEventType.SRQ_ERR);
         // the SRQ still serves its other QPs: the receives b left behind are consumed by a new QP
