@@ -40,6 +40,7 @@ struct fake_cq {
 struct fake_wqe { /* what a provider copies out of an ibv_send_wr (cf. mlx5's ctrl + raddr + data segments) */
     uint64_t wr_id, remote_addr, addr;
     uint32_t opcode, flags, rkey, lkey, length, imm;
+    uint32_t xrc_srqn; /* written by wr_set_xrc_srqn only (host tests of XRC initiators) */
 };
 
 struct fake_qp {
@@ -278,6 +279,11 @@ static void fake_wr_set_sge(struct ibv_qp_ex *qp, uint32_t lkey, uint64_t addr, 
     w->length = length;
 }
 
+static void fake_wr_set_xrc_srqn(struct ibv_qp_ex *qp, uint32_t remote_srqn) { last(qp)->xrc_srqn = remote_srqn; }
+
+/* the remote SRQ number of the last WQE built through the ibv_wr_* API */
+uint32_t fake_last_xrc_srqn(struct ibv_qp *ibqp) { return last((struct ibv_qp_ex *) ibqp)->xrc_srqn; }
+
 static void fake_wr_set_inline_data(struct ibv_qp_ex *qp, void *addr, size_t length) {
     struct fake_wqe *w = last(qp);
     w->addr = (uint64_t) (uintptr_t) addr;
@@ -355,6 +361,7 @@ struct ibv_qp_ex *fake_create_qp(struct ibv_pd *pd, struct ibv_cq_ex *scq, struc
     qp->ex.wr_send_imm = fake_wr_send_imm;
     qp->ex.wr_set_sge = fake_wr_set_sge;
     qp->ex.wr_set_inline_data = fake_wr_set_inline_data;
+    qp->ex.wr_set_xrc_srqn = fake_wr_set_xrc_srqn;
     qp->ex.wr_start = fake_wr_start;
     qp->ex.wr_complete = fake_wr_complete;
     qp->ex.wr_abort = fake_wr_abort;

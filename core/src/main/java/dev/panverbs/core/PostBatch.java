@@ -331,6 +331,19 @@ public final class PostBatch implements AutoCloseable {
     }
 
     /**
+     * {@code ibv_wr_set_xrc_srqn(3)}: the current WR of an XRC initiator goes to the remote XRC SRQ number
+     * {@code remoteSrqn} (the peer's {@link SharedReceiveQueue#srqNum()}).
+     */
+    public PostBatch setXrcSrqn(int remoteSrqn) {
+        current();
+        if (rules.type() != QueuePairType.XRC_SEND) {
+            throw rules.notXrc("ibv_wr_set_xrc_srqn");
+        }
+        ops.ibv_wr_set_xrc_srqn(remoteSrqn);
+        return this;
+    }
+
+    /**
      * Posts the batch ({@code ibv_wr_complete(3)}): rings the doorbell and releases the send-queue lock. The WRs'
      * key references are published first, then every key is re-checked: one closed, re-registered or whose memory's
      * arena was closed since its {@code setSge} aborts the whole batch ({@code ibv_wr_abort}) with

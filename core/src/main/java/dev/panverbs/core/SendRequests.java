@@ -58,6 +58,8 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     private static final long UD_AH = UD + ibv_send_wr.wr.ud.ah$offset();
     private static final long UD_QPN = UD + ibv_send_wr.wr.ud.remote_qpn$offset();
     private static final long UD_QKEY = UD + ibv_send_wr.wr.ud.remote_qkey$offset();
+    private static final long XRC_SRQN = ibv_send_wr.qp_type$offset() + ibv_send_wr.qp_type.xrc$offset()
+            + ibv_send_wr.qp_type.xrc.remote_srqn$offset();
     private static final long BIND_MW = ibv_send_wr.bind_mw$offset();
     private static final long BIND_MW_MW = BIND_MW + ibv_send_wr.bind_mw.mw$offset();
     private static final long BIND_MW_RKEY = BIND_MW + ibv_send_wr.bind_mw.rkey$offset();
@@ -68,6 +70,7 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     private static final long BIND_INFO_ACCESS = BIND_INFO + ibv_mw_bind_info.mw_access_flags$offset();
     private static final ValueLayout.OfInt BE32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
 
+    /** Whether WR i named its destination ({@link #ud} or {@link #xrcSrqn}); checked for UD and XRC at post. */
     final boolean[] udAddressed;
     private int inlineBytes;
     /** Where {@link #inline} copies its data ({@code null} until first used); kept alive by this chain. */
@@ -297,6 +300,22 @@ public final class SendRequests extends WorkRequests<SendRequests> {
         } catch (IllegalStateException e) {
             throw rules.ifClosed(e, "ibv_post_send");
         }
+    }
+
+    /**
+     * Addresses the current WR of an XRC initiator ({@link QueuePairType#XRC_SEND}): it is delivered to the XRC shared
+     * receive queue number {@code remoteSrqn} ({@code qp_type.xrc.remote_srqn}; the peer's
+     * {@link SharedReceiveQueue#srqNum()}) through the target QP this QP is connected to. Every WR of an XRC
+     * initiator needs it; the post refuses one without.
+     */
+    public SendRequests xrcSrqn(int remoteSrqn) {
+        int i = current();
+        if (rules.type() != QueuePairType.XRC_SEND) {
+            throw rules.notXrc("ibv_post_send(qp_type.xrc.remote_srqn)");
+        }
+        wrs.set(INT, i * WR_SIZE + XRC_SRQN, remoteSrqn);
+        udAddressed[i] = true;
+        return this;
     }
 
     private long start(WorkRequestOpcode opcode, long wrId, int sendFlags) {

@@ -19,6 +19,8 @@ final class WorkRequestRules {
     private final Object pd;
     /** The QP's lifecycle, so a chain of a closed QP fails naming it (null in layout tests). */
     private final Resource qp;
+    /** Every send WR must name its destination: UD ({@code wr.ud}) and XRC initiators ({@code qp_type.xrc}). */
+    final boolean addressedSends;
     /**
      * The {@link OdpCapabilities.Operation} bits this queue's transport may run on ODP memory (all until
      * {@link #odp} is told the device's capabilities), and the receive operation of its receives (RECV for a QP,
@@ -35,6 +37,7 @@ final class WorkRequestRules {
     WorkRequestRules(String qpName, QueuePairType type, boolean atomicsSupported, int maxInlineData, Object pd,
                      Resource qp) {
         this.qp = qp;
+        this.addressedSends = type == QueuePairType.UD || type == QueuePairType.XRC_SEND;
         this.qpName = qpName;
         this.type = type;
         this.atomicsSupported = atomicsSupported;
@@ -316,7 +319,15 @@ final class WorkRequestRules {
     }
 
     IllegalStateException udUnaddressed(int index) {
-        return new IllegalStateException("work request " + index + " of " + qpName
-                + " has no destination: a UD send needs ud(ah, remoteQpn, remoteQkey)");
+        return new IllegalStateException("work request " + index + " of " + qpName + " has no destination: "
+                + (type == QueuePairType.XRC_SEND
+                ? "an XRC send names the remote XRC SRQ: xrcSrqn(remoteSrqn) (qp_type.xrc.remote_srqn)"
+                : "a UD send needs ud(ah, remoteQpn, remoteQkey)"));
+    }
+
+    /** {@code xrcSrqn} on a QP that is not an XRC initiator. Cold. */
+    IllegalStateException notXrc(String verb) {
+        return new IllegalStateException(verb + ": " + qpName + " is a " + type + " QP; only XRC initiators "
+                + "(XRC_SEND) address a remote SRQ number");
     }
 }

@@ -73,6 +73,9 @@ class OdpPostCheckTest {
         // receives: RECV allowed
         qp.receiveRequests().recv(8).sge(odp, 0, 64);
         assertThat(qp.receiveRequests().post()).isEqualTo(1);
+        assertThatThrownBy(odp::close).as("DMA safety holds for ODP keys too").isInstanceOf(IllegalStateException.class);
+        fake.flushReceives(qp);
+        assertThat(DataPathHostTest.drain(cq)).hasSize(1);
         odp.close();
         plain.close();
     }
