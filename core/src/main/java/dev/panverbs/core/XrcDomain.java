@@ -69,6 +69,15 @@ public final class XrcDomain extends VerbsObject {
         return XrcTargetQueuePair.create(this);
     }
 
+    /**
+     * Opens another handle to the XRC target QP {@code qpNum} of this domain ({@code ibv_open_qp(3)} with
+     * {@code IBV_QP_OPEN_ATTR_NUM | _XRCD | _TYPE}); the QP lives until its last handle is closed.
+     */
+    public XrcTargetQueuePair openTargetQp(int qpNum) {
+        resource.checkOpen("ibv_open_qp");
+        return XrcTargetQueuePair.open(this, qpNum);
+    }
+
     /** The context it was opened on. */
     public Context context() {
         return context;

@@ -11,6 +11,7 @@ import dev.panverbs.bindings.verbs.ibv_qp;
 import dev.panverbs.bindings.verbs.ibv_qp_attr;
 import dev.panverbs.bindings.verbs.ibv_qp_init_attr;
 import dev.panverbs.bindings.verbs.ibv_qp_init_attr_ex;
+import dev.panverbs.bindings.verbs.ibv_qp_open_attr;
 import dev.panverbs.core.internal.Errors;
 import dev.panverbs.core.internal.ResourceKind;
 import dev.panverbs.core.internal.Units;
@@ -73,6 +74,32 @@ public final class XrcTargetQueuePair extends VerbsObject {
                 maxRd = Math.max(1, Math.min(16, ibv_device_attr.max_qp_rd_atom(orig)));
             }
             return new XrcTargetQueuePair(xrcd, qp, maxRd);
+        }
+    }
+
+    /**
+     * {@code ibv_open_qp(3)}: another handle to the existing XRC target QP {@code qpNum} of {@code xrcd} (its
+     * creator may be another handle of the same domain). Closing the handle ({@code ibv_destroy_qp}) releases only
+     * it; the QP lives until its last handle is closed.
+     */
+    static XrcTargetQueuePair open(XrcDomain xrcd, int qpNum) {
+        Context context = xrcd.context();
+        String call = Errors.call("ibv_open_qp", "qp_num", qpNum, "xrcd", xrcd);
+        MemorySegment ctx = context.resource.handle("ibv_open_qp");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_qp_open_attr.layout());
+            ibv_qp_open_attr.comp_mask(attr, IBV_QP_OPEN_ATTR_NUM() | IBV_QP_OPEN_ATTR_XRCD()
+                    | IBV_QP_OPEN_ATTR_TYPE());
+            ibv_qp_open_attr.qp_num(attr, qpNum);
+            ibv_qp_open_attr.xrcd(attr, xrcd.resource.handle("ibv_open_qp"));
+            ibv_qp_open_attr.qp_type(attr, QueuePairType.XRC_RECV.value());
+            MemorySegment errno = Errno.allocateCapture(arena);
+            MemorySegment qp = VerbsContextInline.ibv_open_qp(errno, ctx, attr);
+            if (qp.address() == 0) {
+                int e = Errno.get(errno);
+                throw Errors.failure(call, e, "qp_num must name a live XRC target QP of this domain");
+            }
+            return new XrcTargetQueuePair(xrcd, qp, 1);
         }
     }
 

@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 /**
  * XRC traffic on a device that has it (the hardware lane: mlx5): an XRC domain, an XRC SRQ with its own CQ
  * ({@code ibv_create_srq_ex} with {@code IBV_SRQT_XRC}), an XRC target QP in the domain and an XRC initiator in a PD,
- * connected; {@code XRC_SEND}s through the classic chain and an {@code ibv_wr_*} batch naming the SRQ by its number
+ * connected (and the target opened a second time, {@code ibv_open_qp}); {@code XRC_SEND}s through the classic chain and an {@code ibv_wr_*} batch naming the SRQ by its number
  * ({@code ibv_get_srq_num}) land in the SRQ's receives and complete on its CQ; then the lifetime rules: the domain's
  * close closes its SRQ and target QP first, and a region named by a posted SRQ receive refuses to close until then.
  * On rxe (no {@code IBV_DEVICE_XRC}) every entry point is refused by name, which is asserted, and the traffic is
@@ -58,6 +58,11 @@ class XrcIT extends DataPathResources {
         tgt.toRtr(path, Mtu.MTU_1024, ini.qpNum(), 0);
         ini.toRts(0);
         assertThat(tgt.state()).isEqualTo(QueuePairState.RTR);
+        XrcTargetQueuePair second = xrcd.openTargetQp(tgt.qpNum()); // ibv_open_qp: another handle, same QP
+        assertThat(second.qpNum()).isEqualTo(tgt.qpNum());
+        assertThat(second.state()).isEqualTo(QueuePairState.RTR);
+        second.close();
+        assertThat(tgt.isClosed()).isFalse();
 
         MemoryRegion rx = pd.allocate(4L * MSG, ALL_REMOTE);
         MemoryRegion tx = pd.allocate(2L * MSG, ALL_REMOTE);
