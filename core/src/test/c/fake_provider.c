@@ -40,7 +40,6 @@ struct fake_cq {
 struct fake_wqe { /* what a provider copies out of an ibv_send_wr (cf. mlx5's ctrl + raddr + data segments) */
     uint64_t wr_id, remote_addr, addr;
     uint32_t opcode, flags, rkey, lkey, length, imm;
-    uint32_t xrc_srqn; /* written by wr_set_xrc_srqn only (host tests of XRC initiators) */
 };
 
 struct fake_qp {
@@ -52,6 +51,7 @@ struct fake_qp {
     uint32_t rq_head, rq_tail;
     uint64_t rq[RING]; /* posted receives: their wr_id */
     struct fake_wqe sq[RING];
+    uint32_t last_xrc_srqn; /* from wr_set_xrc_srqn (host tests of XRC initiators); last, to leave the rings be */
 };
 
 static void (*post_hook)(void);
@@ -279,10 +279,12 @@ static void fake_wr_set_sge(struct ibv_qp_ex *qp, uint32_t lkey, uint64_t addr, 
     w->length = length;
 }
 
-static void fake_wr_set_xrc_srqn(struct ibv_qp_ex *qp, uint32_t remote_srqn) { last(qp)->xrc_srqn = remote_srqn; }
+static void fake_wr_set_xrc_srqn(struct ibv_qp_ex *qp, uint32_t remote_srqn) {
+    ((struct fake_qp *) qp)->last_xrc_srqn = remote_srqn;
+}
 
-/* the remote SRQ number of the last WQE built through the ibv_wr_* API */
-uint32_t fake_last_xrc_srqn(struct ibv_qp *ibqp) { return last((struct ibv_qp_ex *) ibqp)->xrc_srqn; }
+/* the remote SRQ number last set through ibv_wr_set_xrc_srqn */
+uint32_t fake_last_xrc_srqn(struct ibv_qp *ibqp) { return ((struct fake_qp *) ibqp)->last_xrc_srqn; }
 
 static void fake_wr_set_inline_data(struct ibv_qp_ex *qp, void *addr, size_t length) {
     struct fake_wqe *w = last(qp);
