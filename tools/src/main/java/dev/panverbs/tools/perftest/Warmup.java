@@ -24,20 +24,20 @@ import java.util.concurrent.ConcurrentHashMap;
  * the same code paths as the real run: a copy of the real parameters (transport, verb, QP count, depths, inline
  * size, moderation, post list, {@code ibv_wr_*} or old post), with only the iteration count, the message size
  * (at most 4 KiB, above any inline limit, so the same branches are taken) and the addresses changed. An
- * automatic warm-up is bounded in time (a probe, then what fits in 10 s or a quarter of --timeout), so a peer waiting
+ * automatic warm-up is bounded in time (a probe, then what fits in 20 s or a third of --timeout), so a peer waiting
  * in the exchange never times out; an explicit {@code --jit_warmup=N} runs N iterations. Duration
  * runs (-D) are not warmed up: perftest's own margin (--margin) serves them.
  */
 final class Warmup {
     /**
      * Iterations when --jit_warmup is not given: enough for C2 to compile post, poll and the run loops. They are
-     * run as a probe of 1000 and then as many more as fit in 10 s (a quarter of --timeout when that is shorter).
+     * run as a probe of 1000 and then as many more as fit in 20 s (a third of --timeout when that is shorter).
      */
     static final int AUTO_ITERATIONS = 20_000;
     /** The first round of an automatic warm-up, which times the machine. */
     static final int PROBE_ITERATIONS = 1000;
-    /** At most this long for an automatic warm-up (or a quarter of --timeout, the peer's patience). */
-    static final long MAX_BUDGET_NANOS = 10_000_000_000L;
+    /** At most this long for an automatic warm-up (or a third of --timeout, the peer's patience). */
+    static final long MAX_BUDGET_NANOS = 20_000_000_000L;
     /** Largest message of the warm-up: the copies are not what is being compiled. */
     static final long MAX_SIZE = 4096;
     /** How long to wait for queued compilations after the pair ends. */
@@ -82,7 +82,7 @@ final class Warmup {
         } else {
             // automatic: a probe, then what fits in the time budget (a loaded or emulated machine is slow, and the
             // peer may be waiting in the exchange with its own timeout)
-            long budget = Math.min(MAX_BUDGET_NANOS, p.timeoutSeconds * 1_000_000_000L / 4);
+            long budget = Math.min(MAX_BUDGET_NANOS, p.timeoutSeconds * 1_000_000_000L / 3);
             int probe = Math.min(target, Math.max(PROBE_ITERATIONS, 2 * Math.max(Math.max(p.txDepth, p.rxDepth),
                     p.cqMod)));
             rc = runPair(server, client, engine, sink, probe);

@@ -167,8 +167,8 @@ class WarmupTest {
     @Test
     void theAutomaticWarmupProbesThenRunsWhatFitsItsBudget() {
         RecordingEngine engine = new RecordingEngine(1);
-        // --timeout=4: the budget is a quarter of it, 1 s
-        Run r = run(PerftestTest.WRITE_BW, List.of("--loopback", "--debug", "--timeout=4", "-n", "20"), engine);
+        // --timeout=3: the budget is a third of it, 1 s
+        Run r = run(PerftestTest.WRITE_BW, List.of("--loopback", "--debug", "--timeout=3", "-n", "20"), engine);
         assertThat(r.rc()).as(r.err()).isZero();
         java.util.regex.Matcher m = java.util.regex.Pattern.compile(" JIT warm-up: (\\d+) iterations of")
                 .matcher(r.err());
