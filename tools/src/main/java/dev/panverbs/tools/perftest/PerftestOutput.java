@@ -90,8 +90,13 @@ final class PerftestOutput {
         } else {
             s.append(" Outstand reads  : ").append(p.outReads).append('\n');
         }
-        s.append(" rdma_cm QPs\t : OFF\n");
-        s.append(" Data ex. method : Ethernet\n");
+        s.append(" rdma_cm QPs\t : ").append(p.rdmaCm ? "ON" : "OFF").append('\n');
+        s.append(" Data ex. method : ").append(p.commRdmaCm ? "rdma_cm" : "Ethernet");
+        if (p.rdmaCm && p.isServer()) {
+            s.append('\n').append(RESULT_LINE).append(" Waiting for client rdma_cm QP to connect\n")
+                    .append(" Please run the same command with the IB/RoCE interface IP");
+        }
+        s.append('\n');
         s.append(RESULT_LINE);
         return s.toString();
     }
