@@ -115,10 +115,12 @@ final class PerftestOutput {
         StringBuilder s = new StringBuilder();
         s.append(' ').append(local ? "local" : "remote").append(" address: LID ").append(hexAlt(lid, 4))
                 .append(" QPN ").append(hexAlt(k.qpn(), 6)).append(" PSN ").append(hexAlt(k.psn(), 6));
-        if (p.verb() == Verb.READ) {
+        // perftest prints these lines with the exchange's parameters, whose verb is SEND over rdma_cm (-R/-z)
+        Verb verb = p.commRdmaCm ? Verb.SEND : p.verb();
+        if (verb == Verb.READ) {
             s.append(" OUT ").append(hexAlt(k.outReads(), 4));
         }
-        if (p.verb() != Verb.SEND) {
+        if (verb != Verb.SEND) {
             s.append(" RKey ").append(hexAlt(Integer.toUnsignedLong(k.rkey()), 8))
                     .append(" VAddr ").append(hexAlt(k.vaddr(), 16));
         }
