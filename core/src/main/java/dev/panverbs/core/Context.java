@@ -245,6 +245,24 @@ public final class Context extends VerbsObject {
                         + "; is the address assigned to the netdev under this device, and the port ACTIVE?"));
     }
 
+    /**
+     * The address vector that answers the sender of a UD receive ({@code ibv_init_ah_from_wc(3)}): the sender's GID
+     * (from the GRH: a RoCE v2 IPv4 or IPv6 header, or an IB/RoCE v1 GRH) as destination, the local GID the packet
+     * was sent to as source index, its hop limit and traffic class; LID, SL and path bits from the completion.
+     * {@link ProtectionDomain#createAhFromWc} makes the address handle in one step.
+     *
+     * @param portNum the port the receiving QP is bound to
+     * @param wc      a successful receive completion of a UD QP
+     * @param grh     the first 40 bytes of the receive's buffer; may be {@code null} without
+     *                {@link WorkCompletion#hasGrh()}
+     * @throws IllegalArgumentException a failed or non-receive completion, or a missing GRH
+     * @throws VerbsException           {@code EINVAL} (destination GID not in the table, or multicast),
+     *                                  {@code EPROTONOSUPPORT} (not a GRH)
+     */
+    public AddressVector initAhFromWc(int portNum, WorkCompletion wc, MemorySegment grh) {
+        return ReplyAddress.init(this, portNum, wc, grh, "ibv_init_ah_from_wc");
+    }
+
     private static GidEntry readGidEntry(MemorySegment e) {
         return new GidEntry(Gid.of(ibv_gid_entry.gid(e).toArray(ValueLayout.JAVA_BYTE)), ibv_gid_entry.gid_index(e),
                 ibv_gid_entry.port_num(e), GidType.of(ibv_gid_entry.gid_type(e)), ibv_gid_entry.ndev_ifindex(e));

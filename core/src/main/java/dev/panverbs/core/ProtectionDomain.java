@@ -182,6 +182,26 @@ public final class ProtectionDomain extends VerbsObject {
     }
 
     /**
+     * Creates the address handle that answers the sender of a UD receive ({@code ibv_create_ah_from_wc(3)}): the
+     * address vector {@link Context#initAhFromWc} builds from the completion and the receive's GRH, then
+     * {@link #createAh}. The reply goes to {@link WorkCompletion#srcQp()} (or the QP number the protocol carries)
+     * with the sender's qkey.
+     *
+     * @param wc      a successful receive completion of a UD QP (read now; the next poll may overwrite it after)
+     * @param grh     the first 40 bytes of that receive's buffer ({@code struct ibv_grh}); may be {@code null} when
+     *                {@link WorkCompletion#hasGrh()} is false
+     * @param portNum the port the receiving QP is bound to
+     * @throws IllegalArgumentException a failed or non-receive completion, or a missing GRH
+     * @throws VerbsException           {@code EINVAL}: the packet's destination GID is not in the port's table
+     *                                  (a multicast packet); {@code EPROTONOSUPPORT}: a header that is no GRH; and
+     *                                  {@link #createAh}'s errors
+     */
+    public AddressHandle createAhFromWc(WorkCompletion wc, MemorySegment grh, int portNum) {
+        resource.checkOpen("ibv_create_ah_from_wc");
+        return createAh(ReplyAddress.init(context(), portNum, wc, grh, "ibv_create_ah_from_wc"));
+    }
+
+    /**
      * Registers memory exported by another device driver as a DMA-BUF ({@code ibv_reg_dmabuf_mr(3)}), e.g.
      * GPU memory, so the NIC reads and writes it directly (peer-to-peer). The MR has no CPU-visible
      * {@link MemoryRegion#buffer()}.

@@ -153,6 +153,11 @@ public final class WorkCompletion {
         return Byte.toUnsignedInt(array.get(ValueLayout.JAVA_BYTE, base + DLID_PATH_BITS));
     }
 
+    /** Copies this completion's {@code struct ibv_wc} into {@code dst} (cold: verbs that take a whole wc). */
+    void copyTo(MemorySegment dst) {
+        MemorySegment.copy(array, base, dst, 0, ibv_wc.sizeof());
+    }
+
     @Override
     public String toString() {
         return "WorkCompletion[wrId=" + wrId() + ", status=" + status() + ", qpNum=" + qpNum()

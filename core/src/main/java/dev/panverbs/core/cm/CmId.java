@@ -4,6 +4,7 @@ import dev.panverbs.bindings.Errno;
 import dev.panverbs.bindings.ibverbs.LibIbverbsQueues;
 import dev.panverbs.bindings.rdmacm.LibRdmacm;
 import dev.panverbs.bindings.rdmacma.rdma_addr;
+import dev.panverbs.bindings.rdmacma.rdma_cma_h;
 import dev.panverbs.bindings.rdmacma.rdma_cm_id;
 import dev.panverbs.bindings.rdmacma.rdma_route;
 import dev.panverbs.bindings.verbs.ibv_qp_init_attr;
@@ -79,6 +80,29 @@ public final class CmId implements AutoCloseable {
             MemorySegment errno = Errno.allocateCapture(arena);
             if (LibRdmacm.rdma_bind_addr(errno, resource.handle(call), SocketAddresses.toNative(local, arena)) != 0) {
                 throw Errors.failure(call, Errno.get(errno), bindHint(Errno.get(errno)));
+            }
+        }
+    }
+
+    /**
+     * Sets the IP type of service of the ID's traffic ({@code rdma_set_option(3)}, {@code RDMA_OPTION_ID_TOS}): on
+     * RoCE the DSCP/ECN byte of the packets and the traffic class of the resolved route. Set it before
+     * {@link #resolveRoute} (rdma-core's tools do so on ADDR_RESOLVED) or {@link #listen}.
+     *
+     * @param tos 0 to 255
+     */
+    public void setTypeOfService(int tos) {
+        if (tos < 0 || tos > 255) {
+            throw new IllegalArgumentException("rdma_set_option(RDMA_OPTION_ID_TOS): the TOS is a uint8_t, got " + tos);
+        }
+        String call = Errors.call("rdma_set_option", "id", this, "option", "RDMA_OPTION_ID_TOS", "tos", tos);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Errno.allocateCapture(arena);
+            MemorySegment value = arena.allocate(1);
+            value.set(java.lang.foreign.ValueLayout.JAVA_BYTE, 0, (byte) tos);
+            if (LibRdmacm.rdma_set_option(errno, resource.handle(call), rdma_cma_h.RDMA_OPTION_ID(),
+                    rdma_cma_h.RDMA_OPTION_ID_TOS(), value, 1) != 0) {
+                throw Errors.failure(call, Errno.get(errno));
             }
         }
     }

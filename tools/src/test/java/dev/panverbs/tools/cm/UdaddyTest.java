@@ -1,0 +1,77 @@
+package dev.panverbs.tools.cm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.InetSocketAddress;
+import org.junit.jupiter.api.Test;
+
+/** udaddy's command line: its defaults, {@code strtol(.., 0)} numbers, and the refusals by name. */
+class UdaddyTest {
+
+    private static Udaddy.Settings settings(StringWriter err, String... args) throws Exception {
+        Udaddy u = new Udaddy();
+        new picocli.CommandLine(u).parseArgs(args);
+        return u.settings(new PrintWriter(err, true));
+    }
+
+    private static String[] run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int status = Udaddy.execute(args, new PrintWriter(out, true), new PrintWriter(err, true));
+        return new String[] {Integer.toString(status), out.toString(), err.toString()};
+    }
+
+    @Test
+    void defaultsAreUdaddys() throws Exception {
+        Udaddy.Settings server = settings(new StringWriter());
+        assertThat(server.client()).isFalse();
+        assertThat(server.bind()).isEqualTo(new InetSocketAddress("0.0.0.0", 7174));
+        assertThat(server.connections()).isEqualTo(1);
+        assertThat(server.count()).isEqualTo(10);
+        assertThat(server.size()).isEqualTo(100);
+        assertThat(server.tos()).isNull();
+        Udaddy.Settings client = settings(new StringWriter(), "-s", "10.1.2.3", "-t", "0x20", "-b", "10.1.2.4");
+        assertThat(client.server()).isEqualTo(new InetSocketAddress("10.1.2.3", 7174));
+        assertThat(client.bind()).isEqualTo(new InetSocketAddress("10.1.2.4", 0));
+        assertThat(client.tos()).isEqualTo(0x20);
+        // a zero message size means no messages at all (create_message)
+        assertThat(settings(new StringWriter(), "-S", "0").count()).isZero();
+    }
+
+    @Test
+    void numbersAreReadAsStrtolBaseZero() {
+        assertThat(Udaddy.parseC("0x111")).isEqualTo(0x111);
+        assertThat(Udaddy.parseC("0273")).isEqualTo(0273);
+        assertThat(Udaddy.parseC("273")).isEqualTo(273);
+        assertThat(Udaddy.parseC("0")).isZero();
+    }
+
+    @Test
+    void ipoibAndAfIbAreRefusedByName() {
+        String[] ipoib = run("-P", "ipoib");
+        assertThat(ipoib[0]).isEqualTo("1");
+        assertThat(ipoib[2]).contains("-P ipoib").contains("not supported by this panverbs clone");
+        assertThat(run("-p", "0x2")[2]).contains("-p 0x2 (the IPoIB port space)");
+        assertThat(run("-p", "0x106")[2]).contains("neither UDP");
+        assertThat(run("-f", "gid", "-s", "fe80::1")[2]).contains("-f gid (AF_IB addresses)");
+    }
+
+    @Test
+    void unknownFormatsWarnAsUdaddyDoes() throws Exception {
+        StringWriter err = new StringWriter();
+        Udaddy.Settings s = settings(err, "-P", "tcp", "-f", "other", "-p", "0x111");
+        assertThat(s).isNotNull();
+        assertThat(err.toString()).contains("Warning: unknown port space format")
+                .contains("Warning: unknown address format");
+    }
+
+    @Test
+    void impossibleCountsAreRefused() {
+        String[] r = run("-c", "0");
+        assertThat(r[0]).isEqualTo("1");
+        assertThat(r[2]).contains("connections (-c 0) must be at least 1");
+        assertThat(run("-C", "-1")[2]).contains("message count (-C -1)");
+    }
+}
