@@ -127,7 +127,7 @@ final class CmDataConnections implements AutoCloseable {
                 for (int i = 0; i < p.numQps; i++) {
                     CmId id = track(events.createId(PortSpace.TCP));
                     mine.add(id);
-                    CmExchangeChannel.resolve(id, source, server);
+                    CmExchangeChannel.resolve(id, source, server, p.tos);
                 }
                 build(spec, mine);
                 ConnectionParameters params = parameters(p);

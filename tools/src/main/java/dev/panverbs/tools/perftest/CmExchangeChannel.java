@@ -105,7 +105,7 @@ final class CmExchangeChannel implements ExchangeTransport {
         CmExchangeChannel c = null;
         try {
             CmId cm = events.createId(PortSpace.TCP);
-            resolve(cm, source, server);
+            resolve(cm, source, server, PerftestParameters.DEF_TOS); // perftest's exchange has no TOS
             c = new CmExchangeChannel(true, timeoutMillis, events, cm);
             cm.connect(connectParameters(retryCount, 0, 7), Duration.ofMillis(timeoutMillis));
             return c;
@@ -119,10 +119,16 @@ final class CmExchangeChannel implements ExchangeTransport {
         }
     }
 
-    /** {@code rdma_resolve_addr} and {@code rdma_resolve_route}, each with perftest's 2 s timeout. */
-    static void resolve(CmId cm, InetSocketAddress source, InetSocketAddress server) {
+    /**
+     * {@code rdma_resolve_addr} and {@code rdma_resolve_route}, each with perftest's 2 s timeout; in between, -T's
+     * type of service ({@code rdma_set_option(RDMA_OPTION_ID_TOS)}) unless {@code tos} is {@code DEF_TOS}.
+     */
+    static void resolve(CmId cm, InetSocketAddress source, InetSocketAddress server, int tos) {
         cm.resolveAddress(source, server, RESOLVE_TIMEOUT);
         cm.await(CmEventType.ADDR_RESOLVED, RESOLVE_TIMEOUT.plusSeconds(1));
+        if (tos != PerftestParameters.DEF_TOS) {
+            cm.setTypeOfService(tos);
+        }
         cm.resolveRoute(RESOLVE_TIMEOUT);
         cm.await(CmEventType.ROUTE_RESOLVED, RESOLVE_TIMEOUT.plusSeconds(1));
     }

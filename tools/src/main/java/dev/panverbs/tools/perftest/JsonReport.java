@@ -75,6 +75,9 @@ final class JsonReport {
         }
         s.append("rdma_cm_QPs: ").append(p.rdmaCm ? "ON" : "OFF").append(",\n");
         s.append("Data_ex_method: ").append(p.commRdmaCm ? "rdma_cm" : "Ethernet").append(",\n");
+        if (p.rdmaCm && p.tos != PerftestParameters.DEF_TOS) {
+            s.append("TOS: ").append(p.tos).append(",\n");
+        }
         s.append("},\n");
         return s.toString();
     }

@@ -92,6 +92,9 @@ final class PerftestOutput {
         }
         s.append(" rdma_cm QPs\t : ").append(p.rdmaCm ? "ON" : "OFF").append('\n');
         s.append(" Data ex. method : ").append(p.commRdmaCm ? "rdma_cm" : "Ethernet");
+        if (p.rdmaCm && p.tos != PerftestParameters.DEF_TOS) {
+            s.append(" \tTOS    : ").append(p.tos);
+        }
         if (p.rdmaCm && p.isServer()) {
             s.append('\n').append(RESULT_LINE).append(" Waiting for client rdma_cm QP to connect\n")
                     .append(" Please run the same command with the IB/RoCE interface IP");

@@ -170,9 +170,6 @@ final class PerftestParser {
             if (p.connection == PerftestParameters.Connection.UD) {
                 unsupported.note("-R with -c UD");
             }
-            if (p.tos != PerftestParameters.DEF_TOS) {
-                unsupported.note("-R with -T/--tos");
-            }
             if (p.useSrq) {
                 unsupported.note("-R with --use-srq");
             }

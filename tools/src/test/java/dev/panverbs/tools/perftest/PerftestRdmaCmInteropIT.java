@@ -11,7 +11,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * -R/--rdma_cm and -z/--comm_rdma_cm against the C perftest 6.06 on rxe, both ways, through the checks of
  * {@link PerftestInteropIT} (whose test method runs here over this matrix): all six programs with -R, the three BW
- * programs with -R -q 2 (one rdma_cm connection per QP; perftest's latency tests take one QP), and -z (the exchange
+ * programs with -R -q 2 (one rdma_cm connection per QP; perftest's latency tests take one QP), -R -T (the
+ * type of service set on the client's connections, printed by both), and -z (the exchange
  * over rdma_cm, the QPs connected from the key messages). With -R the exchange runs over an rdma_cm RC connection as
  * binary {@code struct pingpong_dest} SENDs, so every passing case proves that channel byte for byte (versions,
  * system data, MTU, keys, the BW report the server prints, the syncs) as well as the QPs rdma_cm connected (the run
@@ -46,6 +47,8 @@ class PerftestRdmaCmInteropIT extends PerftestInteropIT {
             cases.add(new Case(PerftestTest.WRITE_BW, List.of("-z", "-s", "4096", "-n", "200"), javaServer));
             cases.add(new Case(PerftestTest.SEND_LAT, List.of("-z", "-s", "2", "-n", "200"), javaServer));
             cases.add(new Case(PerftestTest.WRITE_BW, List.of("-R", "-s", "4096", "-n", "100", "--out_json"),
+                    javaServer));
+            cases.add(new Case(PerftestTest.READ_BW, List.of("-R", "-T", "32", "-s", "4096", "-n", "100"),
                     javaServer));
         }
         return cases.stream();

@@ -67,7 +67,7 @@ class RdmaCmOptionTest {
 
     @Test
     void whatPanverbsDoesNotDoWithRdmaCmIsRefusedByName() {
-        String[][] cases = {{"-c", "UD"}, {"-T", "5"}, {"--use-srq"}, {"--direct_wqe"}};
+        String[][] cases = {{"-c", "UD"}, {"--use-srq"}, {"--direct_wqe"}};
         for (String[] extra : cases) {
             String[] args = new String[extra.length + 1];
             args[0] = "-R";
@@ -100,6 +100,12 @@ class RdmaCmOptionTest {
         assertThat(PerftestOutput.header(z, true)).endsWith(" rdma_cm QPs\t : OFF\n"
                 + " Data ex. method : rdma_cm\n"
                 + RL);
+        PerftestParameters t = rxeClient(PerftestTest.WRITE_BW, "-R", "-T", "32");
+        assertThat(PerftestOutput.header(t, true)).contains(" Data ex. method : rdma_cm \tTOS    : 32\n" + RL
+                + " Waiting for client rdma_cm QP to connect\n");
+        PerftestParameters jt = rxeClient(PerftestTest.WRITE_BW, "-R", "-T", "32", "--out_json", "h");
+        assertThat(JsonReport.bw(jt, true, new BwReport(65536, 200, 90.57, 83.37, 0.001334), 0))
+                .contains("Data_ex_method: rdma_cm,\nTOS: 32,\n},\n");
         PerftestParameters j = rxeClient(PerftestTest.WRITE_BW, "-R", "--out_json", "h");
         assertThat(JsonReport.bw(j, true, new BwReport(65536, 200, 90.57, 83.37, 0.001334), 0))
                 .contains("Max_inline_data: 0,\nrdma_cm_QPs: ON,\nData_ex_method: rdma_cm,\n},\n");
