@@ -45,4 +45,9 @@ final class CoreAccess implements NativeHandles.Access {
                                     String destroyVerb, NativeHandles.Destroy destroy) {
         return QueuePairBuilder.adopt(pd, sendCq, recvCq, type, qp, sendOps, destroyVerb, destroy);
     }
+
+    @Override
+    public QueuePairAttributes qpAttributes(MemorySegment attr, int mask) {
+        return QueuePairAttributes.copyOf(attr, mask);
+    }
 }

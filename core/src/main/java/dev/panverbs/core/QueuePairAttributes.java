@@ -240,6 +240,14 @@ public final class QueuePairAttributes {
         return mask;
     }
 
+    /** Attributes holding a copy of {@code native_} ({@code struct ibv_qp_attr}) with {@code mask} set. */
+    static QueuePairAttributes copyOf(MemorySegment native_, int mask) {
+        QueuePairAttributes a = new QueuePairAttributes();
+        MemorySegment.copy(native_, 0, a.attr, 0, ibv_qp_attr.sizeof());
+        a.mask = mask;
+        return a;
+    }
+
     /** {@code port_num} as set by {@link #portNum}. */
     int portNumValue() {
         return Byte.toUnsignedInt(ibv_qp_attr.port_num(attr));

@@ -8,12 +8,16 @@ import dev.panverbs.bindings.rdmacma.rdma_cma_h;
 import dev.panverbs.bindings.rdmacma.rdma_cm_id;
 import dev.panverbs.bindings.rdmacma.rdma_route;
 import dev.panverbs.bindings.verbs.ibv_qp_init_attr;
+import dev.panverbs.bindings.verbs.ibv_qp_attr;
 import dev.panverbs.bindings.verbs.ibv_qp_cap;
 import dev.panverbs.core.CompletionQueue;
 import dev.panverbs.core.Context;
 import dev.panverbs.core.ProtectionDomain;
 import dev.panverbs.core.QueuePair;
+import dev.panverbs.core.QueuePairAttributes;
 import dev.panverbs.core.QueuePairCapabilities;
+import dev.panverbs.core.QueuePairState;
+import dev.panverbs.core.VerbsException;
 import dev.panverbs.core.internal.Errors;
 import dev.panverbs.core.internal.NativeHandles;
 import dev.panverbs.core.internal.Resource;
@@ -21,6 +25,7 @@ import dev.panverbs.core.internal.ResourceKind;
 import dev.panverbs.core.internal.Units;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Objects;
@@ -99,7 +104,7 @@ public final class CmId implements AutoCloseable {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Errno.allocateCapture(arena);
             MemorySegment value = arena.allocate(1);
-            value.set(java.lang.foreign.ValueLayout.JAVA_BYTE, 0, (byte) tos);
+            value.set(ValueLayout.JAVA_BYTE, 0, (byte) tos);
             if (LibRdmacm.rdma_set_option(errno, resource.handle(call), rdma_cma_h.RDMA_OPTION_ID(),
                     rdma_cma_h.RDMA_OPTION_ID_TOS(), value, 1) != 0) {
                 throw Errors.failure(call, Errno.get(errno));
@@ -253,6 +258,50 @@ public final class CmId implements AutoCloseable {
         return rc;
     }
 
+    /**
+     * The attributes that take a QP of this ID's connection to {@code state} ({@code rdma_init_qp_attr(3)}): for a
+     * QP the application created itself (with {@code ProtectionDomain.createQp}, not {@link #createQp}), which it
+     * moves with {@link QueuePair#modify}: INIT (port, pkey, access) before connecting or accepting, RTR (the path,
+     * MTU, peer QP number and PSN) and RTS once the CM exchanged them (on the active side: on CONNECT_RESPONSE, then
+     * {@link #establish}; on the passive side: before {@link #accept}). Connect and accept then carry the QP's number
+     * in {@link ConnectionParameters#withQpNum}.
+     *
+     * <p>Asked too early (RTR before the peer's request or reply), rdma_cm answers with what it has: no path or
+     * peer QP number, which {@link QueuePair#modify} then refuses as an incomplete transition.
+     *
+     * @throws VerbsException when rdma_cm refuses (the ID is closed or in a state it cannot answer for)
+     */
+    public QueuePairAttributes initQpAttributes(QueuePairState state) {
+        Objects.requireNonNull(state, "state");
+        String call = Errors.call("rdma_init_qp_attr", "id", this, "qp_state", state);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Errno.allocateCapture(arena);
+            MemorySegment attr = arena.allocate(ibv_qp_attr.layout());
+            ibv_qp_attr.qp_state(attr, state.value());
+            MemorySegment mask = arena.allocate(ValueLayout.JAVA_INT);
+            if (LibRdmacm.rdma_init_qp_attr(errno, resource.handle(call), attr, mask) != 0) {
+                int e = Errno.get(errno);
+                throw Errors.failure(call, e, e == Errno.EINVAL ? "RTR and RTS follow the peer's connect request "
+                        + "(passive side) or reply (active side: the CONNECT_RESPONSE event)" : null);
+            }
+            return NativeHandles.access().qpAttributes(attr, mask.get(ValueLayout.JAVA_INT, 0));
+        }
+    }
+
+    /**
+     * Completes an active-side connection whose QP the application moves itself ({@code rdma_establish(3)}): after
+     * CONNECT_RESPONSE and the QP's move to RTS, sends the CM's ready-to-use message; the peer gets ESTABLISHED.
+     */
+    public void establish() {
+        String call = Errors.call("rdma_establish", "id", this);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Errno.allocateCapture(arena);
+            if (LibRdmacm.rdma_establish(errno, resource.handle(call)) != 0) {
+                throw Errors.failure(call, Errno.get(errno));
+            }
+        }
+    }
+
     /** The QP {@link #createQp} made, while it is open. */
     public Optional<QueuePair> queuePair() {
         QueuePair q = qp;
@@ -375,6 +424,15 @@ public final class CmId implements AutoCloseable {
             throw CmEventException.of(call, expected, e);
         }
         return e;
+    }
+
+    /**
+     * The next event of this ID (for a listener: also its CONNECT_REQUESTs), without blocking, whatever its type;
+     * {@code null} if none is queued. Events of other IDs read meanwhile stay queued for them: one thread per
+     * connection can watch its own ID (for DISCONNECTED) on a channel the connections share.
+     */
+    public CmEvent pollEvent() {
+        return channel.poll(ev -> ev.id() == this || ev.listenId() == this);
     }
 
     // ---- lifetime ----

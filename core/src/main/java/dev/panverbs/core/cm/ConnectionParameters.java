@@ -57,6 +57,15 @@ public record ConnectionParameters(byte[] privateData, int responderResources, i
                 rnrRetryCount, srq, qpNum);
     }
 
+    /** These parameters for an ID without a QP of its own: {@code qpNum} is the application's QP. */
+    public ConnectionParameters withQpNum(int qpNum) {
+        if (qpNum < 0 || qpNum > 0xFFFFFF) {
+            throw new IllegalArgumentException("a QP number is 24 bits: " + qpNum);
+        }
+        return new ConnectionParameters(privateData, responderResources, initiatorDepth, flowControl, retryCount,
+                rnrRetryCount, srq, qpNum);
+    }
+
     /** The private data (a copy). */
     @Override
     public byte[] privateData() {

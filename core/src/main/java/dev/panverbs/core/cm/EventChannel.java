@@ -136,6 +136,34 @@ public final class EventChannel implements AutoCloseable {
     }
 
     /**
+     * The next event {@code wanted} accepts, without blocking; the others read meanwhile stay queued. {@code null}
+     * if none is queued.
+     */
+    CmEvent poll(Predicate<CmEvent> wanted) {
+        lock.lock();
+        try {
+            resource.checkOpen("rdma_get_cm_event");
+            for (Iterator<CmEvent> it = pending.iterator(); it.hasNext(); ) {
+                CmEvent e = it.next();
+                if (wanted.test(e)) {
+                    it.remove();
+                    return e;
+                }
+            }
+            CmEvent e;
+            while ((e = take()) != null) {
+                if (wanted.test(e)) {
+                    return e;
+                }
+                pending.addLast(e);
+            }
+            return null;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * The next event, waiting up to {@code timeout} for one; already acknowledged.
      *
      * @throws CmTimeoutException    if none arrived in time

@@ -6,6 +6,7 @@ import dev.panverbs.core.Context;
 import dev.panverbs.core.MemoryRegion;
 import dev.panverbs.core.ProtectionDomain;
 import dev.panverbs.core.QueuePair;
+import dev.panverbs.core.QueuePairAttributes;
 import dev.panverbs.core.QueuePairType;
 import dev.panverbs.core.SendOperation;
 import java.lang.foreign.MemorySegment;
@@ -86,6 +87,12 @@ public final class NativeHandles {
         QueuePair adoptQueuePair(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
                                  QueuePairType type, MemorySegment qp, Set<SendOperation> sendOps,
                                  String destroyVerb, Destroy destroy);
+
+        /**
+         * Attributes for {@link QueuePair#modify} copied from a {@code struct ibv_qp_attr} and its mask that a
+         * library filled ({@code rdma_init_qp_attr}).
+         */
+        QueuePairAttributes qpAttributes(MemorySegment attr, int mask);
     }
 
     /** How an adopted handle is destroyed: by the verb family that created it. */

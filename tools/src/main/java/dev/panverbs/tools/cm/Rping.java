@@ -17,7 +17,10 @@ import picocli.CommandLine.Spec;
  * big-endian), the server RDMA READs it, tells the client to go on, the client advertises its second buffer, the
  * server RDMA WRITEs the text back into it and says so; {@code -V} compares the two buffers on the client, {@code -v}
  * prints the data. Same options, defaults (port 7174, 64 bytes, {@code -C} 0 = forever) and output lines.
- * rdma-core's {@code -q} (self-created QP), {@code -P} (persistent server) and {@code -t} (TOS) are refused by name.
+ * {@code -q}: the QP is the application's ({@code ibv_create_qp}), moved through INIT, RTR and RTS by the tool with
+ * the attributes {@code rdma_init_qp_attr} computes, its number carried by connect/accept, the client completing with
+ * {@code rdma_establish}. {@code -P}: the server serves each connection on a thread of its own and listens on until
+ * killed. {@code -t} (not an option of rping 44) is refused by name.
  */
 @Command(name = "rping", sortOptions = false, exitCodeOnInvalidInput = 1, exitCodeOnExecutionException = 1,
         usageHelpAutoWidth = true,
@@ -63,7 +66,7 @@ public final class Rping implements Callable<Integer> {
 
     /** The settings of one validated run. */
     record Settings(boolean server, InetSocketAddress address, InetSocketAddress source, int size, int count,
-                    boolean verbose, boolean validate, boolean debug) {}
+                    boolean verbose, boolean validate, boolean debug, boolean selfCreateQp, boolean persistent) {}
 
     @Override
     public Integer call() throws Exception {
@@ -78,9 +81,8 @@ public final class Rping implements Callable<Integer> {
 
     /** Checks the options as rping's getopt loop does; {@code null} (and a message on {@code err}) if invalid. */
     Settings settings(PrintWriter err) throws UnknownHostException {
-        if (selfCreateQp || persistent || tos != null) {
-            String option = selfCreateQp ? "-q (self-created QP)" : persistent ? "-P (persistent server)" : "-t (TOS)";
-            err.println("rping: option " + option + " of rdma-core's rping is not supported by this panverbs clone");
+        if (tos != null) {
+            err.println("rping: option -t (TOS) is not an option of rdma-core 44's rping (udaddy has it)");
             return null;
         }
         if (size < RpingText.MIN_SIZE || size > RpingText.MAX_SIZE - 1) {
@@ -110,7 +112,8 @@ public final class Rping implements Callable<Integer> {
             at = new InetSocketAddress(InetAddress.getByName(address), port);
         }
         InetSocketAddress src = source == null ? null : new InetSocketAddress(InetAddress.getByName(source), 0);
-        return new Settings(server, at, src, size, count, verbose, validate, debug);
+        return new Settings(server, at, src, size, count, verbose, validate, debug, selfCreateQp,
+                persistent && server);
     }
 
     /** Parses {@code args} and runs; returns the exit status. */

@@ -7,6 +7,8 @@ import dev.panverbs.core.MemoryRegion;
 import dev.panverbs.core.ProtectionDomain;
 import dev.panverbs.core.QueuePair;
 import dev.panverbs.core.QueuePairCapabilities;
+import dev.panverbs.core.QueuePairState;
+import dev.panverbs.core.QueuePairType;
 import dev.panverbs.core.SendFlag;
 import dev.panverbs.core.WorkCompletion;
 import dev.panverbs.core.WorkCompletionOpcode;
@@ -15,6 +17,7 @@ import dev.panverbs.core.WorkCompletions;
 import dev.panverbs.core.cm.CmEvent;
 import dev.panverbs.core.cm.CmEventType;
 import dev.panverbs.core.cm.CmId;
+import dev.panverbs.core.cm.CmTimeoutException;
 import dev.panverbs.core.cm.ConnectionParameters;
 import dev.panverbs.core.cm.EventChannel;
 import dev.panverbs.core.cm.PortSpace;
@@ -23,7 +26,9 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -47,6 +52,7 @@ final class RpingRun {
     private final PrintWriter err;
     private EventChannel channel;
     private CmId id;
+    private ProtectionDomain pd;
     private CompletionQueue cq;
     private QueuePair qp;
     private MemoryRegion recvMr;
@@ -60,6 +66,13 @@ final class RpingRun {
         this.s = settings;
         this.out = out;
         this.err = err;
+    }
+
+    /** One connection of a persistent server ({@code -P}): {@code child} is its CONNECT_REQUEST's ID. */
+    private RpingRun(Rping.Settings settings, PrintWriter out, PrintWriter err, EventChannel channel, CmId child) {
+        this(settings, out, err);
+        this.channel = channel;
+        this.id = child;
     }
 
     int run() {
@@ -78,9 +91,16 @@ final class RpingRun {
 
     private void setup(CmId on) {
         Context ctx = on.context();
-        ProtectionDomain pd = ctx.allocPd();
+        pd = ctx.allocPd();
         cq = ctx.createCq(SQ_DEPTH * 2).build();
-        qp = on.createQp(pd, cq, cq, new QueuePairCapabilities(SQ_DEPTH, 2, 1, 1, 0));
+        if (s.selfCreateQp()) {
+            // -q: the application's QP (ibv_create_qp), moved by rping itself; rdma_cm only exchanges its number
+            qp = pd.createQp(QueuePairType.RC, cq, cq).maxSendWr(SQ_DEPTH).maxRecvWr(2).maxSendSge(1).maxRecvSge(1)
+                    .build();
+            qp.toInit(on.portNum(), EnumSet.noneOf(Access.class));
+        } else {
+            qp = on.createQp(pd, cq, cq, new QueuePairCapabilities(SQ_DEPTH, 2, 1, 1, 0));
+        }
         recvMr = pd.allocate(16, EnumSet.of(Access.LOCAL_WRITE));
         sendMr = pd.allocate(16, EnumSet.noneOf(Access.class));
         EnumSet<Access> rdma = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ, Access.REMOTE_WRITE);
@@ -101,15 +121,85 @@ final class RpingRun {
         listener.bindAddress(s.address());
         listener.listen(3);
         debug("rdma_listen on %s", s.address());
+        if (s.persistent()) {
+            return persistentServer(listener);
+        }
         CmEvent request = listener.await(CmEventType.CONNECT_REQUEST, Duration.ofDays(365));
         id = request.id();
+        return serveConnection();
+    }
+
+    /**
+     * {@code -P}: every CONNECT_REQUEST is served on a thread of its own, with its own PD, CQ, QP and buffers, all
+     * released when that client disconnects, while this thread goes on listening (until interrupted).
+     */
+    private int persistentServer(CmId listener) {
+        List<Thread> connections = new ArrayList<>();
+        while (!Thread.currentThread().isInterrupted()) {
+            CmEvent request;
+            try {
+                request = listener.await(CmEventType.CONNECT_REQUEST, Duration.ofSeconds(1));
+            } catch (CmTimeoutException idle) {
+                continue;
+            }
+            RpingRun connection = new RpingRun(s, out, err, channel, request.id());
+            Thread t = new Thread(connection::serveAndRelease, "rping -P " + request.id());
+            t.setDaemon(true);
+            t.start();
+            connections.removeIf(c -> !c.isAlive());
+            connections.add(t);
+        }
+        Thread.interrupted(); // stopped: let the connections still served end before the channel closes
+        for (Thread t : connections) {
+            try {
+                t.join(Duration.ofSeconds(10));
+            } catch (InterruptedException again) {
+                break;
+            }
+        }
+        return 0;
+    }
+
+    private void serveAndRelease() {
+        try {
+            serveConnection();
+        } catch (RuntimeException e) {
+            err.println("rping: connection " + id + ": " + e.getMessage());
+            err.flush();
+        } finally {
+            release();
+        }
+    }
+
+    /** What rping_persistent_server_thread frees: the buffers, the QP, CQ and PD, then the ID. */
+    private void release() {
+        id.close(); // and the QP it owns
+        for (AutoCloseable c : new AutoCloseable[] {s.selfCreateQp() ? qp : null, recvMr, sendMr, rdmaMr, cq, pd}) {
+            try {
+                if (c != null) {
+                    c.close();
+                }
+            } catch (Exception e) {
+                err.println("rping: releasing " + c + ": " + e.getMessage());
+                err.flush();
+            }
+        }
+    }
+
+    /** Accepts the connection of {@link #id} and serves it until the client disconnects. */
+    private int serveConnection() {
         debug("child cma %s", id);
         setup(id);
-        id.accept(ConnectionParameters.defaults());
+        if (s.selfCreateQp()) {
+            selfModify(); // rping_accept: INIT, RTR, RTS from the request, before the reply
+            id.accept(ConnectionParameters.defaults().withQpNum(qp.qpNum()));
+        } else {
+            id.accept(ConnectionParameters.defaults());
+        }
         id.await(CmEventType.ESTABLISHED, SETUP);
         debug("accepted connection from %s", id.peerAddress());
         int rc = serveUntilDisconnected();
-        id.disconnect(); // rping_run_server: also the DREP that completes the client's disconnect
+        disconnect(); // rping_run_server: also the DREP that completes the client's disconnect
         return rc;
     }
 
@@ -167,13 +257,37 @@ final class RpingRun {
         id.resolveRoute(RESOLVE);
         id.await(CmEventType.ROUTE_RESOLVED, RESOLVE.plus(SETUP));
         setup(id);
-        id.connect(ConnectionParameters.defaults(), SETUP);
+        if (s.selfCreateQp()) {
+            id.connect(ConnectionParameters.defaults().withQpNum(qp.qpNum()));
+            id.await(CmEventType.CONNECT_RESPONSE, SETUP); // an ID without a QP: the reply, not ESTABLISHED
+            selfModify();
+            id.establish();
+        } else {
+            id.connect(ConnectionParameters.defaults(), SETUP);
+        }
         debug("rdma_connect to %s established", s.address());
         int rc = pings();
         if (!disconnected) {
-            id.disconnect();
+            disconnect();
         }
         return rc;
+    }
+
+    /** rping_self_modify_qp: INIT (again), RTR and RTS with the attributes rdma_cm computed for the connection. */
+    private void selfModify() {
+        for (QueuePairState state : new QueuePairState[] {QueuePairState.INIT, QueuePairState.RTR,
+                QueuePairState.RTS}) {
+            qp.modify(id.initQpAttributes(state));
+        }
+        debug("self-created qp %d moved to %s", qp.qpNum(), qp.state());
+    }
+
+    /** rping_disconnect: a self-created QP is moved to ERR by rping itself first. */
+    private void disconnect() {
+        if (s.selfCreateQp()) {
+            qp.toErr();
+        }
+        id.disconnect();
     }
 
     private int pings() {
@@ -252,7 +366,7 @@ final class RpingRun {
                 continue; // SEND completions
             }
             if (++idle % 64 == 0) {
-                CmEvent e = channel.poll();
+                CmEvent e = id.pollEvent(); // this connection's: a persistent server's others stay queued
                 if (e != null && (e.type() == CmEventType.DISCONNECTED || e.type().isError())) {
                     err.println((s.server() ? "server" : "client") + " DISCONNECT EVENT...");
                     err.flush();

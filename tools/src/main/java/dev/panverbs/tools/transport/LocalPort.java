@@ -32,6 +32,37 @@ final class LocalPort {
         this.gid = gidIndex >= 0 ? ctx.queryGid(portNum, gidIndex).toBytes() : new byte[16];
     }
 
+    /**
+     * The port a connection set up through rdma_cm uses ({@code CmId.portNum()}): rdma_cm computes the path, so
+     * no GID index is needed and the handshake's path fields stay zero.
+     */
+    LocalPort(Context ctx, int portNum) {
+        this.portNum = portNum;
+        this.gidIndex = -1;
+        this.attributes = ctx.queryPort(portNum);
+        this.gid = new byte[16];
+    }
+
+    /** How a new QP (in INIT, receives posted) is taken to RTS towards the peer. */
+    @FunctionalInterface
+    interface Connector {
+        void connect(QueuePair qp, RpcHandshake peer, int myPsn);
+    }
+
+    /**
+     * The rdma_cm route's connector: INIT (again), RTR and RTS with the attributes {@code rdma_init_qp_attr}
+     * computes for {@code id}'s connection (path, MTU, peer QP number and PSNs); the handshake's fields are unused.
+     */
+    static Connector through(dev.panverbs.core.cm.CmId id) {
+        return (qp, peer, psn) -> {
+            for (dev.panverbs.core.QueuePairState s : new dev.panverbs.core.QueuePairState[] {
+                    dev.panverbs.core.QueuePairState.INIT, dev.panverbs.core.QueuePairState.RTR,
+                    dev.panverbs.core.QueuePairState.RTS}) {
+                qp.modify(id.initQpAttributes(s));
+            }
+        };
+    }
+
     /** A random initial PSN, 24 bits, as the ping-pong examples use. */
     static int randomPsn() {
         return RANDOM.nextInt(1 << 24);

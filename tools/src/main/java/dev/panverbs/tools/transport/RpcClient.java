@@ -15,6 +15,13 @@ import dev.panverbs.core.SendRequests;
 import dev.panverbs.core.WorkCompletion;
 import dev.panverbs.core.WorkCompletionStatus;
 import dev.panverbs.core.WorkCompletions;
+import dev.panverbs.core.cm.CmEvent;
+import dev.panverbs.core.cm.CmEventType;
+import dev.panverbs.core.cm.CmId;
+import dev.panverbs.core.cm.ConnectionParameters;
+import dev.panverbs.core.cm.ConnectionRejectedException;
+import dev.panverbs.core.cm.EventChannel;
+import dev.panverbs.core.cm.PortSpace;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
@@ -59,6 +66,7 @@ public final class RpcClient implements AutoCloseable {
     private final int maxRequest;
     private final int stride;
     private final String server;
+    private final CmLink cm; // the rdma_cm route, else null
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
@@ -72,8 +80,9 @@ public final class RpcClient implements AutoCloseable {
     private RpcException failure;
     private long creditWaits;
 
-    private RpcClient(RpcOptions options, Context ctx, String server, Setup s) {
+    private RpcClient(RpcOptions options, Context ctx, String server, Setup s, CmLink cm) {
         this.options = options;
+        this.cm = cm;
         this.ctx = ctx;
         this.server = server;
         this.qp = s.qp;
@@ -105,31 +114,11 @@ public final class RpcClient implements AutoCloseable {
         Context ctx = options.device() == null ? Device.first().open() : Device.open(options.device());
         try {
             LocalPort local = new LocalPort(ctx, options);
-            ProtectionDomain pd = ctx.allocPd();
-            CompletionChannel channel = ctx.createCompChannel();
-            int slots = options.slots();
-            // responses and CREDIT messages each need a posted receive: at most `slots` of each, plus the ack
-            int receives = 2 * slots + 1;
-            CompletionQueue cq = ctx.createCq(slots + 1 + receives).channel(channel).build();
-            QueuePair qp = pd.createQp(QueuePairType.RC, cq, cq).maxSendWr(slots + 1).maxRecvWr(receives)
-                    .maxSendSge(1).maxRecvSge(1).build();
-            MemoryRegion sendMr = pd.allocate((long) slots * options.maxRequest(), EnumSet.of(Access.LOCAL_WRITE));
-            MemoryRegion responseMr = pd.allocate((long) slots * options.slotStride(),
-                    EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
-            qp.toInit(local.portNum, EnumSet.of(Access.REMOTE_WRITE));
-            // the server writes responses with immediate: each consumes a receive but needs no buffer (no SGE)
-            ReceiveRequests rwrs = qp.receiveRequests();
-            for (int i = 0; i < receives; i++) {
-                rwrs.recv(RECV_TAG);
-            }
-            if (rwrs.post() != receives) {
-                throw new IllegalStateException("ibv_post_recv accepted fewer than " + receives + " receives");
-            }
-            cq.reqNotify(false);
+            Local l = prepare(ctx, local.portNum, options);
             int psn = LocalPort.randomPsn();
             RpcHandshake mine = new RpcHandshake(RpcHandshake.CLIENT, local.attributes.lid(),
-                    local.attributes.activeMtu().value(), qp.qpNum(), psn, local.gid, 0, 0, options.maxResponse(), slots,
-                    options.slotStride(), responseMr.rkey(), responseMr.address());
+                    local.attributes.activeMtu().value(), l.qp.qpNum(), psn, local.gid, 0, 0, options.maxResponse(),
+                    options.slots(), options.slotStride(), l.responseMr.rkey(), l.responseMr.address());
             RpcHandshake peer;
             try (Socket socket = new Socket()) {
                 int timeout = (int) Math.min(Integer.MAX_VALUE, options.timeout().toMillis());
@@ -140,13 +129,103 @@ public final class RpcClient implements AutoCloseable {
                 peer = RpcHandshake.read(socket.getInputStream(), RpcHandshake.SERVER);
             }
             // the server is already in RTS: it connected before answering
-            local.connect(qp, peer, psn);
+            local.connect(l.qp, peer, psn);
             return new RpcClient(options, ctx, host + ":" + port,
-                    new Setup(qp, cq, channel, sendMr, responseMr, peer));
+                    new Setup(l.qp, l.cq, l.channel, l.sendMr, l.responseMr, peer), null);
         } catch (IOException | RuntimeException | Error e) {
             ctx.close();
             throw e;
         }
+    }
+
+    /**
+     * Connects to an {@link RpcServer#startCm rdma_cm server} at {@code host:port} through rdma_cm: resolves the
+     * address and route, sets up the same resources as {@link #connect} (the QP is this client's own), sends the
+     * handshake as the connect request's private data, and on the server's reply (CONNECT_RESPONSE, with its
+     * handshake) moves the QP to RTS with the attributes rdma_cm computed and completes with {@code rdma_establish}.
+     * The device is the one rdma_cm routes to unless the options name one (which must be it).
+     *
+     * @throws RpcException                                  when the server rejects the connection (with its reason)
+     *                                                       or speaks another protocol
+     * @throws dev.panverbs.core.cm.ConnectionRejectedException when nothing listens there (reason 8)
+     * @throws dev.panverbs.core.cm.CmEventException        when the address or route cannot be resolved
+     * @throws dev.panverbs.core.cm.CmTimeoutException      when a step takes longer than the options' timeout
+     */
+    public static RpcClient connectCm(String host, int port, RpcOptions options) {
+        EventChannel events = EventChannel.create();
+        Context ctx = null;
+        try {
+            CmId id = events.createId(PortSpace.TCP);
+            id.resolve(new InetSocketAddress(host, port), options.timeout());
+            String routed = id.context().device().name();
+            if (options.device() != null && !options.device().equals(routed)) {
+                throw new IllegalArgumentException("rdma_cm routes " + host + " through " + routed + ", not "
+                        + options.device() + " (RpcOptions.withDevice); leave the device unset to use it");
+            }
+            ctx = Device.open(routed);
+            Local l = prepare(ctx, id.portNum(), options);
+            RpcHandshake mine = new RpcHandshake(RpcHandshake.CLIENT, 0, 0, l.qp.qpNum(), 0, new byte[16], 0, 0,
+                    options.maxResponse(), options.slots(), options.slotStride(), l.responseMr.rkey(),
+                    l.responseMr.address());
+            id.connect(ConnectionParameters.defaults().withQpNum(l.qp.qpNum())
+                    .withPrivateData(CmHandshake.client(mine)));
+            CmEvent reply;
+            try {
+                reply = id.await(CmEventType.CONNECT_RESPONSE, options.timeout());
+            } catch (ConnectionRejectedException rejected) {
+                String reason = CmHandshake.rejectReason(rejected.privateData());
+                if (reason == null) {
+                    throw rejected;
+                }
+                throw new RpcException("the server rejected the connection: " + reason);
+            }
+            RpcHandshake peer = CmHandshake.readServer(reply.privateData(), reply.connection().qpNum());
+            LocalPort.through(id).connect(l.qp, peer, 0);
+            id.establish();
+            return new RpcClient(options, ctx, host + ":" + port + " (rdma_cm)",
+                    new Setup(l.qp, l.cq, l.channel, l.sendMr, l.responseMr, peer), new CmLink(events, id));
+        } catch (RuntimeException | Error e) {
+            if (ctx != null) {
+                ctx.close();
+            }
+            events.close();
+            throw e;
+        }
+    }
+
+    /** The rdma_cm route's channel and ID, closed with the client. */
+    private record CmLink(EventChannel channel, CmId id) {}
+
+    private record Local(QueuePair qp, CompletionQueue cq, CompletionChannel channel, MemoryRegion sendMr,
+                         MemoryRegion responseMr) {}
+
+    /**
+     * The client's resources, either route: the QP in INIT on {@code portNum} with every receive posted, the CQ
+     * armed, the send buffers and the response slots registered.
+     */
+    private static Local prepare(Context ctx, int portNum, RpcOptions options) {
+        ProtectionDomain pd = ctx.allocPd();
+        CompletionChannel channel = ctx.createCompChannel();
+        int slots = options.slots();
+        // responses and CREDIT messages each need a posted receive: at most `slots` of each, plus the ack
+        int receives = 2 * slots + 1;
+        CompletionQueue cq = ctx.createCq(slots + 1 + receives).channel(channel).build();
+        QueuePair qp = pd.createQp(QueuePairType.RC, cq, cq).maxSendWr(slots + 1).maxRecvWr(receives)
+                .maxSendSge(1).maxRecvSge(1).build();
+        MemoryRegion sendMr = pd.allocate((long) slots * options.maxRequest(), EnumSet.of(Access.LOCAL_WRITE));
+        MemoryRegion responseMr = pd.allocate((long) slots * options.slotStride(),
+                EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
+        qp.toInit(portNum, EnumSet.of(Access.REMOTE_WRITE));
+        // the server writes responses with immediate: each consumes a receive but needs no buffer (no SGE)
+        ReceiveRequests rwrs = qp.receiveRequests();
+        for (int i = 0; i < receives; i++) {
+            rwrs.recv(RECV_TAG);
+        }
+        if (rwrs.post() != receives) {
+            throw new IllegalStateException("ibv_post_recv accepted fewer than " + receives + " receives");
+        }
+        cq.reqNotify(false);
+        return new Local(qp, cq, channel, sendMr, responseMr);
     }
 
     /**
@@ -446,7 +525,20 @@ public final class RpcClient implements AutoCloseable {
         if (!graceful) {
             fail(new RpcException("the client was closed before the response arrived"));
         }
+        if (cm != null) {
+            try {
+                if (graceful) {
+                    qp.toErr(); // rping -q's order: the application's QP first, then the CM's DREQ
+                }
+                cm.id().disconnect();
+            } catch (RuntimeException e) {
+                // the server may have gone first; closing the ID below ends the connection either way
+            }
+        }
         ctx.close();
+        if (cm != null) {
+            cm.channel().close();
+        }
     }
 
     private boolean awaitUntil(long deadline) {

@@ -137,7 +137,7 @@ record RpcHandshake(int role, int lid, int mtu, int qpn, int psn, byte[] gid, in
         }
     }
 
-    private void validate() {
+    void validate() {
         check((qpn & ~0xffffff) == 0, "QPN 0x" + Integer.toHexString(qpn) + " exceeds 24 bits");
         check(mtu >= 1 && mtu <= 5, "MTU code " + mtu + " outside 1 (256) .. 5 (4096)");
         check((psn & ~0xffffff) == 0, "PSN 0x" + Integer.toHexString(psn) + " exceeds 24 bits");

@@ -5,6 +5,12 @@ import dev.panverbs.core.CompletionQueue;
 import dev.panverbs.core.Context;
 import dev.panverbs.core.Device;
 import dev.panverbs.core.ProtectionDomain;
+import dev.panverbs.core.cm.CmEvent;
+import dev.panverbs.core.cm.CmId;
+import dev.panverbs.core.cm.CmTimeoutException;
+import dev.panverbs.core.cm.ConnectionParameters;
+import dev.panverbs.core.cm.EventChannel;
+import dev.panverbs.core.cm.PortSpace;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -41,23 +47,30 @@ public final class RpcServer implements AutoCloseable {
     private final ProtectionDomain pd;
     private final CompletionChannel channel;
     private final LocalPort local;
-    private final ServerSocket listener;
+    private final ServerSocket listener; // null on the rdma_cm route
+    private final EventChannel cm; // the rdma_cm route: its channel and listening ID, else null
+    private final CmId cmListener;
+    private final Map<CmId, String> cmConnections = new ConcurrentHashMap<>();
     private final Map<CompletionQueue, ServerConnection> connections = new ConcurrentHashMap<>();
     private final Thread acceptor;
     private final Thread eventLoop;
     private volatile boolean stopping;
     private volatile int accepted;
 
-    private RpcServer(RpcOptions options, RpcHandler handler, Context ctx, ServerSocket listener) {
+    private RpcServer(RpcOptions options, RpcHandler handler, Context ctx, ServerSocket listener, EventChannel cm,
+                      CmId cmListener) {
         this.options = options;
         this.handler = handler;
         this.ctx = ctx;
         this.listener = listener;
-        this.local = new LocalPort(ctx, options);
+        this.cm = cm;
+        this.cmListener = cmListener;
+        this.local = cm == null ? new LocalPort(ctx, options) : null;
         this.pd = ctx.allocPd();
         this.channel = ctx.createCompChannel();
-        this.acceptor = new Thread(this::acceptLoop, "panverbs-rpc-accept :" + listener.getLocalPort());
-        this.eventLoop = new Thread(this::eventLoop, "panverbs-rpc-server :" + listener.getLocalPort());
+        int port = port();
+        this.acceptor = new Thread(cm == null ? this::acceptLoop : this::cmLoop, "panverbs-rpc-accept :" + port);
+        this.eventLoop = new Thread(this::eventLoop, "panverbs-rpc-server :" + port);
         acceptor.setDaemon(true);
         eventLoop.setDaemon(true);
     }
@@ -75,7 +88,7 @@ public final class RpcServer implements AutoCloseable {
             listener = new ServerSocket();
             listener.setReuseAddress(true);
             listener.bind(new InetSocketAddress(port));
-            RpcServer server = new RpcServer(options, handler, ctx, listener);
+            RpcServer server = new RpcServer(options, handler, ctx, listener, null, null);
             server.eventLoop.start();
             server.acceptor.start();
             return server;
@@ -88,9 +101,42 @@ public final class RpcServer implements AutoCloseable {
         }
     }
 
-    /** The TCP port clients connect to. */
+    /**
+     * Starts serving clients that connect through rdma_cm ({@link RpcClient#connectCm}): listens on {@code address}
+     * (an IP address of an RDMA device, port 0 picks one: see {@link #port()}). No TCP: the handshake travels as
+     * private data of the CM's request and reply, and each connection's QP (the server's own) is moved to RTS with
+     * the attributes rdma_cm computes. The device is the one that owns the address unless the options name one.
+     *
+     * @throws dev.panverbs.core.VerbsException when the address cannot be bound (no RDMA device has it, in use)
+     */
+    public static RpcServer startCm(InetSocketAddress address, RpcHandler handler, RpcOptions options) {
+        Objects.requireNonNull(handler, "handler");
+        EventChannel cm = EventChannel.create();
+        Context ctx = null;
+        try {
+            CmId listener = cm.createId(PortSpace.TCP);
+            listener.bindAddress(address);
+            listener.listen(16);
+            String device = options.device() != null ? options.device()
+                    : address.getAddress().isAnyLocalAddress() ? Device.first().name()
+                    : listener.context().device().name();
+            ctx = Device.open(device);
+            RpcServer server = new RpcServer(options, handler, ctx, null, cm, listener);
+            server.eventLoop.start();
+            server.acceptor.start();
+            return server;
+        } catch (RuntimeException | Error e) {
+            if (ctx != null) {
+                ctx.close();
+            }
+            cm.close();
+            throw e;
+        }
+    }
+
+    /** The port clients connect to (TCP, or rdma_cm's TCP port space). */
     public int port() {
-        return listener.getLocalPort();
+        return listener != null ? listener.getLocalPort() : cmListener.localAddress().getPort();
     }
 
     /** Connections being served now. */
@@ -138,6 +184,59 @@ public final class RpcServer implements AutoCloseable {
         answer[0].write(socket.getOutputStream());
     }
 
+    /** The rdma_cm route's acceptor: connection requests, and disconnects to answer. */
+    private void cmLoop() {
+        while (!stopping) {
+            CmEvent e;
+            try {
+                e = cm.await(Duration.ofMillis(100));
+            } catch (CmTimeoutException idle) {
+                continue;
+            } catch (IllegalStateException closed) {
+                return;
+            }
+            try {
+                switch (e.type()) {
+                    case CONNECT_REQUEST -> setUp(e);
+                    case DISCONNECTED -> { // the client is done (after SHUTDOWN) or gone: answer, forget the ID
+                        cmConnections.remove(e.id());
+                        e.id().disconnect();
+                        e.id().close();
+                    }
+                    default -> { } // ESTABLISHED: the connection was registered before the reply
+                }
+            } catch (RuntimeException failure) {
+                handler.onDisconnect(String.valueOf(e.id()), failure instanceof RpcException r ? r
+                        : new RpcException("rdma_cm connection setup failed: " + failure, failure));
+            }
+        }
+    }
+
+    private void setUp(CmEvent request) {
+        CmId id = request.id();
+        String peer = String.valueOf(id.peerAddress());
+        ServerConnection c;
+        RpcHandshake[] answer = new RpcHandshake[1];
+        try {
+            if (!id.context().device().name().equals(ctx.device().name())) {
+                throw new RpcException("the request arrived on " + id.context().device().name() + "; this server "
+                        + "serves " + ctx.device().name());
+            }
+            RpcHandshake client = CmHandshake.readClient(request.privateData(), request.connection().qpNum());
+            c = ServerConnection.open(ctx, pd, channel, new LocalPort(ctx, id.portNum()), LocalPort.through(id),
+                    options, client, peer, answer);
+        } catch (RuntimeException e) {
+            id.reject(CmHandshake.reject(e.getMessage()));
+            id.close();
+            throw e;
+        }
+        connections.put(c.cq, c);
+        cmConnections.put(id, peer);
+        accepted++;
+        id.accept(ConnectionParameters.defaults().withQpNum(answer[0].qpn())
+                .withPrivateData(CmHandshake.server(answer[0])));
+    }
+
     private void eventLoop() {
         while (!stopping) {
             CompletionQueue cq;
@@ -175,10 +274,14 @@ public final class RpcServer implements AutoCloseable {
         if (stopping) {
             return;
         }
-        try {
-            listener.close();
-        } catch (IOException e) {
-            // closing a listening socket fails only if it was already closed
+        if (listener != null) {
+            try {
+                listener.close();
+            } catch (IOException e) {
+                // closing a listening socket fails only if it was already closed
+            }
+        } else {
+            cmListener.close(); // no more requests; the connections' IDs stay until their clients disconnect
         }
         long deadline = System.nanoTime() + options.timeout().toNanos();
         while (!connections.isEmpty() && System.nanoTime() < deadline) {
@@ -196,6 +299,9 @@ public final class RpcServer implements AutoCloseable {
             c.close(handler, new RpcException("the server closed the connection"));
         }
         connections.clear();
+        if (cm != null) {
+            cm.close(); // the connections' IDs; their QPs were the server's and are gone
+        }
         ctx.close();
     }
 

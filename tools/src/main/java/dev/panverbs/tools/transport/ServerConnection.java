@@ -96,6 +96,13 @@ final class ServerConnection {
      */
     static ServerConnection open(Context ctx, ProtectionDomain pd, CompletionChannel channel, LocalPort local,
                                  RpcOptions options, RpcHandshake client, String peer, RpcHandshake[] answer) {
+        return open(ctx, pd, channel, local, local::connect, options, client, peer, answer);
+    }
+
+    /** As above, the QP taken to RTS by {@code connector} (the rdma_cm route: {@link LocalPort#through}). */
+    static ServerConnection open(Context ctx, ProtectionDomain pd, CompletionChannel channel, LocalPort local,
+                                 LocalPort.Connector connector, RpcOptions options, RpcHandshake client, String peer,
+                                 RpcHandshake[] answer) {
         int credits = options.credits();
         int usable = CreditWindow.usable(credits, client.slots());
         int maxResponse = Math.min(options.maxResponse(), client.maxResponse());
@@ -124,7 +131,7 @@ final class ServerConnection {
             }
             cq.reqNotify(false);
             int psn = LocalPort.randomPsn();
-            local.connect(qp, client, psn);
+            connector.connect(qp, client, psn);
             answer[0] = new RpcHandshake(RpcHandshake.SERVER, local.attributes.lid(),
                     local.attributes.activeMtu().value(), qp.qpNum(), psn, local.gid, credits, options.maxRequest(),
                     0, 0, 0, 0, 0);

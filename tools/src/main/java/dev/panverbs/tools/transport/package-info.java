@@ -4,6 +4,12 @@
  * side, {@link dev.panverbs.tools.transport.RpcServer} with an {@link dev.panverbs.tools.transport.RpcHandler}
  * on the other.
  *
+ * <p>Two ways to connect, the same protocol after: {@code RpcClient.connect}/{@code RpcServer.start} exchange the
+ * handshake (QP number, PSN, LID, GID, MTU and the resources) over a TCP socket and move the QPs themselves;
+ * {@code RpcClient.connectCm}/{@code RpcServer.startCm} connect through rdma_cm by IP address and port, the
+ * resources travel as the CM messages' private data ({@code CmHandshake}) and the QPs, still the transport's own,
+ * are moved with the attributes {@code rdma_init_qp_attr} computes.
+ *
  * <h2>Design, and why</h2>
  * <ul>
  * <li><b>Requests are SEND WITH IMMEDIATE, responses RDMA WRITE WITH IMMEDIATE.</b> A request's size and
@@ -36,7 +42,7 @@
  *     The server handles messages in order, so when it sees SHUTDOWN every response is already posted; it
  *     answers with a zero-length write with immediate, which RC delivers after those responses. When the client
  *     sees it, nothing is in flight and both sides destroy their QPs. The TCP connection is used for the
- *     handshake only.</li>
+ *     handshake only; on the rdma_cm route the client then disconnects its ID and the server answers.</li>
  * <li><b>Every peer input is checked</b>: handshake ranges, credits returned against credits in use, request ids
  *     against outstanding slots, response lengths against slot sizes. A violation ends the connection with
  *     {@link dev.panverbs.tools.transport.RpcProtocolException}.</li>

@@ -115,15 +115,15 @@ class RpingIT {
                 .as(server.name()).containsExactlyElementsOf(expected("server ping data: "));
     }
 
-    private static void settle() throws InterruptedException {
-        Thread.sleep(1500); // the server must listen before the client connects (rping has no retry either)
+    private static void settle(int port) throws InterruptedException {
+        CmListeners.await(port); // the server must listen before the client connects (no retry in the tools)
     }
 
     @Test
     void javaClientAgainstRdmaCoreServer() throws Exception {
         int port = PORTS.incrementAndGet();
         Side server = c(server(addr, port), dir.resolve("c-server.log"));
-        settle();
+        settle(port);
         assertPinged(server, java(client(addr, port)));
     }
 
@@ -131,7 +131,7 @@ class RpingIT {
     void rdmaCoreClientAgainstJavaServer() throws Exception {
         int port = PORTS.incrementAndGet();
         Side server = java(server(addr, port));
-        settle();
+        settle(port);
         assertPinged(server, c(client(addr, port), dir.resolve("c-client.log")));
     }
 
@@ -139,7 +139,7 @@ class RpingIT {
     void javaAgainstJava() throws Exception {
         int port = PORTS.incrementAndGet();
         Side server = java(server(addr, port));
-        settle();
+        settle(port);
         assertPinged(server, java(client(addr, port)));
     }
 }

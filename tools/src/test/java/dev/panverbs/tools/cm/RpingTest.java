@@ -57,10 +57,16 @@ class RpingTest {
     }
 
     @Test
-    void optionsThisCloneDoesNotImplementAreRefusedByName() {
-        assertThat(run("-s", "-q")[2]).contains("-q (self-created QP)").contains("not supported");
-        assertThat(run("-s", "-P")[2]).contains("-P (persistent server)");
-        assertThat(run("-s", "-t", "16")[2]).contains("-t (TOS)");
+    void tosIsRefusedByNameAndQAndPAreSettings() throws Exception {
+        assertThat(run("-s", "-t", "16")[2]).contains("-t (TOS)").contains("not an option of rdma-core 44's rping");
+        Rping r = new Rping();
+        new picocli.CommandLine(r).parseArgs("-s", "-P", "-q");
+        Rping.Settings s = r.settings(new PrintWriter(new StringWriter()));
+        assertThat(s.persistent()).isTrue();
+        assertThat(s.selfCreateQp()).isTrue();
+        Rping c = new Rping();
+        new picocli.CommandLine(c).parseArgs("-c", "-P", "-a", "10.0.0.1");
+        assertThat(c.settings(new PrintWriter(new StringWriter())).persistent()).as("-P is a server mode").isFalse();
     }
 
     @Test

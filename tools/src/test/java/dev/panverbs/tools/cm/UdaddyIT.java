@@ -81,8 +81,8 @@ class UdaddyIT {
         assertThat(serverOut.lines().toList()).as(server.name()).containsSubsequence(SERVER_LINES);
     }
 
-    private static void settle() throws InterruptedException {
-        Thread.sleep(1500); // the server must listen before the client resolves (udaddy has no retry either)
+    private static void settle(int port) throws InterruptedException {
+        CmListeners.await(port); // the server must listen before the client connects (no retry in the tools)
     }
 
     private static List<String> with(List<String> base, String... more) {
@@ -94,14 +94,14 @@ class UdaddyIT {
     @Test
     void javaClientAgainstRdmaCoreServer() throws Exception {
         RpingIT.Side server = c(List.of(), dir.resolve("c-server.log"));
-        settle();
+        settle(Udaddy.PORT);
         assertExchanged(server, java(List.of("-s", addr)));
     }
 
     @Test
     void rdmaCoreClientAgainstJavaServer() throws Exception {
         RpingIT.Side server = java(List.of());
-        settle();
+        settle(Udaddy.PORT);
         assertExchanged(server, c(List.of("-s", addr), dir.resolve("c-client.log")));
     }
 
@@ -109,7 +109,7 @@ class UdaddyIT {
     void twoConnectionsBiggerMessagesAndATosJavaClient() throws Exception {
         List<String> opts = List.of("-c", "2", "-C", "5", "-S", "512");
         RpingIT.Side server = c(opts, dir.resolve("c-server.log"));
-        settle();
+        settle(Udaddy.PORT);
         assertExchanged(server, java(with(opts, "-s", addr, "-t", "0x20", "-b", addr)));
     }
 
@@ -117,14 +117,14 @@ class UdaddyIT {
     void twoConnectionsRdmaCoreClientAgainstJavaServer() throws Exception {
         List<String> opts = List.of("-c", "2", "-C", "5", "-S", "512");
         RpingIT.Side server = java(opts);
-        settle();
+        settle(Udaddy.PORT);
         assertExchanged(server, c(with(opts, "-s", addr, "-t", "0x20"), dir.resolve("c-client.log")));
     }
 
     @Test
     void javaAgainstJava() throws Exception {
         RpingIT.Side server = java(List.of("-C", "3"));
-        settle();
+        settle(Udaddy.PORT);
         assertExchanged(server, java(List.of("-s", addr, "-C", "3")));
     }
 

@@ -1,0 +1,129 @@
+package dev.panverbs.tools.transport;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.panverbs.core.cm.ConnectionRejectedException;
+import dev.panverbs.testing.RdmaTestDevice;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The RPC transport connected through rdma_cm instead of its TCP exchange, on a real device (rxe in the bed): the
+ * handshake as the CM's private data, both QPs moved with rdma_cm's attributes, calls with their responses checked
+ * byte for byte under back-pressure (more concurrent calls than credits), one-way messages, the in-band shutdown and
+ * the CM disconnect; a server that is not there is the CM's rejection.
+ */
+class RpcCmIT {
+    private static InetAddress local;
+    private static final AtomicInteger PORTS = new AtomicInteger(7500);
+    private static final RpcOptions BASE = RpcOptions.DEFAULTS.withTimeout(Duration.ofSeconds(120));
+
+    @BeforeAll
+    static void device() throws Exception {
+        RdmaTestDevice.name();
+        String addr = System.getenv("PANVERBS_ADDR");
+        assumeTrue(addr != null, "rdma_cm ITs need PANVERBS_ADDR (testbed/test sets it)");
+        local = InetAddress.getByName(addr);
+    }
+
+    /** Echoes each request, each byte plus one; counts one-way messages. */
+    private static final class Echo implements RpcHandler {
+        final AtomicInteger messages = new AtomicInteger();
+        final Queue<String> disconnects = new ConcurrentLinkedQueue<>();
+
+        @Override
+        public int handle(MemorySegment request, MemorySegment response) {
+            for (long i = 0; i < request.byteSize(); i++) {
+                response.set(ValueLayout.JAVA_BYTE, i, (byte) (request.get(ValueLayout.JAVA_BYTE, i) + 1));
+            }
+            return (int) request.byteSize();
+        }
+
+        @Override
+        public void onMessage(MemorySegment message) {
+            messages.incrementAndGet();
+        }
+
+        @Override
+        public void onDisconnect(String peer, RpcException cause) {
+            disconnects.add(cause == null ? "clean" : cause.toString());
+        }
+    }
+
+    @Test
+    void callsAndMessagesOverAConnectionRdmaCmSetUp() throws Exception {
+        Echo echo = new Echo();
+        InetSocketAddress at = new InetSocketAddress(local, PORTS.incrementAndGet());
+        try (RpcServer server = RpcServer.startCm(at, echo, BASE.withCredits(4).withMaxRequest(512))) {
+            assertThat(server.port()).isEqualTo(at.getPort());
+            RpcClient client = RpcClient.connectCm(local.getHostAddress(), at.getPort(),
+                    BASE.withSlots(8).withMaxRequest(512).withMaxResponse(512));
+            int calls = 40;
+            CountDownLatch done = new CountDownLatch(calls);
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            for (int i = 0; i < calls; i++) {
+                byte[] request = new byte[16 + i * 11];
+                for (int k = 0; k < request.length; k++) {
+                    request[k] = (byte) (i * 7 + k);
+                }
+                client.call(MemorySegment.ofArray(request), new ResponseHandler() {
+                    @Override
+                    public void onResponse(MemorySegment response) {
+                        try {
+                            assertThat(response.byteSize()).isEqualTo(request.length);
+                            for (int k = 0; k < request.length; k++) {
+                                if (response.get(ValueLayout.JAVA_BYTE, k) != (byte) (request[k] + 1)) {
+                                    throw new AssertionError("response byte " + k + " differs");
+                                }
+                            }
+                        } catch (Throwable t) {
+                            failure.compareAndSet(null, t);
+                        }
+                        done.countDown();
+                    }
+
+                    @Override
+                    public void onError(RpcException error) {
+                        failure.compareAndSet(null, error);
+                        done.countDown();
+                    }
+                });
+            }
+            for (int i = 0; i < 10; i++) {
+                client.send(MemorySegment.ofArray(new byte[] {(byte) i}));
+            }
+            assertThat(done.await(120, TimeUnit.SECONDS)).isTrue();
+            assertThat(failure.get()).isNull();
+            client.close(); // SHUTDOWN in-band, then the CM's disconnect
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while (server.connections() > 0 && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertThat(server.connections()).isZero();
+            assertThat(server.accepted()).isEqualTo(1);
+            assertThat(echo.messages.get()).isEqualTo(10);
+            assertThat(echo.disconnects).containsExactly("clean");
+        }
+    }
+
+    @Test
+    void noServerIsTheCmsRejection() {
+        assertThatThrownBy(() -> RpcClient.connectCm(local.getHostAddress(), PORTS.incrementAndGet(), BASE))
+                .isInstanceOf(ConnectionRejectedException.class)
+                .satisfies(e -> assertThat(((ConnectionRejectedException) e).reason())
+                        .isEqualTo(ConnectionRejectedException.REASON_NO_LISTENER));
+    }
+}
