@@ -6,6 +6,7 @@ import dev.panverbs.core.QueuePairCapabilities;
 import dev.panverbs.core.cm.CmEvent;
 import dev.panverbs.core.cm.CmEventType;
 import dev.panverbs.core.cm.CmId;
+import dev.panverbs.core.cm.CmTimeoutException;
 import dev.panverbs.core.cm.ConnectionParameters;
 import dev.panverbs.core.cm.ConnectionRejectedException;
 import dev.panverbs.core.cm.EventChannel;
@@ -14,7 +15,9 @@ import dev.panverbs.core.cm.PortSpace;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The test's QPs made and connected by rdma_cm (-R, "rdma_cm QPs : ON"; perftest's
@@ -171,20 +174,42 @@ final class CmDataConnections implements AutoCloseable {
         }
     }
 
+    /** How long close waits for the peer's side of the disconnects. */
+    static final Duration DISCONNECT_WAIT = Duration.ofSeconds(5);
+
     /**
-     * Disconnects every connection (the QPs go to ERR, and a C client waiting for its DISCONNECTED events gets
-     * them), then releases the QPs before the buffers, the IDs and the channel.
+     * Disconnects every connection (the QPs go to ERR) and waits, up to {@link #DISCONNECT_WAIT}, for their
+     * DISCONNECTED events, so that each ID is still there to answer the peer's own disconnect request (a C client
+     * waits for one DISCONNECTED per connection, and a request that reaches a destroyed ID is answered by nobody);
+     * then releases the QPs before the buffers, the IDs and the channel.
      */
     @Override
     public void close() {
         RuntimeException first = null;
+        Set<CmId> waiting = new HashSet<>();
         for (CmId id : ids) {
             try {
                 if (id.queuePair().isPresent()) {
                     id.disconnect();
+                    waiting.add(id);
                 }
             } catch (RuntimeException e) {
-                // the peer disconnected first: nothing left to tell it
+                // the peer disconnected first, or the connection never completed: nothing to tell it
+            }
+        }
+        long deadline = System.nanoTime() + DISCONNECT_WAIT.toNanos();
+        while (!waiting.isEmpty()) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
+            try {
+                CmEvent e = events.await(Duration.ofNanos(left));
+                if (e.type() == CmEventType.DISCONNECTED || e.type().isError()) {
+                    waiting.remove(e.id());
+                }
+            } catch (CmTimeoutException | IllegalStateException e) {
+                break;
             }
         }
         if (resources != null) {

@@ -59,8 +59,10 @@ class PerftestRdmaCmPeerIT {
                 && !a.equals("15")).toArray(String[]::new)), dir, "server");
         try {
             server.awaitStart();
-            ItSupport.Side c = ItSupport.javaSide(PerftestTest.WRITE_BW, ItSupport.concat(common, "-q", "2", addr),
-                    CoreEngine::new).get(120, TimeUnit.SECONDS);
+            // retried while the C server does not listen yet ("Couldn't connect"); the refusal of the second QP
+            // is another message
+            ItSupport.Side c = ItSupport.javaClient(PerftestTest.WRITE_BW, ItSupport.concat(common, "-q", "2", addr),
+                    120);
             assertThat(c.rc()).as(c.describe("client")).isEqualTo(1);
             assertThat(c.err()).as(c.describe("client")).containsAnyOf("Failed to connect RDMA CM client",
                     "Failed to create RDMA CM connection");
