@@ -51,6 +51,7 @@ struct fake_qp {
     uint32_t rq_head, rq_tail;
     uint64_t rq[RING]; /* posted receives: their wr_id */
     struct fake_wqe sq[RING];
+    uint32_t last_xrc_srqn; /* from wr_set_xrc_srqn (host tests of XRC initiators); last, to leave the rings be */
 };
 
 static void (*post_hook)(void);
@@ -278,6 +279,13 @@ static void fake_wr_set_sge(struct ibv_qp_ex *qp, uint32_t lkey, uint64_t addr, 
     w->length = length;
 }
 
+static void fake_wr_set_xrc_srqn(struct ibv_qp_ex *qp, uint32_t remote_srqn) {
+    ((struct fake_qp *) qp)->last_xrc_srqn = remote_srqn;
+}
+
+/* the remote SRQ number last set through ibv_wr_set_xrc_srqn */
+uint32_t fake_last_xrc_srqn(struct ibv_qp *ibqp) { return ((struct fake_qp *) ibqp)->last_xrc_srqn; }
+
 static void fake_wr_set_inline_data(struct ibv_qp_ex *qp, void *addr, size_t length) {
     struct fake_wqe *w = last(qp);
     w->addr = (uint64_t) (uintptr_t) addr;
@@ -355,6 +363,7 @@ struct ibv_qp_ex *fake_create_qp(struct ibv_pd *pd, struct ibv_cq_ex *scq, struc
     qp->ex.wr_send_imm = fake_wr_send_imm;
     qp->ex.wr_set_sge = fake_wr_set_sge;
     qp->ex.wr_set_inline_data = fake_wr_set_inline_data;
+    qp->ex.wr_set_xrc_srqn = fake_wr_set_xrc_srqn;
     qp->ex.wr_start = fake_wr_start;
     qp->ex.wr_complete = fake_wr_complete;
     qp->ex.wr_abort = fake_wr_abort;

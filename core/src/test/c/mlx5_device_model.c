@@ -45,6 +45,9 @@ void model_rq(uint8_t *rq, uint32_t cnt, uint32_t stride, uint32_t *dbrec) {
     m.rq = rq; m.rq_cnt = cnt; m.rq_stride = stride; m.rq_dbrec = dbrec; m.rq_ci = 0;
 }
 
+/* consumes the last n WQEBBs again at the next doorbell (the benchmarks' baseline of the model's own cost) */
+void model_rewind(uint32_t wqebbs) { m.ci -= wqebbs; }
+
 /* the next WQE fails with this syndrome (0: none) */
 void model_fail_next(int syndrome) { m.fail_next = syndrome; }
 
@@ -77,7 +80,7 @@ static void cqe(struct cq *cq, int opcode, uint32_t top_qpn, uint16_t wqe_counte
 
 /* 16-byte segment n of the WQE starting at basic block idx, wrapping at the ring's end */
 static uint8_t *seg(uint32_t idx, int n) {
-    size_t off = ((size_t)idx * 64 + (size_t)n * 16) % ((size_t)m.wqe_cnt * 64);
+    size_t off = ((size_t)idx * 64 + (size_t)n * 16) & ((size_t)m.wqe_cnt * 64 - 1); /* wqe_cnt: a power of 2 */
     return m.sq + off;
 }
 

@@ -130,6 +130,11 @@ public final class Context extends VerbsObject {
         }
     }
 
+    /** The attributes if already queried (no verb), else null: ODP rules of queues over a fake provider. */
+    DeviceAttributes knownAttributes() {
+        return attributes;
+    }
+
     /** The attributes of the last {@link #queryDevice()}, querying once if needed (capability checks). */
     DeviceAttributes attributes() {
         DeviceAttributes a = attributes;

@@ -148,8 +148,12 @@ final class DirectPathAccess implements DirectPath {
         }
 
         @Override
+        public void restage(long first) {
+            q.requests().restage(first); // a classic chain pending on this queue moves after the direct WRs
+        }
+
+        @Override
         public void put(long position, long wrId, long[] keyIds, int from, int count) {
-            q.requests().restage(position + 1); // a classic chain pending on this queue moves after this WR
             q.tracker.put(position, wrId, keyIds, from, count);
         }
 

@@ -30,6 +30,11 @@ final class KeySnapshot {
     final MemorySegment.Scope scope;
     /** False for the snapshot of a closed key, and while a close or rereg checks for in-flight references. */
     final boolean open;
+    /**
+     * Registered with {@link Access#ON_DEMAND}: the post paths then check the WR's operation against the device's
+     * per-transport ODP capabilities ({@link WorkRequestRules#checkOdp}); one boolean read for every other key.
+     */
+    final boolean odp;
 
     KeySnapshot(LocalKey owner, long address, long length, int lkey, int rkey, ProtectionDomain pd, int accessMask,
                 long trackingId, MemorySegment.Scope scope, boolean open) {
@@ -43,6 +48,7 @@ final class KeySnapshot {
         this.trackingId = trackingId;
         this.scope = scope;
         this.open = open;
+        this.odp = (accessMask & Access.ON_DEMAND.value()) != 0;
     }
 
     static long nextTrackingId() {

@@ -24,16 +24,21 @@ import java.util.Set;
  *
  * <p>Type 1 windows are bound with {@link #bind} ({@code ibv_bind_mw(3)}), which posts a bind work request on the
  * given QP's send queue (its completion, opcode {@link WorkCompletionOpcode#BIND_MW}, arrives on that QP's send CQ)
- * and gives the window a new rkey. Type 2 windows are bound with {@link PostBatch#bindMw} and invalidated with
- * {@link PostBatch#localInv(long, int, MemoryWindow)} or by the peer's {@code SEND_WITH_INV}.
+ * and gives the window a new rkey. Type 2 windows are bound by a {@code BIND_MW} work request, in the classic chain
+ * ({@link SendRequests#bindMw}, {@code ibv_post_send}) or a batch ({@link PostBatch#bindMw}, {@code ibv_wr_bind_mw}),
+ * and invalidated by a {@code LOCAL_INV} of either ({@link SendRequests#localInv(long, int, MemoryWindow)},
+ * {@link PostBatch#localInv(long, int, MemoryWindow)}) or by the peer's {@code SEND_WITH_INV}.
  *
  * <h2>DMA safety</h2>
  * A bind work request references its region until its completion is polled (like any SGE). Beyond that, a window
  * bound to a region keeps the region from being closed: {@link MemoryRegion#close()} refuses, naming the window,
  * while the window is bound as far as this library knows: from the bind's post until the window is closed
  * ({@code ibv_dealloc_mw}), re-bound elsewhere, or invalidated through {@link PostBatch#localInv(long, int,
- * MemoryWindow)}. A remote invalidation ({@code SEND_WITH_INV}) and a bind that completes in error are not seen here:
- * close the window to release its region. A protection domain's cascade closes windows before regions.
+ * MemoryWindow)} or {@link SendRequests#localInv(long, int, MemoryWindow)}. A remote invalidation
+ * ({@code SEND_WITH_INV}) and a bind that completes in error are reported only in completions, which the library
+ * does not inspect while polling: hand such a completion to {@link #completed(WorkCompletion)} (or close the window)
+ * to release the region. A bind posted while the window is bound keeps the earlier region from closing too until
+ * {@link #completed(WorkCompletion)} learns the bind's outcome (the device may still hold the earlier binding). A protection domain's cascade closes windows before regions.
  *
  * <p>Thread safety: binding runs as a post on the QP's send queue (one producer); the accessors may be read from any
  * thread.
@@ -170,6 +175,7 @@ public final class MemoryWindow extends VerbsObject {
         KeySnapshot k = DataPathAccess.snapshot(mr);
         MemorySegment mwHandle = resource.handle("ibv_bind_mw");
         SendQueue sq = qp.sendQueue;
+        Binding before;
         CallGuard g = sq.guard;
         if (!g.enter(Thread.currentThread())) {
             throw sq.postRefused("ibv_bind_mw");
@@ -196,6 +202,7 @@ public final class MemoryWindow extends VerbsObject {
             ibv_mw_bind_info.addr(info, k.address + offset);
             ibv_mw_bind_info.length(info, length);
             ibv_mw_bind_info.mw_access_flags(info, rights);
+            before = current();
             int rc;
             try {
                 rc = VerbsInline.ibv_bind_mw(qpHandle, mwHandle, bind);
@@ -210,7 +217,7 @@ public final class MemoryWindow extends VerbsObject {
         } finally {
             g.exit();
         }
-        bound(mr, k.address + offset, length, access);
+        postedType1(qp, wrId, before, mr, k.address + offset, length, access);
         return rkey();
     }
 
@@ -251,12 +258,119 @@ public final class MemoryWindow extends VerbsObject {
         return Access.mask(access);
     }
 
-    /** Records the binding (posted): the region now refuses to close while this window is bound to it. */
-    void bound(MemoryRegion mr, long addr, long len, Set<Access> rights) {
-        MemoryRegion previous = region;
-        if (previous != null && previous != mr) {
-            previous.windows.remove(this);
+    /**
+     * A bind of this window was posted on {@code qp} with the caller's {@code wrId}: the window now reports
+     * {@code newRkey} and the new range, and remembers what it held before until {@link #completed} learns the bind's
+     * outcome (a bind that completes in error changed nothing at the device).
+     */
+    synchronized void posted(QueuePair qp, long wrId, int newRkey, MemoryRegion mr, long addr, long len,
+                             Set<Access> rights) {
+        Binding before = new Binding(ibv_mw.rkey(mw), region, address, length, access);
+        pendingBind = new PendingBind(qp.qpNum(), wrId, before);
+        rkey(newRkey);
+        bound(mr, addr, len, rights);
+    }
+
+    /** A type 1 bind was posted (the provider already gave the window its new rkey; {@code oldRkey} was current). */
+    synchronized void postedType1(QueuePair qp, long wrId, Binding before, MemoryRegion mr, long addr, long len,
+                                  Set<Access> rights) {
+        pendingBind = new PendingBind(qp.qpNum(), wrId, before);
+        bound(mr, addr, len, rights);
+    }
+
+    /** A local invalidation of this window was posted: unbound from now on. */
+    synchronized void invalidatedLocally() {
+        pendingBind = null;
+        unbound();
+    }
+
+    /** The binding before a posted bind. */
+    record Binding(int rkey, MemoryRegion region, long address, long length, Set<Access> access) { }
+
+    /** The last posted bind whose completion has not been handed to {@link #completed}. */
+    private record PendingBind(int qpNum, long wrId, Binding before) { }
+
+    private PendingBind pendingBind;
+    /**
+     * Every region this window may be bound to at the device: the current one and, while a bind's outcome is not
+     * known ({@link #completed}), the ones before it. Each refuses to close while it is held here.
+     */
+    private final Set<MemoryRegion> held = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+
+    private void release(MemoryRegion r) {
+        held.remove(r);
+        r.windows.remove(this);
+    }
+
+    /** The current binding (a type 1 bind records it before the provider changes the rkey). */
+    synchronized Binding current() {
+        return new Binding(ibv_mw.rkey(mw), region, address, length, access);
+    }
+
+    /**
+     * Brings this window's bookkeeping up to date with a completion the application polled, for the two events that
+     * ibverbs reports only in completions (cold; nothing is looked up when polling):
+     * <ul>
+     *   <li>the completion of this window's last posted bind (same QP number and {@code wr_id}) in error, or flushed
+     *   ({@code WR_FLUSH_ERR}): the bind did not happen, so the window returns to its binding, rkey and region before
+     *   it, and the region named by the failed bind may close again;</li>
+     *   <li>a successful receive that invalidated this window's current rkey ({@code SEND_WITH_INV} from the peer,
+     *   {@code IBV_WC_WITH_INV}, {@code invalidated_rkey}): the window is unbound and its region may close.</li>
+     * </ul>
+     * A successful completion of the bind only confirms it. Returns whether the completion concerned this window.
+     */
+    public synchronized boolean completed(WorkCompletion wc) {
+        resource.checkOpen("MemoryWindow.completed");
+        PendingBind p = pendingBind;
+        if (p != null && wc.qpNum() == p.qpNum() && wc.wrId() == p.wrId()
+                && (wc.statusValue() != 0 || wc.opcode() == WorkCompletionOpcode.BIND_MW)) {
+            MemoryRegion bindRegion = region;
+            if (wc.statusValue() != 0) { // the bind did not happen: back to the binding before it
+                Binding b = p.before();
+                rkey(b.rkey());
+                region = b.region();
+                address = b.address();
+                length = b.length();
+                access = b.access();
+                if (bindRegion != null && bindRegion != region) {
+                    release(bindRegion);
+                }
+            } else { // confirmed: the regions before it are no longer reachable through this window
+                for (MemoryRegion r : held.toArray(new MemoryRegion[0])) {
+                    if (r != bindRegion) {
+                        release(r);
+                    }
+                }
+            }
+            pendingBind = null;
+            return true;
         }
+        if (wc.statusValue() == 0 && (wc.opcode() == WorkCompletionOpcode.RECV
+                || wc.opcode() == WorkCompletionOpcode.RECV_RDMA_WITH_IMM) && invalidates(wc)
+                && wc.invalidatedRkey() == ibv_mw.rkey(mw)) {
+            pendingBind = null;
+            unbound();
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Whether a receive completion reports an invalidation: {@code IBV_WC_WITH_INV}, or on rxe (Linux 6.1), which
+     * writes the kernel's {@code IB_WC_WITH_INVALIDATE} (bit 2, libibverbs' {@code IBV_WC_IP_CSUM_OK}) into user
+     * space, that bit without an immediate (the union's other member).
+     */
+    private static boolean invalidates(WorkCompletion wc) {
+        return wc.hasInv() || (!wc.hasImm() && (wc.wcFlags() & dev.panverbs.bindings.verbs.verbs_h.IBV_WC_IP_CSUM_OK()) != 0);
+    }
+
+    /** Records the binding (posted): the region now refuses to close while this window is bound to it. */
+    synchronized void bound(MemoryRegion mr, long addr, long len, Set<Access> rights) {
+        MemoryRegion previous = region;
+        if (previous != null && previous != mr && pendingBind == null) {
+            release(previous);
+        }
+        held.add(mr);
         mr.windows.add(this);
         region = mr;
         address = addr;
@@ -270,11 +384,11 @@ public final class MemoryWindow extends VerbsObject {
     }
 
     /** Forgets the binding (invalidated locally, or the window was deallocated). */
-    void unbound() {
-        MemoryRegion previous = region;
-        if (previous != null) {
-            previous.windows.remove(this);
+    synchronized void unbound() {
+        for (MemoryRegion r : held) {
+            r.windows.remove(this);
         }
+        held.clear();
         region = null;
         address = 0;
         length = 0;

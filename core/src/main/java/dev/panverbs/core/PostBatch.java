@@ -67,6 +67,8 @@ public final class PostBatch implements AutoCloseable {
     private boolean active;
     /** The current WR's SGEs are written by the NIC (RDMA READ, atomics). */
     private boolean writesLocally;
+    /** The current WR's operation ({@link SendOperation#ordinal()}), for the ODP check of its SGEs. */
+    private int currentOp;
     private int count;
     private int room;
     /** The tracker position of the batch's first WR. */
@@ -225,14 +227,14 @@ public final class PostBatch implements AutoCloseable {
         lists.keepAlive();
         stage(k, 0); // the bind reads the region: referenced until its completion, re-checked at submit
         refCounts[count - 1] = 1;
-        windowOps().bind(mw, rkey, mr, k.address + offset, length, access);
+        windowOps().bind(wrId, mw, rkey, mr, k.address + offset, length, access);
         return this;
     }
 
     private WindowOps windowOps() {
         WindowOps w = windowOps;
         if (w == null) {
-            w = new WindowOps(capacity);
+            w = new WindowOps(qp, capacity);
             windowOps = w;
         }
         return w;
@@ -246,6 +248,9 @@ public final class PostBatch implements AutoCloseable {
         current();
         KeySnapshot k = DataPathAccess.stagedSnapshot(key); // submit() re-reads it, ordered, after its fence
         rules.checkSge(k, offset, length);
+        if (k.odp) {
+            rules.checkOdp(k, OdpSupport.operationOfBatch(currentOp));
+        }
         if (writesLocally) {
             rules.checkLocalWrite(k, length, "an RDMA READ or atomic");
         }
@@ -267,6 +272,9 @@ public final class PostBatch implements AutoCloseable {
         for (int i = 0; i < n; i++) {
             KeySnapshot k = DataPathAccess.stagedSnapshot(regions[i]);
             rules.checkSge(k, offsets[i], lengths[i]);
+            if (k.odp) {
+                rules.checkOdp(k, OdpSupport.operationOfBatch(currentOp));
+            }
             if (writesLocally) {
                 rules.checkLocalWrite(k, lengths[i], "an RDMA READ or atomic");
             }
@@ -319,6 +327,19 @@ public final class PostBatch implements AutoCloseable {
         current();
         rules.checkUd(ah);
         ops.ibv_wr_set_ud_addr(ah.resource.handle("ibv_wr_set_ud_addr"), remoteQpn, remoteQkey);
+        return this;
+    }
+
+    /**
+     * {@code ibv_wr_set_xrc_srqn(3)}: the current WR of an XRC initiator goes to the remote XRC SRQ number
+     * {@code remoteSrqn} (the peer's {@link SharedReceiveQueue#srqNum()}).
+     */
+    public PostBatch setXrcSrqn(int remoteSrqn) {
+        current();
+        if (rules.type() != QueuePairType.XRC_SEND) {
+            throw rules.notXrc("ibv_wr_set_xrc_srqn");
+        }
+        ops.ibv_wr_set_xrc_srqn(remoteSrqn);
         return this;
     }
 
@@ -429,6 +450,7 @@ public final class PostBatch implements AutoCloseable {
         wrIds[i] = wrId;
         refCounts[i] = 0;
         flags[i] = sendFlags;
+        currentOp = op.ordinal();
         writesLocally = op == SendOperation.RDMA_READ || op == SendOperation.ATOMIC_CMP_AND_SWP
                 || op == SendOperation.ATOMIC_FETCH_AND_ADD;
         ops.wr_id(tracker.encode(base + i)); // the completion names the slot; the caller's id is returned by poll

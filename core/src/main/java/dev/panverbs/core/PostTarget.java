@@ -6,7 +6,7 @@ package dev.panverbs.core;
  * outstanding work differently (a FIFO ring; per-slot retirement, since an SRQ's receives complete in any order), so
  * each owns its post loop; the chain only needs this one call.
  */
-abstract sealed class PostTarget permits WorkQueue, SrqQueue {
+abstract sealed class PostTarget permits WorkQueue, SrqQueue, ChainWindowOps {
 
     /** Posts the pending WRs of {@code wrs}; see {@link WorkRequests#post()}. */
     abstract int post(WorkRequests<?> wrs);

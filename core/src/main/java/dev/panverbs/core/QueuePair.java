@@ -98,6 +98,10 @@ public final class QueuePair extends VerbsObject {
         this.qpNum = ibv_qp.qp_num(qp);
         ContextOps ops = ContextOps.of(ibv_qp.context(qp));
         this.rules = new WorkRequestRules(toString(), type, c.atomics(), capabilities.maxInlineData(), pd, resource);
+        DeviceAttributes attrs = pd.context().knownAttributes();
+        if (attrs != null) {
+            rules.odp(attrs.odp(), pd.context().device().name());
+        }
         this.sendQueue = new SendQueue(this, ops, c.qpEx().address() == 0 ? null : QpExOps.of(c.qpEx()),
                 c.sendOps(), sqSigAll);
         this.receiveQueue = c.onSrq() ? null : new ReceiveQueue(this, ops);
@@ -304,7 +308,7 @@ public final class QueuePair extends VerbsObject {
      */
     public void toRts(int sqPsn) {
         QueuePairAttributes a = new QueuePairAttributes().qpState(QueuePairState.RTS).sqPsn(sqPsn);
-        if (type == QueuePairType.RC) {
+        if (type == QueuePairType.RC || type == QueuePairType.XRC_SEND) {
             a.timeout(14).retryCnt(7).rnrRetry(7).maxRdAtomic(maxRdAtomic);
         }
         modify(a);
@@ -376,8 +380,9 @@ public final class QueuePair extends VerbsObject {
     public ReceiveRequests receiveRequests() {
         resource.checkOpen("ibv_post_recv");
         if (receiveQueue == null) {
-            throw new IllegalStateException("ibv_post_recv: " + this + " receives through a shared receive queue "
-                    + "(ibv_qp_init_attr.srq); post receives to the SRQ");
+            throw new IllegalStateException("ibv_post_recv: " + this + (type == QueuePairType.XRC_SEND
+                    ? " is an XRC initiator: it has no receive queue (receives go to the XRC SRQ at the target)"
+                    : " receives through a shared receive queue (ibv_qp_init_attr.srq); post receives to the SRQ"));
         }
         return receiveQueue.requests;
     }

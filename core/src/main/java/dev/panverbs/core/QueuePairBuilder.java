@@ -47,10 +47,13 @@ public final class QueuePairBuilder {
                 throw Errors.unsupported(call, "XRC (IBV_DEVICE_XRC)", pd.context().device().name()
                         + " does not report IBV_DEVICE_XRC in device_cap_flags");
             }
-            throw new UnsupportedOperationException(call + ": the device has XRC, but panverbs' core does not create "
-                    + "XRC_INI/XRC_TGT queue pairs yet (XrcDomain is offered: Context.openXrcd())");
+            if (type == QueuePairType.XRC_RECV) {
+                throw new IllegalArgumentException(call + ": an XRC target QP belongs to an XRC domain, not to a "
+                        + "protection domain: XrcDomain.createTargetQp()");
+            }
         }
-        if (type != QueuePairType.RC && type != QueuePairType.UC && type != QueuePairType.UD) {
+        if (type != QueuePairType.RC && type != QueuePairType.UC && type != QueuePairType.UD
+                && type != QueuePairType.XRC_SEND) {
             throw new IllegalArgumentException("panverbs creates RC, UC and UD queue pairs, not " + type);
         }
         sameContext(pd, sendCq, recvCq);
@@ -157,7 +160,8 @@ public final class QueuePairBuilder {
             MemorySegment attr = arena.allocate(ibv_qp_init_attr_ex.layout());
             ibv_qp_init_attr_ex.send_cq(attr, sendCq.resource.handle(verb));
             ibv_qp_init_attr_ex.recv_cq(attr, recvCq.resource.handle(verb));
-            new QueuePairCapabilities(maxSendWr, srq != null ? 0 : maxRecvWr, maxSendSge, srq != null ? 0 : maxRecvSge,
+            boolean noRecv = srq != null || type == QueuePairType.XRC_SEND; // an XRC initiator only sends
+            new QueuePairCapabilities(maxSendWr, noRecv ? 0 : maxRecvWr, maxSendSge, noRecv ? 0 : maxRecvSge,
                     maxInlineData).writeTo(ibv_qp_init_attr_ex.cap(attr));
             if (srq != null) {
                 ibv_qp_init_attr_ex.srq(attr, srq.resource.handle(verb));
@@ -167,12 +171,13 @@ public final class QueuePairBuilder {
             MemorySegment pdHandle = pd.resource.handle(verb);
             MemorySegment errno = Errno.allocateCapture(arena);
             MemorySegment qp;
-            if (sendOps.isEmpty()) {
+            if (sendOps.isEmpty() && type != QueuePairType.XRC_SEND) { // XRC QPs exist only through the _ex verb
                 // struct ibv_qp_init_attr is the first 64 bytes of ibv_qp_init_attr_ex
                 qp = LibIbverbsQueues.ibv_create_qp(errno, pdHandle, attr);
             } else {
                 ibv_qp_init_attr_ex.pd(attr, pdHandle);
-                ibv_qp_init_attr_ex.comp_mask(attr, IBV_QP_INIT_ATTR_PD() | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS());
+                ibv_qp_init_attr_ex.comp_mask(attr, IBV_QP_INIT_ATTR_PD()
+                        | (sendOps.isEmpty() ? 0 : IBV_QP_INIT_ATTR_SEND_OPS_FLAGS()));
                 ibv_qp_init_attr_ex.send_ops_flags(attr, opsBits);
                 qp = VerbsContextInline.ibv_create_qp_ex(errno, ctx, attr);
             }
@@ -188,7 +193,7 @@ public final class QueuePairBuilder {
             String description = "QueuePair[" + type + " " + Units.hex(qp.address()) + " on "
                     + context.device().name() + "]";
             return new QueuePair(new Created(pd, sendCq, recvCq, type, granted, sqSigAll, atomics,
-                    Math.max(maxRdAtomic, 1), qp, qpEx, opsBits, srq != null, srq, new QueuePair.Cleanup(),
+                    Math.max(maxRdAtomic, 1), qp, qpEx, opsBits, noRecv, srq, new QueuePair.Cleanup(),
                     description));
         }
     }
@@ -276,6 +281,7 @@ public final class QueuePairBuilder {
 
     /** {@code ibv_query_device_ex}'s {@code orig_attr}, allocated in {@code arena}. */
     private static MemorySegment queryDevice(Context context, MemorySegment ctx, Arena arena) {
+        context.attributes(); // cached once: the QP's post rules take the ODP capabilities from it
         MemorySegment dev = arena.allocate(ibv_device_attr_ex.layout());
         int rc = VerbsContextInline.ibv_query_device_ex(ctx, MemorySegment.NULL, dev);
         if (rc != 0) {

@@ -16,9 +16,9 @@ public enum QueuePairType {
     UD(verbs_h.IBV_QPT_UD()),
     /** {@code IBV_QPT_RAW_PACKET}: raw Ethernet frames (not created by panverbs). */
     RAW_PACKET(verbs_h.IBV_QPT_RAW_PACKET()),
-    /** {@code IBV_QPT_XRC_SEND}: XRC initiator (not created by panverbs). */
+    /** {@code IBV_QPT_XRC_SEND}: XRC initiator (XRC_INI): {@code pd.createQp(XRC_SEND, cq, cq)}, sends only. */
     XRC_SEND(verbs_h.IBV_QPT_XRC_SEND()),
-    /** {@code IBV_QPT_XRC_RECV}: XRC target (not created by panverbs). */
+    /** {@code IBV_QPT_XRC_RECV}: XRC target (XRC_TGT): {@link XrcDomain#createTargetQp()}. */
     XRC_RECV(verbs_h.IBV_QPT_XRC_RECV());
 
     private final int value;

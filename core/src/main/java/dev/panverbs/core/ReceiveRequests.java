@@ -53,7 +53,7 @@ public final class ReceiveRequests extends WorkRequests<ReceiveRequests> {
         } else {
             rules.checkSge(k, offset, length);
         }
-        rules.checkLocalWrite(k, length, "a receive");
+        rules.checkReceiveSge(k, length);
         appendSge(k.address + offset, length, k.lkey, k);
         return this;
     }

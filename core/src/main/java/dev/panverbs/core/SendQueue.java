@@ -50,7 +50,7 @@ final class SendQueue extends WorkQueue {
         if (!qp.trackedState.acceptsSends()) { // the opcode (a native read) only for the refusal's message
             qp.checkSendState("ibv_post_send", from, wrs.opcodeValue(from));
         }
-        if (rules.type() == QueuePairType.UD) {
+        if (rules.addressedSends) { // UD and XRC initiators: every WR names its destination
             for (int i = from; i < from + n; i++) {
                 if (!wrs.udAddressed[i]) {
                     throw rules.udUnaddressed(i);

@@ -1,5 +1,6 @@
 package dev.panverbs.core;
 
+import dev.panverbs.bindings.verbs.ibv_mw_bind_info;
 import dev.panverbs.bindings.verbs.ibv_send_wr;
 
 import dev.panverbs.core.internal.HotMemory;
@@ -57,8 +58,19 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     private static final long UD_AH = UD + ibv_send_wr.wr.ud.ah$offset();
     private static final long UD_QPN = UD + ibv_send_wr.wr.ud.remote_qpn$offset();
     private static final long UD_QKEY = UD + ibv_send_wr.wr.ud.remote_qkey$offset();
+    private static final long XRC_SRQN = ibv_send_wr.qp_type$offset() + ibv_send_wr.qp_type.xrc$offset()
+            + ibv_send_wr.qp_type.xrc.remote_srqn$offset();
+    private static final long BIND_MW = ibv_send_wr.bind_mw$offset();
+    private static final long BIND_MW_MW = BIND_MW + ibv_send_wr.bind_mw.mw$offset();
+    private static final long BIND_MW_RKEY = BIND_MW + ibv_send_wr.bind_mw.rkey$offset();
+    private static final long BIND_INFO = BIND_MW + ibv_send_wr.bind_mw.bind_info$offset();
+    private static final long BIND_INFO_MR = BIND_INFO + ibv_mw_bind_info.mr$offset();
+    private static final long BIND_INFO_ADDR = BIND_INFO + ibv_mw_bind_info.addr$offset();
+    private static final long BIND_INFO_LENGTH = BIND_INFO + ibv_mw_bind_info.length$offset();
+    private static final long BIND_INFO_ACCESS = BIND_INFO + ibv_mw_bind_info.mw_access_flags$offset();
     private static final ValueLayout.OfInt BE32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
 
+    /** Whether WR i named its destination ({@link #ud} or {@link #xrcSrqn}); checked for UD and XRC at post. */
     final boolean[] udAddressed;
     private int inlineBytes;
     /** Where {@link #inline} copies its data ({@code null} until first used); kept alive by this chain. */
@@ -72,6 +84,10 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     private int sgeChecks;
     private static final int SGE_LOCAL_WRITE = 1;
     private static final int SGE_INLINE = 2;
+    /** The current WR carries no SGE (a memory-window bind). */
+    private static final int SGE_NONE = 4;
+    /** The window binds and invalidations of this chain, applied when posted; made on the first one. */
+    private ChainWindowOps windowOps;
 
     SendRequests(WorkRequestRules rules, int capacity, int maxSge) {
         super("ibv_post_send", rules, capacity, maxSge, WR_SIZE);
@@ -145,6 +161,71 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     }
 
     /**
+     * {@code IBV_WR_LOCAL_INV} of a memory window: invalidates {@code mw}'s current rkey. Once the WR is posted the
+     * window counts as unbound (its region may be closed after this WR's completion).
+     */
+    public SendRequests localInv(long wrId, int sendFlags, MemoryWindow mw) {
+        int rkey = mw.rkey();
+        localInv(wrId, sendFlags, rkey);
+        windowOps().invalidate(count - 1, mw, rkey);
+        return this;
+    }
+
+    /**
+     * {@code IBV_WR_BIND_MW} ({@code ibv_post_send(3)}, {@code wr.bind_mw}): binds the type 2 window {@code mw} to
+     * {@code length} bytes at {@code offset} in {@code mr} with the remote rights {@code access}, under the new remote
+     * key {@code rkey} (usually {@code MemoryWindow.nextRkey(mw.rkey())}: its low byte must change). The WR carries
+     * no SGE; it references {@code mr} until its completion, and the post re-checks {@code mr} like an SGE's region.
+     * Once the WR is posted the window reports {@code rkey} and its new range, and {@code mr} refuses to close while
+     * the window stays bound; {@link MemoryWindow#completed(WorkCompletion)} undoes that if the bind completes in
+     * error. Checks as {@link MemoryWindow#bind}: refused by name before the provider.
+     */
+    public SendRequests bindMw(long wrId, int sendFlags, MemoryWindow mw, int rkey, MemoryRegion mr, long offset,
+                               long length, java.util.Set<Access> access) {
+        QueuePair qp = windowQp();
+        if (mw.type() != MemoryWindowType.TYPE_2) {
+            throw new IllegalArgumentException("ibv_post_send(IBV_WR_BIND_MW): " + mw + " is a type 1 window: bind "
+                    + "it with MemoryWindow.bind (ibv_bind_mw)");
+        }
+        int rights = mw.checkBind("ibv_post_send(IBV_WR_BIND_MW, " + mw + ")", qp, mr, offset, length, access);
+        KeySnapshot k = DataPathAccess.stagedSnapshot(mr); // re-checked by the post, after its fence
+        rules.checkOwnerOpen("ibv_post_send");
+        MemorySegment mwHandle = mw.resource.handle("ibv_post_send");
+        MemorySegment mrHandle = mr.resource.handle("ibv_post_send");
+        long w = start(WorkRequestOpcode.BIND_MW, wrId, sendFlags);
+        wrs.set(INT, w + IMM_DATA, 0); // rxe refuses a BIND_MW whose imm_data is not 0
+        wrs.set(ValueLayout.ADDRESS_UNALIGNED, w + BIND_MW_MW, mwHandle);
+        wrs.set(INT, w + BIND_MW_RKEY, rkey);
+        wrs.set(ValueLayout.ADDRESS_UNALIGNED, w + BIND_INFO_MR, mrHandle);
+        wrs.set(LONG, w + BIND_INFO_ADDR, k.address + offset);
+        wrs.set(LONG, w + BIND_INFO_LENGTH, length);
+        wrs.set(INT, w + BIND_INFO_ACCESS, rights);
+        stageKeyOnly(k);
+        sgeChecks = SGE_NONE;
+        windowOps().bind(count - 1, wrId, mw, rkey, mr, k.address + offset, length, access, mwHandle.address());
+        return this;
+    }
+
+    /** The QP of this chain (window operations only post on a QP's send queue). */
+    private QueuePair windowQp() {
+        if (queue instanceof SendQueue sq) {
+            return sq.qp;
+        }
+        return ((ChainWindowOps) queue).queue.qp;
+    }
+
+    /** This chain's window operations; the chain then posts through them (until it is fully posted). */
+    private ChainWindowOps windowOps() {
+        ChainWindowOps ops = windowOps;
+        if (ops == null) {
+            ops = new ChainWindowOps((SendQueue) queue, capacity());
+            windowOps = ops;
+        }
+        queue = ops;
+        return ops;
+    }
+
+    /**
      * Appends one scatter/gather entry to the current WR: {@code length} bytes at {@code offset} in {@code key}
      * ({@code struct ibv_sge} with its lkey). Rejected in Java when it leaves the key's range, when the key is closed
      * or its memory's arena is, when it belongs to another protection domain than the QP, or when the NIC must write
@@ -160,6 +241,9 @@ public final class SendRequests extends WorkRequests<SendRequests> {
             rules.checkSameKeySge(k, offset, length);
         } else {
             rules.checkSge(k, offset, length);
+        }
+        if (k.odp) {
+            rules.checkOdp(k, OdpSupport.operation(opcodeValue(count - 1)));
         }
         if (sgeChecks != 0) {
             checkSpecialSge(k, length);
@@ -218,6 +302,22 @@ public final class SendRequests extends WorkRequests<SendRequests> {
         }
     }
 
+    /**
+     * Addresses the current WR of an XRC initiator ({@link QueuePairType#XRC_SEND}): it is delivered to the XRC shared
+     * receive queue number {@code remoteSrqn} ({@code qp_type.xrc.remote_srqn}; the peer's
+     * {@link SharedReceiveQueue#srqNum()}) through the target QP this QP is connected to. Every WR of an XRC
+     * initiator needs it; the post refuses one without.
+     */
+    public SendRequests xrcSrqn(int remoteSrqn) {
+        int i = current();
+        if (rules.type() != QueuePairType.XRC_SEND) {
+            throw rules.notXrc("ibv_post_send(qp_type.xrc.remote_srqn)");
+        }
+        wrs.set(INT, i * WR_SIZE + XRC_SRQN, remoteSrqn);
+        udAddressed[i] = true;
+        return this;
+    }
+
     private long start(WorkRequestOpcode opcode, long wrId, int sendFlags) {
         rules.checkOpcode(opcode);
         long w = startWr(wrId);
@@ -231,6 +331,10 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     }
 
     private void checkSpecialSge(KeySnapshot key, int length) {
+        if ((sgeChecks & SGE_NONE) != 0) {
+            throw new IllegalStateException("ibv_post_send: a BIND_MW work request carries no SGE (its region is "
+                    + "given to bindMw)");
+        }
         if ((sgeChecks & SGE_LOCAL_WRITE) != 0) {
             rules.checkLocalWrite(key, length, "an RDMA READ or atomic");
         }
@@ -252,6 +356,16 @@ public final class SendRequests extends WorkRequests<SendRequests> {
         wrs.set(LONG, w + ATOMIC_COMPARE_ADD, compareAdd);
         wrs.set(LONG, w + ATOMIC_SWAP, swap);
         wrs.set(INT, w + ATOMIC_RKEY, rkey);
+    }
+
+    /** The {@code bind_mw.mw} handle written into WR {@code i} (window bookkeeping). */
+    long bindMwHandle(int i) {
+        return wrs.get(ValueLayout.ADDRESS_UNALIGNED, i * WR_SIZE + BIND_MW_MW).address();
+    }
+
+    /** The {@code invalidate_rkey} of WR {@code i} (window bookkeeping). */
+    int invalidateRkey(int i) {
+        return wrs.get(INT, i * WR_SIZE + IMM_DATA);
     }
 
     /** The opcode of WR {@code i} (messages). */

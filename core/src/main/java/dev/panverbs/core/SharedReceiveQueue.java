@@ -53,10 +53,15 @@ public final class SharedReceiveQueue extends VerbsObject {
     /** The most WRs a {@link #resize} may ask for: the chain and the tracker's slots were made for it. */
     private final int reservedWr;
     final SrqQueue queue;
+    /** The XRC domain of an XRC SRQ ({@code IBV_SRQT_XRC}), else null. */
+    private final XrcDomain xrcd;
 
     private SharedReceiveQueue(ProtectionDomain pd, MemorySegment srq, int maxWr, int reservedWr, int maxSge,
-                               Cleanup cleanup, String description) {
-        super(ResourceKind.SHARED_RECEIVE_QUEUE, description, srq, cleanup::destroy, pd.resource);
+                               Cleanup cleanup, String description, XrcDomain xrcd, CompletionQueue xrcCq) {
+        super(ResourceKind.SHARED_RECEIVE_QUEUE, description, srq, cleanup::destroy, xrcd == null
+                ? new dev.panverbs.core.internal.Resource[] {pd.resource}
+                : new dev.panverbs.core.internal.Resource[] {pd.resource, xrcd.resource, xrcCq.resource});
+        this.xrcd = xrcd;
         this.pd = pd;
         this.srq = srq.reinterpret(ibv_srq.sizeof());
         this.maxWr = maxWr;
@@ -214,6 +219,33 @@ public final class SharedReceiveQueue extends VerbsObject {
         super.close();
     }
 
+    /** The XRC domain of an XRC SRQ (built with {@link Builder#xrc}), or empty for a basic SRQ. */
+    public java.util.Optional<XrcDomain> xrcDomain() {
+        return java.util.Optional.ofNullable(xrcd);
+    }
+
+    /**
+     * The SRQ number ({@code ibv_get_srq_num(3)}) that a peer's XRC initiator names in its sends
+     * ({@link SendRequests#xrcSrqn}, {@link PostBatch#setXrcSrqn}). Only XRC SRQs have one: a basic SRQ is refused
+     * before the call.
+     */
+    public int srqNum() {
+        String call = Errors.call("ibv_get_srq_num", "srq", this);
+        if (xrcd == null) {
+            throw new IllegalStateException(call + ": only an XRC SRQ (IBV_SRQT_XRC) has a number that peers "
+                    + "address; build it with createSrq(n).xrc(xrcd, cq)");
+        }
+        MemorySegment h = resource.handle("ibv_get_srq_num");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment num = arena.allocate(java.lang.foreign.ValueLayout.JAVA_INT);
+            int rc = VerbsContextInline.ibv_get_srq_num(h, num);
+            if (rc != 0) {
+                throw Errors.failure(call, rc);
+            }
+            return num.get(java.lang.foreign.ValueLayout.JAVA_INT, 0);
+        }
+    }
+
     /**
      * Options of a new shared receive queue, from {@link ProtectionDomain#createSrq(int)}: {@link #build()} calls
      * {@code ibv_create_srq(3)}, {@link #buildEx()} {@code ibv_create_srq_ex(3)} (type {@code IBV_SRQT_BASIC}).
@@ -225,6 +257,8 @@ public final class SharedReceiveQueue extends VerbsObject {
         private int maxSge = 1;
         private int srqLimit;
         private int resizableTo;
+        private XrcDomain xrcd;
+        private CompletionQueue xrcCq;
 
         Builder(ProtectionDomain pd, int maxWr) {
             if (maxWr < 1) {
@@ -268,14 +302,31 @@ public final class SharedReceiveQueue extends VerbsObject {
         }
 
         /**
-         * Creates the SRQ ({@code ibv_create_srq(3)}).
+         * Makes an XRC SRQ ({@code ibv_create_srq_ex(3)} with {@code IBV_SRQT_XRC}, {@code IBV_SRQ_INIT_ATTR_XRCD}
+         * and {@code _CQ}): the shared receive queue of the domain {@code xrcd}, fed by the XRC target QPs of that
+         * domain; its receives complete on {@code cq} (an XRC SRQ has its own CQ, its target QPs have none). Gated on
+         * {@code IBV_DEVICE_XRC} (refused by name on rxe). The domain and the CQ outlive it: closing either closes
+         * the SRQ first.
+         */
+        public Builder xrc(XrcDomain xrcd, CompletionQueue cq) {
+            if (xrcd.context() != pd.context() || cq.context() != pd.context()) {
+                throw new IllegalArgumentException("ibv_create_srq_ex(IBV_SRQT_XRC): " + xrcd + ", " + cq + " and "
+                        + pd + " must belong to one context");
+            }
+            this.xrcd = xrcd;
+            this.xrcCq = cq;
+            return this;
+        }
+
+        /**
+         * Creates the SRQ ({@code ibv_create_srq(3)}; {@code ibv_create_srq_ex(3)} for an XRC SRQ).
          *
          * <p>Errors: {@link UnsupportedVerbException} when the device has no SRQs ({@code max_srq = 0});
          * {@code max_wr}/{@code max_sge} above the device's {@code max_srq_wr}/{@code max_srq_sge} → {@code EINVAL}
          * refused before the call; {@code ENOMEM} → {@link VerbsException}.
          */
         public SharedReceiveQueue build() {
-            return create("ibv_create_srq", false);
+            return xrcd != null ? buildEx() : create("ibv_create_srq", false);
         }
 
         /** Creates the SRQ through {@code ibv_create_srq_ex(3)} ({@code IBV_SRQT_BASIC}, with its PD); as {@link #build()}. */
@@ -284,9 +335,14 @@ public final class SharedReceiveQueue extends VerbsObject {
         }
 
         private SharedReceiveQueue create(String verb, boolean ex) {
+            pd.context().attributes(); // cached once: the SRQ's post rules take the ODP capabilities from it
             Context context = pd.context();
             String call = Errors.call(verb, "maxWr", maxWr, "maxSge", maxSge, "srqLimit", srqLimit);
             checkDevice(context, call);
+            if (xrcd != null && !context.attributes().supportsXrc()) { // (an XrcDomain implies it: defensive)
+                throw Errors.unsupported(call, "XRC (IBV_DEVICE_XRC)", context.device().name()
+                        + " does not report IBV_DEVICE_XRC in device_cap_flags");
+            }
             MemorySegment pdHandle = pd.resource.handle(verb);
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment errno = Errno.allocateCapture(arena);
@@ -296,9 +352,14 @@ public final class SharedReceiveQueue extends VerbsObject {
                     MemorySegment init = arena.allocate(ibv_srq_init_attr_ex.layout());
                     attr = ibv_srq_init_attr_ex.attr(init);
                     writeAttr(attr);
-                    ibv_srq_init_attr_ex.comp_mask(init, IBV_SRQ_INIT_ATTR_TYPE() | IBV_SRQ_INIT_ATTR_PD());
-                    ibv_srq_init_attr_ex.srq_type(init, IBV_SRQT_BASIC());
+                    ibv_srq_init_attr_ex.comp_mask(init, IBV_SRQ_INIT_ATTR_TYPE() | IBV_SRQ_INIT_ATTR_PD()
+                            | (xrcd == null ? 0 : IBV_SRQ_INIT_ATTR_XRCD() | IBV_SRQ_INIT_ATTR_CQ()));
+                    ibv_srq_init_attr_ex.srq_type(init, xrcd == null ? IBV_SRQT_BASIC() : IBV_SRQT_XRC());
                     ibv_srq_init_attr_ex.pd(init, pdHandle);
+                    if (xrcd != null) {
+                        ibv_srq_init_attr_ex.xrcd(init, xrcd.resource.handle(verb));
+                        ibv_srq_init_attr_ex.cq(init, xrcCq.resource.handle(verb));
+                    }
                     srq = VerbsContextInline.ibv_create_srq_ex(errno, context.resource.handle(verb), init);
                 } else {
                     MemorySegment init = arena.allocate(ibv_srq_init_attr.layout());
@@ -312,9 +373,10 @@ public final class SharedReceiveQueue extends VerbsObject {
                 // the provider writes the granted sizes back into attr
                 int grantedWr = Math.max(ibv_srq_attr.max_wr(attr), maxWr);
                 int grantedSge = Math.max(ibv_srq_attr.max_sge(attr), maxSge);
-                String description = "SharedReceiveQueue[" + Units.hex(srq.address()) + " on "
-                        + context.device().name() + "]";
-                return new SharedReceiveQueue(pd, srq, grantedWr, resizableTo, grantedSge, new Cleanup(), description);
+                String description = "SharedReceiveQueue[" + (xrcd == null ? "" : "XRC ") + Units.hex(srq.address())
+                        + " on " + context.device().name() + "]";
+                return new SharedReceiveQueue(pd, srq, grantedWr, resizableTo, grantedSge, new Cleanup(), description,
+                        xrcd, xrcCq);
             }
         }
 

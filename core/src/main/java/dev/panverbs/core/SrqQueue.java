@@ -37,6 +37,10 @@ final class SrqQueue extends PostTarget {
         this.ops = ops;
         this.claimedSlots = new int[capacity];
         WorkRequestRules rules = new WorkRequestRules(ownerName, QueuePairType.RC, false, 0, pd, owner);
+        DeviceAttributes attrs = pd.context().knownAttributes();
+        if (attrs != null) {
+            rules.odpForSrq(attrs.odp(), pd.context().device().name());
+        }
         this.requests = new ReceiveRequests(VERB, rules, capacity, maxSge);
         requests.queue = this;
     }

@@ -15,9 +15,13 @@ final class WindowOps {
     private final long[] addresses;
     private final long[] lengths;
     private final Object[] rights;
+    private final long[] wrIds;
+    private final QueuePair qp;
     private int n;
 
-    WindowOps(int capacity) {
+    WindowOps(QueuePair qp, int capacity) {
+        this.qp = qp;
+        wrIds = new long[capacity];
         windows = new MemoryWindow[capacity];
         regions = new MemoryRegion[capacity];
         rkeys = new int[capacity];
@@ -26,8 +30,9 @@ final class WindowOps {
         rights = new Object[capacity];
     }
 
-    void bind(MemoryWindow mw, int rkey, MemoryRegion mr, long address, long length, Set<Access> access) {
+    void bind(long wrId, MemoryWindow mw, int rkey, MemoryRegion mr, long address, long length, Set<Access> access) {
         int i = n++;
+        wrIds[i] = wrId;
         windows[i] = mw;
         regions[i] = mr;
         rkeys[i] = rkey;
@@ -49,10 +54,9 @@ final class WindowOps {
         for (int i = 0; i < n; i++) {
             MemoryWindow mw = windows[i];
             if (regions[i] == null) {
-                mw.unbound();
+                mw.invalidatedLocally();
             } else {
-                mw.rkey(rkeys[i]);
-                mw.bound(regions[i], addresses[i], lengths[i], (Set<Access>) rights[i]);
+                mw.posted(qp, wrIds[i], rkeys[i], regions[i], addresses[i], lengths[i], (Set<Access>) rights[i]);
             }
         }
         clear();

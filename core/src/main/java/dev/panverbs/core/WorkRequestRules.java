@@ -19,6 +19,16 @@ final class WorkRequestRules {
     private final Object pd;
     /** The QP's lifecycle, so a chain of a closed QP fails naming it (null in layout tests). */
     private final Resource qp;
+    /** Every send WR must name its destination: UD ({@code wr.ud}) and XRC initiators ({@code qp_type.xrc}). */
+    final boolean addressedSends;
+    /**
+     * The {@link OdpCapabilities.Operation} bits this queue's transport may run on ODP memory (all until
+     * {@link #odp} is told the device's capabilities), and the receive operation of its receives (RECV for a QP,
+     * SRQ_RECV for a shared receive queue).
+     */
+    private int odpOps = ~0;
+    private OdpCapabilities.Operation odpReceive = OdpCapabilities.Operation.RECV;
+    private String odpDevice = "the device";
 
     WorkRequestRules(String qpName, QueuePairType type, boolean atomicsSupported, int maxInlineData, Object pd) {
         this(qpName, type, atomicsSupported, maxInlineData, pd, null);
@@ -27,6 +37,7 @@ final class WorkRequestRules {
     WorkRequestRules(String qpName, QueuePairType type, boolean atomicsSupported, int maxInlineData, Object pd,
                      Resource qp) {
         this.qp = qp;
+        this.addressedSends = type == QueuePairType.UD || type == QueuePairType.XRC_SEND;
         this.qpName = qpName;
         this.type = type;
         this.atomicsSupported = atomicsSupported;
@@ -58,6 +69,46 @@ final class WorkRequestRules {
     QueuePairType type() {
         return type;
     }
+
+    /**
+     * Takes the device's ODP capabilities ({@code odp_caps.per_transport_caps}) for this QP's transport: SGEs over
+     * ODP keys are then refused, naming the missing {@code IBV_ODP_SUPPORT_*} bit, for operations it lacks. Once, at
+     * creation.
+     */
+    void odp(OdpCapabilities caps, String device) {
+        odpDevice = device;
+        odpOps = OdpSupport.mask(caps, type);
+    }
+
+    /** As {@link #odp} for a shared receive queue: its receives need SRQ_RECV, of any transport. */
+    void odpForSrq(OdpCapabilities caps, String device) {
+        odpDevice = device;
+        odpReceive = OdpCapabilities.Operation.SRQ_RECV;
+        odpOps = OdpSupport.mask(caps, null);
+    }
+
+    /** An SGE over the ODP key {@code key} in a WR doing {@code op}: refused when the transport lacks it. Cold. */
+    void checkOdp(KeySnapshot key, OdpCapabilities.Operation op) {
+        if ((odpOps & op.value()) == 0) {
+            throw OdpSupport.refused(qpName, type, odpReceive, key.owner, op, odpDevice);
+        }
+    }
+
+    /**
+     * A receive SGE: the key grants {@link Access#LOCAL_WRITE} ({@link #checkLocalWrite}) and, when it is an ODP key,
+     * the transport may receive into ODP memory. One mask test of the access bits for a plain key.
+     */
+    void checkReceiveSge(KeySnapshot key, int length) {
+        if ((key.accessMask & RECEIVE_CHECKED) != LOCAL_WRITE_BIT) {
+            checkLocalWrite(key, length, "a receive");
+            if (key.odp) {
+                checkOdp(key, odpReceive);
+            }
+        }
+    }
+
+    private static final int LOCAL_WRITE_BIT = Access.LOCAL_WRITE.value();
+    private static final int RECEIVE_CHECKED = LOCAL_WRITE_BIT | Access.ON_DEMAND.value();
 
     int maxInlineData() {
         return maxInlineData;
@@ -268,7 +319,15 @@ final class WorkRequestRules {
     }
 
     IllegalStateException udUnaddressed(int index) {
-        return new IllegalStateException("work request " + index + " of " + qpName
-                + " has no destination: a UD send needs ud(ah, remoteQpn, remoteQkey)");
+        return new IllegalStateException("work request " + index + " of " + qpName + " has no destination: "
+                + (type == QueuePairType.XRC_SEND
+                ? "an XRC send names the remote XRC SRQ: xrcSrqn(remoteSrqn) (qp_type.xrc.remote_srqn)"
+                : "a UD send needs ud(ah, remoteQpn, remoteQkey)"));
+    }
+
+    /** {@code xrcSrqn} on a QP that is not an XRC initiator. Cold. */
+    IllegalStateException notXrc(String verb) {
+        return new IllegalStateException(verb + ": " + qpName + " is a " + type + " QP; only XRC initiators "
+                + "(XRC_SEND) address a remote SRQ number");
     }
 }

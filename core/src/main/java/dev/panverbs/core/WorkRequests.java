@@ -197,6 +197,20 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         currentSges = n + 1;
     }
 
+    /**
+     * References {@code key} from the current WR without an SGE (a memory-window bind reads its region but carries no
+     * scatter/gather entry): tracked until the WR's completion and re-checked by the post like an SGE's key. Cold.
+     */
+    final void stageKeyOnly(KeySnapshot key) {
+        int wr = current();
+        tracker.stageRef(base + wr, 0, key.trackingId);
+        if (key != lastStaged) {
+            stage(key, wr);
+        } else {
+            stagedLast[nStaged - 1] = wr;
+        }
+    }
+
     /** Records a key that differs from the previous SGE's (kept out of the inlined path). */
     private void stage(KeySnapshot key, int wr) {
         stagedKeys[nStaged] = key;

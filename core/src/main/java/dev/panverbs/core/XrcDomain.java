@@ -16,7 +16,11 @@ import java.lang.foreign.MemorySegment;
  * receive queues meet. Made by {@link Context#openXrcd()}; gated on {@code IBV_DEVICE_XRC} (refused up front, naming
  * it, where the device has no XRC: rxe). Closing it ({@code ibv_close_xrcd}) closes what was created in it first.
  *
- * <p>XRC SRQs and XRC_INI/XRC_TGT queue pairs are not offered by the core yet: only the domain is.
+ * <p>In it: XRC shared receive queues ({@code pd.createSrq(n).xrc(xrcd, cq).build()}, {@code IBV_SRQT_XRC}) and XRC
+ * target queue pairs ({@link #createTargetQp()}); the initiators are ordinary {@link QueuePairType#XRC_SEND} queue
+ * pairs of a protection domain ({@code pd.createQp(XRC_SEND, cq, cq)}) whose sends name the remote XRC SRQ by number
+ * ({@link SendRequests#xrcSrqn}, {@link PostBatch#setXrcSrqn}). The domain outlives all of them: closing it closes its
+ * SRQs (and their QPs) and target QPs first.
  */
 public final class XrcDomain extends VerbsObject {
     private final Context context;
@@ -54,6 +58,24 @@ public final class XrcDomain extends VerbsObject {
             }
             return new XrcDomain(context, xrcd);
         }
+    }
+
+    /**
+     * Creates an XRC target queue pair in this domain ({@code ibv_create_qp_ex(3)}, {@code IBV_QPT_XRC_RECV} with
+     * {@code IBV_QP_INIT_ATTR_XRCD}). Errors from the provider → {@link VerbsException}.
+     */
+    public XrcTargetQueuePair createTargetQp() {
+        resource.checkOpen("ibv_create_qp_ex");
+        return XrcTargetQueuePair.create(this);
+    }
+
+    /**
+     * Opens another handle to the XRC target QP {@code qpNum} of this domain ({@code ibv_open_qp(3)} with
+     * {@code IBV_QP_OPEN_ATTR_NUM | _XRCD | _TYPE}); the QP lives until its last handle is closed.
+     */
+    public XrcTargetQueuePair openTargetQp(int qpNum) {
+        resource.checkOpen("ibv_open_qp");
+        return XrcTargetQueuePair.open(this, qpNum);
     }
 
     /** The context it was opened on. */

@@ -147,13 +147,49 @@ public final class FakeProvider {
 
     /** A memory region over {@code buffer} in {@code pd}; closing it calls the fake's dereg. */
     public MemoryRegion register(ProtectionDomain pd, MemorySegment buffer, int key) {
+        return register(pd, buffer, key, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
+    }
+
+    /** As {@link #register(ProtectionDomain, MemorySegment, int)} with the given access flags (e.g. ON_DEMAND). */
+    public MemoryRegion register(ProtectionDomain pd, MemorySegment buffer, int key, Set<Access> access) {
         MemorySegment mr = call("fake_reg_mr", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
                         ValueLayout.ADDRESS, U64, ValueLayout.JAVA_INT),
                 pd.resource.handle("fake_reg_mr"), buffer, buffer.byteSize(), key);
         MethodHandle dereg = downcall("fake_dereg_mr", FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS),
                 false);
-        return MemoryRegion.wrap(pd, mr, buffer, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE),
-                h -> invokeInt(dereg, h));
+        return MemoryRegion.wrap(pd, mr, buffer, access, h -> invokeInt(dereg, h));
+    }
+
+    /**
+     * An XRC initiator ({@code XRC_SEND}) in RTS sending to {@code cq}: no receive queue of its own; its WRs must name
+     * a remote SRQ number. The fake executes its WRs like an RC QP's.
+     */
+    public QueuePair createXrcInitiator(CompletionQueue cq, int maxSendWr, Set<SendOperation> sendOps) {
+        int qpNum = nextQpNum++;
+        MemorySegment qp = call("fake_create_qp", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                        ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
+                pd.resource.handle("fake_create_qp"), cq.resource.handle("fake_create_qp"),
+                cq.resource.handle("fake_create_qp"), qpNum, 0);
+        long ops = SendOperation.bits(sendOps);
+        MethodHandle destroy = downcall("fake_destroy_qp",
+                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS), false);
+        QueuePair q = new QueuePair(new QueuePairBuilder.Created(pd, cq, cq, QueuePairType.XRC_SEND,
+                new QueuePairCapabilities(maxSendWr, 0, 1, 0, 0), false, true, 1, qp,
+                sendOps.isEmpty() ? MemorySegment.NULL : qp, ops, true, null,
+                new QueuePair.Cleanup("fake_destroy_qp", h -> invokeInt(destroy, h)),
+                "QueuePair[XRC_SEND fake#" + qpNum + "]"));
+        q.trackedState = QueuePairState.RTS;
+        return q;
+    }
+
+    /** The remote SRQ number that the last {@code ibv_wr_*} WR of {@code qp} carried ({@code wr_set_xrc_srqn}). */
+    public int lastXrcSrqn(QueuePair qp) {
+        try {
+            return (int) downcall("fake_last_xrc_srqn", FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS),
+                    false).invokeExact(handle(qp));
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
     }
 
     /** The next send WR {@code qp} executes completes with {@code status} (a raw {@code enum ibv_wc_status}). */

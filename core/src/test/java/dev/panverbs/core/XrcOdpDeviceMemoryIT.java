@@ -72,6 +72,21 @@ class XrcOdpDeviceMemoryIT extends DataPathResources {
                 .sge(plain, 0, 1024).post();
         assertThat(pollOne(cq).status()).isEqualTo(WorkCompletionStatus.SUCCESS);
         assertSameBytes(target.buffer(), 4096, plain.buffer(), 0, 1024);
+        // at post time: an ODP buffer in an RC WR whose operation rc_odp_caps lacks is refused by name
+        SendRequests wrs = a.sendRequests();
+        for (OdpCapabilities.Operation op : EnumSet.of(OdpCapabilities.Operation.SEND,
+                OdpCapabilities.Operation.WRITE, OdpCapabilities.Operation.READ)) {
+            if (!odp.rc().contains(op)) {
+                switch (op) {
+                    case SEND -> wrs.send(3, 0);
+                    case WRITE -> wrs.rdmaWrite(3, 0, plain.rkey(), plain.address());
+                    default -> wrs.rdmaRead(3, 0, plain.rkey(), plain.address());
+                }
+                assertThatThrownBy(() -> wrs.sge(target, 0, 64)).isInstanceOf(UnsupportedVerbException.class)
+                        .hasMessageContaining("IBV_ODP_SUPPORT_" + op).hasMessageContaining("rc_odp_caps");
+                wrs.clear();
+            }
+        }
         if (odp.implicit()) {
             MemoryRegion all = pd.regImplicitOdpMr(EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
             try (Arena arena = Arena.ofConfined()) {

@@ -101,6 +101,12 @@ public interface DirectPath {
 
         long encode(long position);
 
+        /**
+         * Moves a chain pending on this queue's core {@code WorkRequests} (built, not posted) to start at
+         * {@code first}: call once before {@link #put}ting the positions below it.
+         */
+        void restage(long first);
+
         void put(long position, long wrId, long[] keyIds, int from, int count);
 
         void publish(long newTail);

@@ -142,16 +142,21 @@ public final class DirectReceiveQueue {
             }
             long t = s.tail();
             int ms = maxSge;
+            s.restage(t + take); // once, before the slots are written (not once per WR)
             for (int k = 0; k < take; k++) {
                 s.put(t + k, wrIds[k], keyIds, k * ms, nsge[k]);
             }
             s.publish(t + take);
+            Object checked = null; // a snapshot re-read after the fence above: the same one need not be read again
             for (int k = 0; k < take; k++) {
                 for (int j = 0; j < nsge[k]; j++) {
                     Object snap = snapshots[k * ms + j];
-                    if (path.stale(snap)) {
-                        s.rollback(t);
-                        throw path.staleKey(qp, snap, VERB);
+                    if (snap != checked) {
+                        if (path.stale(snap)) {
+                            s.rollback(t);
+                            throw path.staleKey(qp, snap, VERB);
+                        }
+                        checked = snap;
                     }
                 }
             }

@@ -5,8 +5,6 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -84,43 +82,12 @@ public final class PerftestMain {
             err.print(serverOut.toString(StandardCharsets.UTF_8));
             return server.proceed() ? clientOutcome.exitCode() : server.exitCode();
         }
-        PerftestParameters client = clientOutcome.params();
+        PerftestParameters serverParams = server.params();
+        PerftestParameters clientParams = clientOutcome.params();
         VerbsEngine engine = engineSupplier.get();
-        CompletableFuture<Integer> port = new CompletableFuture<>();
-        CompletableFuture<Integer> serverRc = new CompletableFuture<>();
-        Thread t = Thread.ofPlatform().name("perftest-loopback-server").daemon().start(() -> {
-            int rc = 1;
-            try {
-                rc = new PerftestSession(server.params(), engine, so, so, port::complete).run();
-            } finally {
-                port.complete(-1); // no-op when bound; unblocks the client when the server failed first
-                serverRc.complete(rc);
-            }
-        });
-        int bound;
-        try {
-            bound = port.get(client.timeoutSeconds, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            bound = -1;
-        }
-        if (bound < 0) {
-            err.print(serverOut.toString(StandardCharsets.UTF_8));
-            err.println(" --loopback: the server side did not start");
-            return 1;
-        }
-        client.port = bound;
-        int rc = new PerftestSession(client, engine, out, err, null).run();
-        int src;
-        try {
-            src = serverRc.get(client.timeoutSeconds * 10L, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            t.interrupt();
-            src = 1;
-        }
-        if (src != 0) {
-            err.println(" --loopback: the server side failed; its output:");
-            err.print(serverOut.toString(StandardCharsets.UTF_8));
-        }
-        return rc != 0 ? rc : src;
+        Warmup.run(clientParams, engine, err); // before the measured pair, whose server would wait in accept
+        serverParams.jitWarmup = 0;
+        clientParams.jitWarmup = 0;
+        return LoopbackPair.run(serverParams, clientParams, engine, out, err);
     }
 }

@@ -8,7 +8,7 @@ package dev.panverbs.tools.perftest;
  *
  * <p>A plain mutable holder, confined to the thread that runs the test.
  */
-final class PerftestParameters {
+final class PerftestParameters implements Cloneable {
     /** Connection types that panverbs supports ({@code connStr} order is RC, UC, UD, RawEth, XRC, DC, SRD). */
     enum Connection { RC, UC, UD }
 
@@ -132,6 +132,8 @@ final class PerftestParameters {
     boolean useOdp;
     int timeoutSeconds = 60;
     boolean debug;
+    /** {@code --jit_warmup=N} (panverbs only): iterations of the private warm-up pair; -1 = automatic, 0 = none. */
+    int jitWarmup = -1;
 
     // filled in after the device is opened and the peer's values are known
     LinkType linkType;
@@ -189,5 +191,14 @@ final class PerftestParameters {
     /** {@code BUFF_SIZE(size, cycle_buffer)}: at least one page per QP and direction. */
     long buffSize() {
         return Math.max(size, cycleBuffer);
+    }
+
+    /** A field-by-field copy (every field is a primitive, an enum or a String). */
+    PerftestParameters copy() {
+        try {
+            return (PerftestParameters) clone();
+        } catch (CloneNotSupportedException e) {
+            throw new AssertionError(e);
+        }
     }
 }

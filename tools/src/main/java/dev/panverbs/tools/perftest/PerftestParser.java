@@ -196,6 +196,13 @@ final class PerftestParser {
                 p.directWqe = true;
             } else if (a.equals("--debug")) {
                 p.debug = true;
+            } else if (a.startsWith("--jit_warmup=")) {
+                String v = a.substring(13);
+                Strtol.Result r = Strtol.parse(v);
+                if (v.isEmpty() || !r.complete(v) || r.value() < 0 || r.value() > 100000000) {
+                    failParser(" JIT warm-up iterations should be between 0 and 100000000 (0: no warm-up)");
+                }
+                p.jitWarmup = (int) r.value();
             } else if (a.equals("--timeout") || a.startsWith("--timeout=")) {
                 String v = a.equals("--timeout") ? (i + 1 < args.size() ? args.get(++i) : "") : a.substring(10);
                 Strtol.Result r = Strtol.parse(v);

@@ -25,6 +25,8 @@ final class PerftestSession {
     private final VerbsEngine engine;
     private final IntConsumer boundPort;
     final boolean pcieRoCompliant;
+    /** The parameters as parsed, before this session completes them: what the JIT warm-up copies. */
+    private final PerftestParameters asParsed;
 
     VerbsEngine.Device device;
     VerbsEngine.Resources res;
@@ -46,6 +48,7 @@ final class PerftestSession {
         this.err = err;
         this.boundPort = boundPort;
         this.pcieRoCompliant = Platform.pcieRelaxedOrderingCompliant();
+        this.asParsed = p.copy();
     }
 
     int run() {
@@ -134,9 +137,16 @@ final class PerftestSession {
                         : CmExchangeChannel.accept(p.sourceIp, p.port, p.loopback ? timeout : 0, timeout, boundPort);
             }
             if (p.servername != null) {
-                return ExchangeChannel.connect(p.servername, p.port, p.sourceIp, timeout);
+                ExchangeChannel c = ExchangeChannel.connect(p.servername, p.port, p.sourceIp, timeout);
+                Warmup.run(asParsed, engine, err); // the server waits for our first message meanwhile
+                return c;
             }
-            return ExchangeChannel.accept(p.sourceIp, p.port, p.loopback ? timeout : 0, timeout, boundPort);
+            return ExchangeChannel.accept(p.sourceIp, p.port, p.loopback ? timeout : 0, timeout, port -> {
+                if (boundPort != null) {
+                    boundPort.accept(port);
+                }
+                Warmup.run(asParsed, engine, err); // listening: a client may connect and wait meanwhile
+            });
         } catch (ExchangeChannel.ConnectException e) {
             throw new RunFailure(e.getMessage() + (e.getMessage().contains("Unable to init") ? ""
                     : "\n Unable to init the socket connection"), e);

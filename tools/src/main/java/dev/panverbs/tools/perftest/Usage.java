@@ -127,6 +127,8 @@ final class Usage {
         s.append("      --loopback  Run server and client in this process on one device (quick check)\n");
         s.append("      --timeout=<seconds>  Give up when the peer is silent this long (default 60)\n");
         s.append("      --debug  Print stack traces with errors\n");
+        s.append("      --jit_warmup=<iterations>  Warm the JIT up on a private loopback pair first (default "
+                + Warmup.AUTO_ITERATIONS + "; 0: off)\n");
         s.append("      --direct_wqe  Post sends with mlx5 Direct WQE and poll the send CQ directly (mlx5 devices, "
                 + "RC)\n");
         s.append("\n Not supported by panverbs (refused by name): -R, -z, -O, -g, -M, -W, -C, ")

@@ -50,6 +50,7 @@ public final class RpcServer implements AutoCloseable {
     private final ServerSocket listener; // null on the rdma_cm route
     private final EventChannel cm; // the rdma_cm route: its channel and listening ID, else null
     private final CmId cmListener;
+    private final int port;
     private final Map<CmId, String> cmConnections = new ConcurrentHashMap<>();
     private final Map<CompletionQueue, ServerConnection> connections = new ConcurrentHashMap<>();
     private final Thread acceptor;
@@ -68,7 +69,7 @@ public final class RpcServer implements AutoCloseable {
         this.local = cm == null ? new LocalPort(ctx, options) : null;
         this.pd = ctx.allocPd();
         this.channel = ctx.createCompChannel();
-        int port = port();
+        this.port = listener != null ? listener.getLocalPort() : cmListener.localAddress().getPort();
         this.acceptor = new Thread(cm == null ? this::acceptLoop : this::cmLoop, "panverbs-rpc-accept :" + port);
         this.eventLoop = new Thread(this::eventLoop, "panverbs-rpc-server :" + port);
         acceptor.setDaemon(true);
@@ -136,7 +137,7 @@ public final class RpcServer implements AutoCloseable {
 
     /** The port clients connect to (TCP, or rdma_cm's TCP port space). */
     public int port() {
-        return listener != null ? listener.getLocalPort() : cmListener.localAddress().getPort();
+        return port; // kept: the rdma_cm listener's ID is gone after close()
     }
 
     /** Connections being served now. */

@@ -22,7 +22,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * column header and rows of the same printf shape; for unidirectional RDMA tests the server prints the client's
  * report, which checks the report exchange byte for byte in both directions.
  *
- * <p>Iterations stay small: under TCG the JVM runs ~20x slower than native.
+ * <p>Iterations stay small: under TCG the JVM runs ~20x slower than native. The JIT warm-up (on by default) runs in
+ * the plain cases of all six programs, both directions ({@link Case#warmsUp()}): there the C peer waits in the
+ * exchange while panverbs warms up. The other cases turn it off ({@code --jit_warmup=0}) to keep the bed's time.
  *
  */
 class PerftestInteropIT {
@@ -39,6 +41,11 @@ class PerftestInteropIT {
         public String toString() {
             return test.programName() + " " + String.join(" ", options) + (javaServer ? " | panverbs server, C client"
                     : " | C server, panverbs client");
+        }
+
+        /** The plain cases keep the default JIT warm-up: {@code -s 4096 -n 200} (BW) and {@code -s 2 -n 200}. */
+        boolean warmsUp() {
+            return options.equals(List.of("-s", test.isBw() ? "4096" : "2", "-n", "200"));
         }
     }
 
@@ -90,8 +97,9 @@ class PerftestInteropIT {
         boolean json = c.options().contains("--out_json");
         Path serverJson = dir.resolve("server.json");
         Path clientJson = dir.resolve("client.json");
-        List<String> javaArgs = json ? ItSupport.concat(common, "--out_json_file=" + (c.javaServer() ? serverJson
-                : clientJson)) : common;
+        List<String> javaCommon = c.warmsUp() ? common : ItSupport.concat(common, "--jit_warmup=0");
+        List<String> javaArgs = json ? ItSupport.concat(javaCommon, "--out_json_file=" + (c.javaServer() ? serverJson
+                : clientJson)) : javaCommon;
         List<String> cArgs = json ? ItSupport.concat(cCommand, "--out_json_file=" + (c.javaServer() ? clientJson
                 : serverJson)) : cCommand;
         ItSupport.Side server;

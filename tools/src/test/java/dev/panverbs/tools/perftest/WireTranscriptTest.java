@@ -199,7 +199,7 @@ class WireTranscriptTest {
             java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
             java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
             int rc = PerftestMain.run(PerftestTest.WRITE_BW, "ib_write_bw",
-                    List.of("-n", "5", "--timeout=2", "-p", Integer.toString(server.getLocalPort()), "127.0.0.1"),
+                    List.of("-n", "5", "--timeout=2", "--jit_warmup=0", "-p", Integer.toString(server.getLocalPort()), "127.0.0.1"),
                     new java.io.PrintStream(out), new java.io.PrintStream(err), () -> ib);
             th.join(5000);
             assertThat(rc).isEqualTo(1); // the fake peer leaves after the sync

@@ -67,7 +67,8 @@ class RpcCmIT {
     void callsAndMessagesOverAConnectionRdmaCmSetUp() throws Exception {
         Echo echo = new Echo();
         InetSocketAddress at = new InetSocketAddress(local, PORTS.incrementAndGet());
-        try (RpcServer server = RpcServer.startCm(at, echo, BASE.withCredits(4).withMaxRequest(512))) {
+        RpcServer server = RpcServer.startCm(at, echo, BASE.withCredits(4).withMaxRequest(512));
+        try (server) {
             assertThat(server.port()).isEqualTo(at.getPort());
             RpcClient client = RpcClient.connectCm(local.getHostAddress(), at.getPort(),
                     BASE.withSlots(8).withMaxRequest(512).withMaxResponse(512));
@@ -117,6 +118,7 @@ class RpcCmIT {
             assertThat(echo.messages.get()).isEqualTo(10);
             assertThat(echo.disconnects).containsExactly("clean");
         }
+        assertThat(server.port()).as("after close").isEqualTo(at.getPort());
     }
 
     @Test

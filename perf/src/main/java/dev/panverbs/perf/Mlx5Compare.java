@@ -1,0 +1,115 @@
+package dev.panverbs.perf;
+
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import org.openjdk.jmh.profile.GCProfiler;
+import org.openjdk.jmh.results.Result;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
+import org.openjdk.jmh.runner.options.CommandLineOptions;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+/**
+ * {@code perf/run --compare-mlx5}: one JMH run of {@link Mlx5DirectBenchmark} (Java Direct WQE and direct CQE poll,
+ * libmlx5's {@code ibv_post_send} and {@code ibv_wr_*} with {@code mlx5_poll_cq}, the hand-written C writer, the
+ * device model alone) and the table of {@code perf/README.md}, in Markdown, with issue 10's goals. Scores are CPU
+ * ns/op ({@link CpuTimeProfiler}); every row minus the model's own cost (same op shape) is the path's cost:
+ * per WR = (row16 - model16) / 16; per completion = the marginal cost of 15 more completions,
+ * ((row16Poll16 - model16Poll16) - (row16 - model16)) / 15 (the fixed cost of a poll call cancels). Extra arguments
+ * are JMH's ({@code -wi}, {@code -i}, {@code -w}, {@code -r}, {@code -f}).
+ */
+public final class Mlx5Compare {
+    private static final String[] PATHS = {"javaDirect", "mlx5PostSend", "mlx5Wr", "cDirect"};
+    private static final String[] LABELS = {"Java `DirectSendQueue` / `DirectCompletionQueue`",
+        "libmlx5 `ibv_post_send` + `mlx5_poll_cq`", "libmlx5 `ibv_wr_*` + `mlx5_poll_cq`",
+        "hand-written C writer + CQE reader"};
+
+    private Mlx5Compare() {}
+
+    public static void main(String[] args) throws Exception {
+        CommandLineOptions cli = new CommandLineOptions(args);
+        ChainedOptionsBuilder b = new OptionsBuilder().parent(cli)
+                .include("Mlx5DirectBenchmark\\.")
+                .addProfiler(CpuTimeProfiler.class)
+                .addProfiler(GCProfiler.class);
+        if (cli.getWarmupIterations().hasValue() == false) {
+            b.warmupIterations(3).warmupTime(TimeValue.seconds(1));
+        }
+        if (cli.getMeasurementIterations().hasValue() == false) {
+            b.measurementIterations(5).measurementTime(TimeValue.seconds(1));
+        }
+        if (cli.getForkCount().hasValue() == false) {
+            b.forks(1);
+        }
+        Collection<RunResult> results = new Runner(b.build()).run();
+        Map<String, RunResult> byName = new LinkedHashMap<>();
+        for (RunResult r : results) {
+            String label = r.getParams().getBenchmark();
+            byName.put(label.substring(label.lastIndexOf('.') + 1), r);
+        }
+        System.out.println();
+        System.out.println(table(byName));
+    }
+
+    static String table(Map<String, RunResult> r) {
+        double m16 = cpu(r.get("model16"));
+        double m16p16 = cpu(r.get("model16Poll16"));
+        StringBuilder sb = new StringBuilder();
+        sb.append("commit ").append(System.getProperty("panverbs.commit", "(unknown)")).append(", ")
+                .append(System.getProperty("java.vm.name")).append(' ').append(System.getProperty("java.version"))
+                .append(", CPU ns/op (CpuTimeProfiler), one JMH run; op = 16 RDMA WRITEs (64 B, 1 SGE) + the device "
+                        + "model + poll\n\n");
+        sb.append("| path | 16 WRs, 1 CQE: ns/op | ns per WR (- model) | 16 WRs, 16 CQEs: ns/op "
+                + "| ns per completion (marginal) | B/op | cpu.share |\n");
+        sb.append("|---|---:|---:|---:|---:|---:|---:|\n");
+        double[] perWr = new double[PATHS.length];
+        double[] perCqe = new double[PATHS.length];
+        for (int i = 0; i < PATHS.length; i++) {
+            RunResult a = r.get(PATHS[i] + "16");
+            RunResult c = r.get(PATHS[i] + "16Poll16");
+            double post = cpu(a) - m16;
+            perWr[i] = post / 16;
+            perCqe[i] = ((cpu(c) - m16p16) - post) / 15;
+            sb.append(String.format(Locale.ROOT, "| %s | %.1f | %.2f | %.1f | %.2f | %.3f / %.3f | %.2f / %.2f |%n",
+                    LABELS[i], cpu(a), perWr[i], cpu(c), perCqe[i], secondary(a, "gc.alloc.rate.norm"),
+                    secondary(c, "gc.alloc.rate.norm"), secondary(a, "cpu.share"), secondary(c, "cpu.share")));
+        }
+        sb.append(String.format(Locale.ROOT, "| device model alone (subtracted) | %.1f | | %.1f | | | %.2f / %.2f |%n",
+                m16, m16p16, secondary(r.get("model16"), "cpu.share"), secondary(r.get("model16Poll16"),
+                        "cpu.share")));
+        sb.append("\n| goal (issue 10) | ratio | met |\n|---|---:|:---:|\n");
+        goal(sb, "Java / libmlx5 `ibv_post_send`, per WR, ≤ 0.80x", perWr[0] / perWr[1], 0.8);
+        goal(sb, "Java / hand-written C writer, per WR, ≤ 1.20x", perWr[0] / perWr[3], 1.2);
+        goal(sb, "Java direct CQE poll / `mlx5_poll_cq`, per completion, ≤ 0.80x", perCqe[0] / perCqe[1], 0.8);
+        sb.append(String.format(Locale.ROOT, "| Java / libmlx5 `ibv_wr_*`, per WR (no goal) | %.2fx | |%n",
+                perWr[0] / perWr[2]));
+        sb.append(String.format(Locale.ROOT, "| Java / libmlx5 `ibv_post_send`, whole op incl. model (no goal) "
+                + "| %.2fx | |%n", cpu(r.get("javaDirect16")) / cpu(r.get("mlx5PostSend16"))));
+        double alloc = Math.max(secondary(r.get("javaDirect16"), "gc.alloc.rate.norm"),
+                secondary(r.get("javaDirect16Poll16"), "gc.alloc.rate.norm"));
+        sb.append(String.format(Locale.ROOT, "| Java B/op, 0 | %.3f | %s |%n", alloc,
+                Double.isNaN(alloc) ? "?" : alloc < 0.5 ? "yes" : "no"));
+        return sb.toString();
+    }
+
+    private static void goal(StringBuilder sb, String what, double ratio, double goal) {
+        sb.append(String.format(Locale.ROOT, "| %s | %.2fx | %s |%n", what, ratio,
+                Double.isNaN(ratio) ? "?" : ratio <= goal ? "yes" : "no"));
+    }
+
+    private static double cpu(RunResult r) {
+        return secondary(r, "cpu.time.norm");
+    }
+
+    private static double secondary(RunResult r, String key) {
+        if (r == null) {
+            return Double.NaN;
+        }
+        Result<?> s = r.getAggregatedResult().getSecondaryResults().get(key);
+        return s == null ? Double.NaN : s.getScore();
+    }
+}

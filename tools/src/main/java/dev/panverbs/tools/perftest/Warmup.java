@@ -1,0 +1,139 @@
+package dev.panverbs.tools.perftest;
+
+import dev.panverbs.tools.perftest.PerftestParameters.Machine;
+import dev.panverbs.tools.perftest.PerftestParameters.TestMethod;
+import dev.panverbs.tools.perftest.PerftestParameters.TestType;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The JIT warm-up (panverbs only; {@code --jit_warmup=N}, 0 turns it off): before the timed section, this
+ * process runs the program's own post and poll loops on a private loopback pair (its own contexts, QPs, CQs,
+ * buffers and TCP port; see {@link LoopbackPair}), then waits for the compiler queue to drain. perftest's default
+ * runs (1000 latency or 5000 bandwidth iterations) end before HotSpot's C2 has compiled anything — within
+ * milliseconds on hardware, within seconds under emulation — so without it they would time the interpreter.
+ *
+ * <p>The peer never sees it: a server warms up after it listens and before it accepts (a client that connects
+ * meanwhile waits in the exchange, before its own timed section), a client before it connects. The pair runs
+ * the same code paths as the real run: a copy of the real parameters (transport, verb, QP count, depths, inline
+ * size, moderation, post list, {@code ibv_wr_*} or old post), with only the iteration count, the message size
+ * (at most 4 KiB, above any inline limit, so the same branches are taken) and the addresses changed. Duration
+ * runs (-D) are not warmed up: perftest's own margin (--margin) serves them.
+ */
+final class Warmup {
+    /** Iterations when --jit_warmup is not given: enough for C2 to compile post, poll and the run loops. */
+    static final int AUTO_ITERATIONS = 20_000;
+    /** Largest message of the warm-up: the copies are not what is being compiled. */
+    static final long MAX_SIZE = 4096;
+    /** How long to wait for queued compilations after the pair ends. */
+    private static final long SETTLE_LIMIT_NANOS = 5_000_000_000L;
+
+    /** The run shapes this JVM has warmed up already (tools embedded in one process, the ITs). */
+    private static final Set<String> WARMED = ConcurrentHashMap.newKeySet();
+
+    private Warmup() { }
+
+    /** Whether {@code p} asks for a warm-up: iteration runs, unless --jit_warmup=0. */
+    static boolean wanted(PerftestParameters p) {
+        return p.jitWarmup != 0 && p.testType == TestType.ITERATIONS;
+    }
+
+    /**
+     * Runs the warm-up pair for the run described by {@code p} (the parameters as parsed, before the session
+     * completed them). A failure is not the run's failure: it is reported under --debug only.
+     */
+    static void run(PerftestParameters p, VerbsEngine engine, PrintStream err) {
+        if (!wanted(p)) {
+            return;
+        }
+        PerftestParameters server = pairSide(p, false);
+        PerftestParameters client = pairSide(p, true);
+        String shape = shape(client);
+        if (!WARMED.add(shape)) {
+            if (p.debug) {
+                err.println(" JIT warm-up: this process ran one for the same kind of run already");
+            }
+            return;
+        }
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+        PrintStream sink = new PrintStream(log, true, StandardCharsets.UTF_8);
+        long start = System.nanoTime();
+        int rc;
+        try {
+            rc = LoopbackPair.run(server, client, engine, sink, sink);
+        } catch (RuntimeException e) {
+            sink.println(" " + e);
+            rc = 1;
+        }
+        long ran = System.nanoTime() - start;
+        long settled = settle();
+        if (p.debug) {
+            err.printf(" JIT warm-up: %d iterations of %d B in %d ms, compiler settled after %d ms%s%n",
+                    client.iters, client.size, ran / 1_000_000, settled / 1_000_000,
+                    rc == 0 ? "" : "; it failed (the run goes on):\n" + log.toString(StandardCharsets.UTF_8));
+            err.flush();
+        }
+    }
+
+    /** One side of the pair: {@code p} with the warm-up's iterations, size and addresses. */
+    static PerftestParameters pairSide(PerftestParameters p, boolean client) {
+        PerftestParameters q = p.copy();
+        q.iters = p.jitWarmup > 0 ? p.jitWarmup : AUTO_ITERATIONS;
+        q.size = Math.min(p.size, MAX_SIZE);
+        q.testMethod = TestMethod.REGULAR;
+        q.outJson = false;
+        q.output = PerftestParameters.Output.FULL;
+        q.servername = client ? "127.0.0.1" : null;
+        q.machine = client != p.reversed ? Machine.CLIENT : Machine.SERVER;
+        q.port = 0;
+        q.sourceIp = null;
+        q.loopback = true;
+        q.waitDestroy = 0;
+        q.jitWarmup = 0;
+        return q;
+    }
+
+    /** Forgets the shapes warmed up so far (tests). */
+    static void forget() {
+        WARMED.clear();
+    }
+
+    /** What selects the code paths of a run: the same shape twice in one JVM needs one warm-up. */
+    static String shape(PerftestParameters q) {
+        return String.join(",", q.test.name(), q.connection.name(), q.machine.name(), Integer.toString(q.numQps),
+                Long.toString(q.size), Integer.toString(q.inlineSize), Integer.toString(q.postList),
+                Integer.toString(q.cqMod), Integer.toString(q.txDepth), Integer.toString(q.rxDepth),
+                Boolean.toString(q.useOldPostSend), Boolean.toString(q.useEvent), Boolean.toString(q.useSrq),
+                Boolean.toString(q.duplex), Boolean.toString(q.reversed), Boolean.toString(q.directWqe),
+                Boolean.toString(q.useOdp), Integer.toString(q.iters), q.ibDevName == null ? "" : q.ibDevName);
+    }
+
+    /** Waits until the JIT's total compilation time stops growing (the queue is drained), at most 5 s. */
+    private static long settle() {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        long start = System.nanoTime();
+        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
+            return 0;
+        }
+        long last = jit.getTotalCompilationTime();
+        int quiet = 0;
+        while (quiet < 4 && System.nanoTime() - start < SETTLE_LIMIT_NANOS) {
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            long now = jit.getTotalCompilationTime();
+            quiet = now == last ? quiet + 1 : 0;
+            last = now;
+        }
+        return System.nanoTime() - start;
+    }
+}
