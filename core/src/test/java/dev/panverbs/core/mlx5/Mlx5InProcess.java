@@ -58,10 +58,16 @@ public final class Mlx5InProcess {
      * installed {@code libmlx5.a} ({@code -Dpanverbs.libmlx5.a}), unless an up-to-date one is there.
      */
     public static Path build(Path cDir, Path outDir) {
+        return build(cDir, outDir, Mlx5Oracle.ARCHIVE);
+    }
+
+    /** The same from {@code archive} (a {@code libmlx5.a}); refuses one that is not rdma-core 44.0's by name. */
+    static Path build(Path cDir, Path outDir, Path archiveFile) {
+        Path archive = archiveFile.toAbsolutePath(); // ar runs in the build directory
+        Path work = null;
         try {
             Files.createDirectories(outDir);
             Path lib = outDir.resolve("libmlx5inproc.so").toAbsolutePath();
-            Path archive = Mlx5Oracle.ARCHIVE;
             if (!Files.isRegularFile(archive)) {
                 throw new IllegalStateException(archive + " is missing: install libibverbs-dev (Debian/Ubuntu), which "
                         + "ships libmlx5.a");
@@ -71,7 +77,7 @@ public final class Mlx5InProcess {
             if (Files.exists(lib) && inputs.stream().allMatch(p -> newer(lib, p))) {
                 return lib;
             }
-            Path work = Files.createTempDirectory(outDir.toAbsolutePath(), "build");
+            work = Files.createTempDirectory(outDir.toAbsolutePath(), "build");
             exec(work, "ar", "x", archive.toString(), "qp.c.o", "cq.c.o");
             String symbols = exec(work, "nm", "--defined-only", "qp.c.o");
             if (!symbols.contains(" T " + PREFIX + "mlx5_post_send")) {
@@ -90,16 +96,26 @@ public final class Mlx5InProcess {
                     cDir.resolve("mlx5_device_model.c").toAbsolutePath().toString(), "qp44.o", "cq44.o",
                     "-Wl,--version-script=exports.map", "-Wl,-z,defs");
             Files.move(tmp, lib, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            try (var s = Files.list(work)) {
-                for (Path p : s.toList()) {
-                    Files.delete(p);
-                }
-            }
-            Files.delete(work);
             return lib;
         } catch (IOException e) {
             throw new IllegalStateException("cannot build the in-process libmlx5 (needs gcc, binutils, "
                     + "libibverbs-dev): " + e, e);
+        } finally {
+            delete(work);
+        }
+    }
+
+    private static void delete(Path dir) {
+        if (dir == null) {
+            return;
+        }
+        try (var s = Files.list(dir)) {
+            for (Path p : s.toList()) {
+                Files.delete(p);
+            }
+            Files.delete(dir);
+        } catch (IOException e) {
+            // a leftover build directory under target/ only
         }
     }
 

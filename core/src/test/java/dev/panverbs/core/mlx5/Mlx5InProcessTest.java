@@ -1,11 +1,13 @@
 package dev.panverbs.core.mlx5;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.panverbs.core.FakeProvider;
 import dev.panverbs.core.WorkCompletions;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -23,7 +25,8 @@ import org.junit.jupiter.api.Test;
  * or every WR signaled, single WRs; the ring and the CQ wrap several times) the send ring, doorbell record,
  * BlueFlame register, CQ buffer, CQ doorbell record and the remote region are byte for byte the same in all four,
  * the completions carry the same wr_ids (checked against the expected sum), and the data the model moved is the
- * local data. Also that the model-only baseline re-executes a chain without disturbing the next one.
+ * local data. Also that the model-only baseline re-executes a chain without disturbing the next one, and that an
+ * archive of another rdma-core release (another symbol prefix) or a missing one is refused by name before linking.
  */
 class Mlx5InProcessTest {
     private static final int WQES = 64;
@@ -121,5 +124,31 @@ class Mlx5InProcessTest {
             id += 16;
         }
         assertThat(f.direct(16, false, id)).isEqualTo(id + 15 + 1);
+    }
+
+    @Test
+    void anArchiveOfAnotherRdmaCoreReleaseOrNoArchiveIsRefusedByName() throws Exception {
+        Path dir = Files.createDirectories(Path.of("target/mlx5-inproc-other"));
+        Path c = dir.resolve("other.c");
+        Files.writeString(c, "int rdmacore45_0_mlx5_post_send(void) { return 0; }\n");
+        for (String o : List.of("qp.c.o", "cq.c.o")) {
+            Process p = new ProcessBuilder("gcc", "-c", "-o", dir.resolve(o).toString(), c.toString())
+                    .redirectErrorStream(true).start();
+            p.getInputStream().readAllBytes();
+            assertThat(p.waitFor()).isZero();
+        }
+        Path archive = dir.resolve("libmlx5.a");
+        Files.deleteIfExists(archive);
+        Process ar = new ProcessBuilder("ar", "rc", archive.toString(), dir.resolve("qp.c.o").toString(),
+                dir.resolve("cq.c.o").toString()).redirectErrorStream(true).start();
+        ar.getInputStream().readAllBytes();
+        assertThat(ar.waitFor()).isZero();
+        assertThatThrownBy(() -> Mlx5InProcess.build(Path.of("src/test/c"), dir.resolve("out"), archive))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("is not rdma-core 44.0")
+                .hasMessageContaining("rdmacore45_0_mlx5_post_send");
+        assertThat(dir.resolve("out/libmlx5inproc.so")).doesNotExist();
+        assertThatThrownBy(() -> Mlx5InProcess.build(Path.of("src/test/c"), dir.resolve("out"),
+                dir.resolve("missing.a"))).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("install libibverbs-dev");
     }
 }

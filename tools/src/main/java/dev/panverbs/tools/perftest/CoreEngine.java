@@ -171,6 +171,11 @@ final class CoreEngine implements VerbsEngine {
         }
     }
 
+    /** Makes QP {@code i} of a run on its PD and CQs (rdma_cm: {@code rdma_create_qp} on the i-th ID). */
+    interface QpMaker {
+        QueuePair make(int i, ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq);
+    }
+
     /** PD, MRs, CQs and QPs of one run. */
     static final class CoreResources implements Resources {
         final ResourceSpec spec;
@@ -187,6 +192,14 @@ final class CoreEngine implements VerbsEngine {
         final SharedReceiveQueue srq;
 
         CoreResources(Context ctx, ResourceSpec spec) {
+            this(ctx, spec, null);
+        }
+
+        /**
+         * @param maker creates QP {@code i} in place of {@code ibv_create_qp} and INIT (-R: {@code rdma_create_qp}
+         *              on the rdma_cm ID, which also moves it through the states), or null
+         */
+        CoreResources(Context ctx, ResourceSpec spec, QpMaker maker) {
             this.spec = spec;
             ProtectionDomain pdv = null;
             CompletionChannel ch = null;
@@ -234,9 +247,15 @@ final class CoreEngine implements VerbsEngine {
                 sendCqView = direct != null ? new DirectWqe.DirectCq(direct, ch) : new CoreCq(sendCq, ch);
                 recvCqView = recvCq == sendCq ? sendCqView : new CoreCq(recvCq, ch);
                 qps = new CoreQp[spec.numQps()];
-                boolean useWr = spec.useWrApi();
+                boolean useWr = spec.useWrApi() && maker == null; // rdma_create_qp makes classic QPs
                 for (int i = 0; i < qps.length; i++) {
                     QueuePair qp;
+                    if (maker != null) {
+                        qp = maker.make(i, pdv, sendCq, recvCq);
+                        made.add(qp);
+                        qps[i] = new CoreQp(this, qp, mrs[spec.mrPerQp() ? i : 0], false);
+                        continue;
+                    }
                     try {
                         qp = buildQp(pdv, spec, useWr);
                     } catch (UnsupportedVerbException e) {

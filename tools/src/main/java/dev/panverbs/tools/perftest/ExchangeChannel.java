@@ -28,7 +28,7 @@ import java.util.Arrays;
  *
  * <p>Not thread-safe; owned by the thread that runs the test.
  */
-final class ExchangeChannel implements AutoCloseable {
+final class ExchangeChannel implements ExchangeTransport {
     /** Size of the version message ({@code MAX_VERSION}). */
     static final int VERSION_SIZE = 16;
 
@@ -134,24 +134,23 @@ final class ExchangeChannel implements AutoCloseable {
                 + ": is the server side running and listening on TCP port " + port + "? start it first)", last);
     }
 
-    boolean isClient() {
+    @Override
+    public boolean isClient() {
         return client;
     }
 
-    long defaultTimeoutMillis() {
+    @Override
+    public long defaultTimeoutMillis() {
         return defaultTimeoutMillis;
     }
 
-    /**
-     * One symmetric exchange: sends {@code mine}, receives exactly {@code theirSize} bytes within the default
-     * timeout. {@code step} names the exchange in error messages ("version", "QP 0 address", ...).
-     */
-    byte[] exchange(byte[] mine, int theirSize, String step) {
-        return exchange(mine, theirSize, step, defaultTimeoutMillis);
+    @Override
+    public boolean binaryKeys() {
+        return false;
     }
 
-    /** As {@link #exchange(byte[], int, String)} with an explicit deadline for the peer's answer. */
-    byte[] exchange(byte[] mine, int theirSize, String step, long timeoutMillis) {
+    @Override
+    public byte[] exchange(byte[] mine, int theirSize, String step, long timeoutMillis) {
         if (client) {
             send(mine, step);
             return receive(theirSize, step, timeoutMillis);
@@ -255,7 +254,8 @@ final class ExchangeChannel implements AutoCloseable {
      * peer's "done" is never read (perftest does not read it, and newer perftest no longer sends it), and a peer
      * that has already closed is fine.
      */
-    void sendDoneAndClose() {
+    @Override
+    public void sendDoneAndClose() {
         try {
             out.write("done\0".getBytes(StandardCharsets.US_ASCII));
             out.flush();

@@ -113,7 +113,13 @@ final class ForceDependencies {
             err.print(" CPU Utilization works only with Duration mode.\n");
         }
 
-        if (p.tos != PerftestParameters.DEF_TOS) {
+        if (p.rdmaCm) {
+            if (p.connection == Connection.UC) {
+                out.print(RESULT_LINE);
+                exit(out, " UC is not supported in librdmacm");
+            }
+            p.commRdmaCm = true; // -R exchanges over rdma_cm too
+        } else if (p.tos != PerftestParameters.DEF_TOS) {
             exit(out, " TOS only valid for rdma_cm based QP and RawEth QP ");
         }
         if (p.hopLimit != PerftestParameters.DEF_HOP_LIMIT) {

@@ -73,8 +73,11 @@ final class JsonReport {
         } else {
             s.append("Outstand_reads: ").append(p.outReads).append(",\n");
         }
-        s.append("rdma_cm_QPs: OFF,\n");
-        s.append("Data_ex_method: Ethernet,\n");
+        s.append("rdma_cm_QPs: ").append(p.rdmaCm ? "ON" : "OFF").append(",\n");
+        s.append("Data_ex_method: ").append(p.commRdmaCm ? "rdma_cm" : "Ethernet").append(",\n");
+        if (p.rdmaCm && p.tos != PerftestParameters.DEF_TOS) {
+            s.append("TOS: ").append(p.tos).append(",\n");
+        }
         s.append("},\n");
         return s.toString();
     }

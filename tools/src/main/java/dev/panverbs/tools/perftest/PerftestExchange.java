@@ -13,14 +13,14 @@ final class PerftestExchange {
     /** Oldest peer version perftest 6.06 accepts ({@code check_version_compatibility}). */
     static final double MIN_PEER_VERSION = 5.70;
 
-    private final ExchangeChannel channel;
+    private final ExchangeTransport channel;
     private String peerVersion = "";
 
-    PerftestExchange(ExchangeChannel channel) {
+    PerftestExchange(ExchangeTransport channel) {
         this.channel = channel;
     }
 
-    ExchangeChannel channel() {
+    ExchangeTransport channel() {
         return channel;
     }
 
@@ -108,6 +108,10 @@ final class PerftestExchange {
 
     /** As {@link #handShake(KeyMessage, String)}, waiting up to {@code timeoutMillis} for the peer. */
     KeyMessage handShake(KeyMessage mine, String step, long timeoutMillis) {
+        if (channel.binaryKeys()) {
+            byte[] theirs = channel.exchange(CmKeyMessage.encode(mine), CmKeyMessage.SIZE, step, timeoutMillis);
+            return CmKeyMessage.decode(theirs, mine.hasGid(), step);
+        }
         byte[] theirs = channel.exchange(mine.encode(), KeyMessage.size(mine.hasGid()), step, timeoutMillis);
         try {
             return KeyMessage.decode(theirs, mine.hasGid());

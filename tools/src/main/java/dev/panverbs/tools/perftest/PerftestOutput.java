@@ -90,8 +90,16 @@ final class PerftestOutput {
         } else {
             s.append(" Outstand reads  : ").append(p.outReads).append('\n');
         }
-        s.append(" rdma_cm QPs\t : OFF\n");
-        s.append(" Data ex. method : Ethernet\n");
+        s.append(" rdma_cm QPs\t : ").append(p.rdmaCm ? "ON" : "OFF").append('\n');
+        s.append(" Data ex. method : ").append(p.commRdmaCm ? "rdma_cm" : "Ethernet");
+        if (p.rdmaCm && p.tos != PerftestParameters.DEF_TOS) {
+            s.append(" \tTOS    : ").append(p.tos);
+        }
+        if (p.rdmaCm && p.isServer()) {
+            s.append('\n').append(RESULT_LINE).append(" Waiting for client rdma_cm QP to connect\n")
+                    .append(" Please run the same command with the IB/RoCE interface IP");
+        }
+        s.append('\n');
         s.append(RESULT_LINE);
         return s.toString();
     }
@@ -110,10 +118,12 @@ final class PerftestOutput {
         StringBuilder s = new StringBuilder();
         s.append(' ').append(local ? "local" : "remote").append(" address: LID ").append(hexAlt(lid, 4))
                 .append(" QPN ").append(hexAlt(k.qpn(), 6)).append(" PSN ").append(hexAlt(k.psn(), 6));
-        if (p.verb() == Verb.READ) {
+        // perftest prints these lines with the exchange's parameters, whose verb is SEND over rdma_cm (-R/-z)
+        Verb verb = p.commRdmaCm ? Verb.SEND : p.verb();
+        if (verb == Verb.READ) {
             s.append(" OUT ").append(hexAlt(k.outReads(), 4));
         }
-        if (p.verb() != Verb.SEND) {
+        if (verb != Verb.SEND) {
             s.append(" RKey ").append(hexAlt(Integer.toUnsignedLong(k.rkey()), 8))
                     .append(" VAddr ").append(hexAlt(k.vaddr(), 16));
         }

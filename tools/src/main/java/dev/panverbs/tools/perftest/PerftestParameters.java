@@ -39,6 +39,7 @@ final class PerftestParameters implements Cloneable {
     static final int DEF_INLINE = -1;
     static final int DEF_INIT_MARGIN = -1;
     static final int DEF_TOS = -1;
+    static final int DEF_RETRY_COUNT = 7;
     static final int DEF_HOP_LIMIT = 64;
     static final int DEF_CQ_MOD = 100;
     static final int DEF_RX_SEND = 512;
@@ -113,6 +114,12 @@ final class PerftestParameters implements Cloneable {
     boolean reversed;
     boolean disablePcieRelaxed;
     int tos = DEF_TOS;
+    /** -R ({@code work_rdma_cm}): the test's QPs are made and connected by rdma_cm. Implies {@link #commRdmaCm}. */
+    boolean rdmaCm;
+    /** -z ({@code use_rdma_cm}): the exchange runs over an rdma_cm connection instead of TCP. */
+    boolean commRdmaCm;
+    /** --retry_count: rdma_cm's retry_count (and rnr_retry_count of the test's connections); perftest's 7. */
+    int retryCount = DEF_RETRY_COUNT;
     int hopLimit = DEF_HOP_LIMIT;
     String servername;
     Machine machine = Machine.SERVER;

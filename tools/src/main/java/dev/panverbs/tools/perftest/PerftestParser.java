@@ -166,6 +166,17 @@ final class PerftestParser {
         if (p.reversed) {
             p.machine = p.machine == Machine.SERVER ? Machine.CLIENT : Machine.SERVER;
         }
+        if (p.rdmaCm) { // what perftest does with -R that panverbs does not (yet)
+            if (p.connection == PerftestParameters.Connection.UD) {
+                unsupported.note("-R with -c UD");
+            }
+            if (p.useSrq) {
+                unsupported.note("-R with --use-srq");
+            }
+            if (p.directWqe) {
+                unsupported.note("-R with --direct_wqe");
+            }
+        }
         unsupported.rejectIfAny(p, err);
         ForceDependencies.apply(p, out, err);
     }
@@ -293,8 +304,8 @@ final class PerftestParser {
                 Usage.print(test, argv0, out);
                 throw new Exit(1);
             }
-            case 'z' -> unsupported.note("-z/--comm_rdma_cm");
-            case 'R' -> unsupported.note("-R/--rdma_cm");
+            case 'z' -> p.commRdmaCm = true;
+            case 'R' -> p.rdmaCm = true;
             case 's' -> size(optarg);
             case 'e' -> {
                 p.useEvent = true;
@@ -435,8 +446,10 @@ final class PerftestParser {
                 unsupported.note("--flow_label");
             }
             case "retry_count" -> {
-                checkValue(optarg, "Retry Count", "int");
-                unsupported.note("--retry_count");
+                p.retryCount = (int) checkValue(optarg, "Retry Count", "int");
+                if (p.retryCount < 0) {
+                    failParser(" Retry Count must be non-negative");
+                }
             }
             case "dont_xchg_versions" -> unsupported.note("--dont_xchg_versions");
             case "odp" -> p.useOdp = true;

@@ -34,6 +34,8 @@ final class PerftestSession {
     BufferLayout layout;
     KeyMessage[] my;
     KeyMessage[] rem;
+    /** -R: the rdma_cm connections of the test's QPs, which own {@link #res}; null otherwise. */
+    CmDataConnections cm;
 
     /**
      * @param boundPort told the listening TCP port once the server socket is bound (--loopback), or null
@@ -88,7 +90,7 @@ final class PerftestSession {
                 out.print(PerftestOutput.WAITING_BANNER);
                 out.flush();
             }
-            ExchangeChannel channel = connect();
+            ExchangeTransport channel = connect();
             try {
                 ex = new PerftestExchange(channel);
                 ex.exchangeVersions();
@@ -108,7 +110,11 @@ final class PerftestSession {
                     if (p.waitDestroy > 0) {
                         sleepQuietly(p.waitDestroy * 1000L);
                     }
-                    res.close();
+                    if (cm != null) {
+                        cm.close(); // disconnects, then releases the QPs before the buffers
+                    } else if (res != null) {
+                        res.close();
+                    }
                 }
             } finally {
                 channel.close();
@@ -118,9 +124,18 @@ final class PerftestSession {
         }
     }
 
-    private ExchangeChannel connect() {
+    VerbsEngine engine() {
+        return engine;
+    }
+
+    private ExchangeTransport connect() {
         long timeout = p.timeoutSeconds * 1000L;
         try {
+            if (p.commRdmaCm) { // -z, and -R which implies it: the exchange runs over an rdma_cm connection
+                return p.servername != null
+                        ? CmExchangeChannel.connect(p.servername, p.port, p.sourceIp, p.retryCount, timeout)
+                        : CmExchangeChannel.accept(p.sourceIp, p.port, p.loopback ? timeout : 0, timeout, boundPort);
+            }
             if (p.servername != null) {
                 ExchangeChannel c = ExchangeChannel.connect(p.servername, p.port, p.sourceIp, timeout);
                 Warmup.run(asParsed, engine, err); // the server waits for our first message meanwhile
@@ -161,7 +176,14 @@ final class PerftestSession {
                 !p.disablePcieRelaxed, "IW".equals(p.transport), p.test == PerftestTest.WRITE_LAT,
                 !p.useOldPostSend, p.useEvent, p.eqNum, p.srqExists(), p.directWqe, p.useOdp);
         try {
-            res = device.allocate(spec);
+            if (p.rdmaCm) {
+                cm = CmDataConnections.establish(this, spec);
+                res = cm.resources();
+            } else {
+                res = device.allocate(spec);
+            }
+        } catch (RunFailure | ExchangeException e) {
+            throw e;
         } catch (RuntimeException e) {
             throw new RunFailure(" Couldn't create IB resources\n (" + e.getMessage() + ")", e);
         }
@@ -189,6 +211,9 @@ final class PerftestSession {
 
     /** {@code ctx_connect}: RTR (and RTS on senders) for every QP from the peer's key messages. */
     void connectQps() {
+        if (p.rdmaCm) {
+            return; // rdma_cm connected them (perftest skips ctx_connect and the GID check with -R)
+        }
         if (p.usesGid() && rem[0].isIpv4MappedGid() != my[0].isIpv4MappedGid()) {
             throw new RunFailure("\n Found Incompatibility issue with GID types.\n"
                     + " Please Try to use a different IP version.\n");

@@ -40,9 +40,10 @@ final class UnsupportedOptions {
     String message(String option) {
         String prog = test.programName();
         return switch (option) {
-            case "-R/--rdma_cm" -> "rdma_cm (-R) is not supported yet";
-            case "-z/--comm_rdma_cm" -> "rdma_cm key exchange (-z/--comm_rdma_cm) is not supported yet";
-            case "--retry_count" -> "--retry_count applies to rdma_cm (-R), which is not supported yet";
+            case "-R with -c UD" -> "UD QPs over rdma_cm (-R -c UD) are not supported by panverbs yet; -R works with "
+                    + "RC, and -c UD without -R";
+            case "-R with --use-srq" -> "--use-srq with rdma_cm QPs (-R) is not supported by panverbs yet";
+            case "-R with --direct_wqe" -> "--direct_wqe with rdma_cm QPs (-R) is not supported by panverbs";
             case "-b/--bidirectional" -> "bidirectional mode (-b/--bidirectional) of " + prog
                     + " is not supported by panverbs yet (ib_write_bw -b and ib_read_bw -b are)";
             case "--report-both" -> "--report-both of " + prog + " is not supported by panverbs yet";

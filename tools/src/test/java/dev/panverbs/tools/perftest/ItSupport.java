@@ -92,7 +92,10 @@ final class ItSupport {
         CProcess(List<String> command, Path dir, String name) throws IOException {
             out = dir.resolve(name + ".out");
             err = dir.resolve(name + ".err");
-            process = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+            // line-buffered stdout (stdbuf): a C tool killed after a hang still shows how far it got
+            List<String> cmd = Files.isExecutable(Path.of("/usr/bin/stdbuf"))
+                    ? concat(List.of("/usr/bin/stdbuf", "-oL"), command.toArray(String[]::new)) : command;
+            process = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
         }
 
         Side await(long timeoutSeconds) throws Exception {
@@ -118,11 +121,17 @@ final class ItSupport {
         long deadline = System.nanoTime() + timeoutSeconds * 1_000_000_000L;
         while (true) {
             Side s = new CProcess(command, dir, name).await(timeoutSeconds);
-            if (s.rc() == 0 || !s.err().contains("Couldn't connect") || System.nanoTime() > deadline) {
+            if (s.rc() == 0 || !(s.err().contains("Couldn't connect") || notListening(s.err()))
+                    || System.nanoTime() > deadline) {
                 return s;
             }
             Thread.sleep(300);
         }
+    }
+
+    /** The C client's -R/-z failure when nothing listens yet (REJECTED, event 8, on its control connection). */
+    private static boolean notListening(String err) {
+        return err.contains("Unexpected CM event bl blka 8");
     }
 
     static List<String> concat(List<String> a, String... more) {

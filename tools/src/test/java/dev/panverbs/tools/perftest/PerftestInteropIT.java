@@ -106,12 +106,22 @@ class PerftestInteropIT {
         ItSupport.Side client;
         if (c.javaServer()) {
             CompletableFuture<ItSupport.Side> s = ItSupport.javaSide(c.test(), javaArgs, CoreEngine::new);
-            client = ItSupport.cClient(ItSupport.concat(cArgs, "127.0.0.1"), dir, "client", 240);
+            try {
+                client = ItSupport.cClient(ItSupport.concat(cArgs, host()), dir, "client", 240);
+            } catch (AssertionError e) { // the C client hung: show how far the panverbs server got
+                String sv;
+                try {
+                    sv = s.get(120, TimeUnit.SECONDS).describe("server");
+                } catch (java.util.concurrent.TimeoutException t) {
+                    sv = "(the panverbs server did not finish either)";
+                }
+                throw new AssertionError(e.getMessage() + "\n" + sv, e);
+            }
             server = s.get(240, TimeUnit.SECONDS);
         } else {
             ItSupport.CProcess s = new ItSupport.CProcess(cArgs, dir, "server");
             s.awaitStart();
-            client = ItSupport.javaClient(c.test(), ItSupport.concat(javaArgs, "127.0.0.1"), 240);
+            client = ItSupport.javaClient(c.test(), ItSupport.concat(javaArgs, host()), 240);
             server = s.await(240);
         }
         String both = server.describe("server") + "\n" + client.describe("client");
@@ -133,6 +143,8 @@ class PerftestInteropIT {
         assertThat(sv.header().get("Mtu")).isEqualTo(cl.header().get("Mtu"));
         assertThat(sv.header().get("GID index")).isEqualTo(cl.header().get("GID index"));
         assertThat(sv.header().get("Number of qps")).isEqualTo(cl.header().get("Number of qps"));
+        assertThat(sv.header().get("rdma_cm QPs")).isEqualTo(cl.header().get("rdma_cm QPs"));
+        assertThat(sv.header().get("Data ex. method")).isEqualTo(cl.header().get("Data ex. method"));
         // each side prints its own QPs as local and the other's as remote: the same lines, swapped
         List<String> svLocal = lines(sv.addressLines(), "local");
         List<String> clRemote = lines(cl.addressLines(), "remote");
@@ -159,6 +171,11 @@ class PerftestInteropIT {
         record(c, client);
     }
 
+    /** The address the client connects to: loopback for TCP; rdma_cm needs the device's own IP (PANVERBS_ADDR). */
+    String host() {
+        return "127.0.0.1";
+    }
+
     private static List<String> keys(List<String> json) {
         return json.stream().filter(l -> l.contains(":")).map(l -> l.substring(0, l.indexOf(':'))).toList();
     }
@@ -166,7 +183,9 @@ class PerftestInteropIT {
     private static boolean knownExtra(String line) {
         return line.startsWith("Device not recognized") || line.startsWith(" Max msg size in UD")
                 || line.startsWith(" Changing to this MTU") || line.startsWith(" Test with events. Using ")
-                || line.equals("Post List requested - CQ moderation will be the size of the post list");
+                || line.equals("Post List requested - CQ moderation will be the size of the post list")
+                || line.equals(" Waiting for client rdma_cm QP to connect")
+                || line.equals(" Please run the same command with the IB/RoCE interface IP");
     }
 
     private static List<String> withoutRoleFields(List<String> keys) {
