@@ -23,12 +23,21 @@ import java.util.concurrent.ConcurrentHashMap;
  * meanwhile waits in the exchange, before its own timed section), a client before it connects. The pair runs
  * the same code paths as the real run: a copy of the real parameters (transport, verb, QP count, depths, inline
  * size, moderation, post list, {@code ibv_wr_*} or old post), with only the iteration count, the message size
- * (at most 4 KiB, above any inline limit, so the same branches are taken) and the addresses changed. Duration
+ * (at most 4 KiB, above any inline limit, so the same branches are taken) and the addresses changed. An
+ * automatic warm-up is bounded in time (a probe, then what fits in 20 s or a third of --timeout), so a peer waiting
+ * in the exchange never times out; an explicit {@code --jit_warmup=N} runs N iterations. Duration
  * runs (-D) are not warmed up: perftest's own margin (--margin) serves them.
  */
 final class Warmup {
-    /** Iterations when --jit_warmup is not given: enough for C2 to compile post, poll and the run loops. */
+    /**
+     * Iterations when --jit_warmup is not given: enough for C2 to compile post, poll and the run loops. They are
+     * run as a probe of 1000 and then as many more as fit in 20 s (a third of --timeout when that is shorter).
+     */
     static final int AUTO_ITERATIONS = 20_000;
+    /** The first round of an automatic warm-up, which times the machine. */
+    static final int PROBE_ITERATIONS = 1000;
+    /** At most this long for an automatic warm-up (or a third of --timeout, the peer's patience). */
+    static final long MAX_BUDGET_NANOS = 20_000_000_000L;
     /** Largest message of the warm-up: the copies are not what is being compiled. */
     static final long MAX_SIZE = 4096;
     /** How long to wait for queued compilations after the pair ends. */
@@ -64,20 +73,51 @@ final class Warmup {
         ByteArrayOutputStream log = new ByteArrayOutputStream();
         PrintStream sink = new PrintStream(log, true, StandardCharsets.UTF_8);
         long start = System.nanoTime();
-        int rc;
-        try {
-            rc = LoopbackPair.run(server, client, engine, sink, sink);
-        } catch (RuntimeException e) {
-            sink.println(" " + e);
-            rc = 1;
+        int target = client.iters;
+        int done = 0;
+        int rc = 0;
+        if (p.jitWarmup > 0) {
+            rc = runPair(server, client, engine, sink, target);
+            done = target;
+        } else {
+            // automatic: a probe, then what fits in the time budget (a loaded or emulated machine is slow, and the
+            // peer may be waiting in the exchange with its own timeout)
+            long budget = Math.min(MAX_BUDGET_NANOS, p.timeoutSeconds * 1_000_000_000L / 3);
+            int probe = Math.min(target, Math.max(PROBE_ITERATIONS, 2 * Math.max(Math.max(p.txDepth, p.rxDepth),
+                    p.cqMod)));
+            rc = runPair(server, client, engine, sink, probe);
+            done = probe;
+            long used = System.nanoTime() - start;
+            if (rc == 0 && target > probe && used < budget) {
+                long fit = (budget - used) / Math.max(1, used / probe);
+                int more = (int) Math.min(target - probe, fit);
+                if (more >= probe / 2) {
+                    rc = runPair(server, client, engine, sink, more);
+                    done += more;
+                }
+            }
         }
         long ran = System.nanoTime() - start;
         long settled = settle();
         if (p.debug) {
             err.printf(" JIT warm-up: %d iterations of %d B in %d ms, compiler settled after %d ms%s%n",
-                    client.iters, client.size, ran / 1_000_000, settled / 1_000_000,
+                    done, client.size, ran / 1_000_000, settled / 1_000_000,
                     rc == 0 ? "" : "; it failed (the run goes on):\n" + log.toString(StandardCharsets.UTF_8));
             err.flush();
+        }
+    }
+
+    private static int runPair(PerftestParameters server, PerftestParameters client, VerbsEngine engine,
+                               PrintStream sink, int iters) {
+        PerftestParameters s = server.copy();
+        PerftestParameters c = client.copy();
+        s.iters = iters;
+        c.iters = iters;
+        try {
+            return LoopbackPair.run(s, c, engine, sink, sink);
+        } catch (RuntimeException e) {
+            sink.println(" " + e);
+            return 1;
         }
     }
 
@@ -111,7 +151,7 @@ final class Warmup {
                 Integer.toString(q.cqMod), Integer.toString(q.txDepth), Integer.toString(q.rxDepth),
                 Boolean.toString(q.useOldPostSend), Boolean.toString(q.useEvent), Boolean.toString(q.useSrq),
                 Boolean.toString(q.duplex), Boolean.toString(q.reversed), Boolean.toString(q.directWqe),
-                Boolean.toString(q.useOdp), Integer.toString(q.iters), q.ibDevName == null ? "" : q.ibDevName);
+                Boolean.toString(q.useOdp), q.ibDevName == null ? "" : q.ibDevName);
     }
 
     /** Waits until the JIT's total compilation time stops growing (the queue is drained), at most 5 s. */

@@ -165,6 +165,22 @@ class WarmupTest {
     }
 
     @Test
+    void theAutomaticWarmupProbesThenRunsWhatFitsItsBudget() {
+        RecordingEngine engine = new RecordingEngine(1);
+        // --timeout=3: the budget is a third of it, 1 s
+        Run r = run(PerftestTest.WRITE_BW, List.of("--loopback", "--debug", "--timeout=3", "-n", "20"), engine);
+        assertThat(r.rc()).as(r.err()).isZero();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(" JIT warm-up: (\\d+) iterations of")
+                .matcher(r.err());
+        assertThat(m.find()).as(r.err()).isTrue();
+        int done = Integer.parseInt(m.group(1));
+        assertThat(done).isBetween(Warmup.PROBE_ITERATIONS, Warmup.AUTO_ITERATIONS);
+        // the probe's pair, perhaps a second pair, then the measured pair
+        assertThat(engine.atOpen.size()).isIn(4, 6);
+        assertThat(done == Warmup.PROBE_ITERATIONS).isEqualTo(engine.atOpen.size() == 4);
+    }
+
+    @Test
     void offAndDurationRunsSkipIt() {
         RecordingEngine off = new RecordingEngine(1);
         assertThat(run(PerftestTest.WRITE_BW, List.of("--loopback", "--jit_warmup=0", "--debug", "-n", "20"), off)
