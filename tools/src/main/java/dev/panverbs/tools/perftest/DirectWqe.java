@@ -18,18 +18,18 @@ import dev.panverbs.core.mlx5.DirectSendQueue;
 final class DirectWqe {
     private DirectWqe() {}
 
-    /** One QP's Direct WQE poster over the send template of {@link CoreEngine.CoreQp}. */
+    /** One QP's Direct WQE poster over the send template of {@link CoreQp}. */
     static final class Poster {
         private final DirectSendQueue dsq;
         private final PerftestTest.Verb verb;
         private final MemoryRegion mr;
         private final long mrBase;
-        private final CoreEngine.InlineSlices slices;
+        private final InlineSlices slices;
         private int length;
         private int rkey;
         private boolean inline;
 
-        Poster(DirectSendQueue dsq, PerftestTest.Verb verb, MemoryRegion mr, CoreEngine.InlineSlices slices) {
+        Poster(DirectSendQueue dsq, PerftestTest.Verb verb, MemoryRegion mr, InlineSlices slices) {
             this.dsq = dsq;
             this.verb = verb;
             this.mr = mr;

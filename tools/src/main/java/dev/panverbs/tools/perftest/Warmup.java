@@ -25,7 +25,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * size, moderation, post list, {@code ibv_wr_*} or old post), with only the iteration count, the message size
  * (at most 4 KiB, above any inline limit, so the same branches are taken) and the addresses changed. An
  * automatic warm-up is bounded in time (a probe, then what fits in 20 s or a third of --timeout), so a peer waiting
- * in the exchange never times out; an explicit {@code --jit_warmup=N} runs N iterations. Duration
+ * in the exchange never times out; an explicit {@code --jit_warmup=N} runs N iterations. -R/-z runs (an rdma_cm
+ * exchange, whose peer would wait against CM and RNR timers) are not warmed up. Duration
  * runs (-D) are not warmed up: perftest's own margin (--margin) serves them.
  */
 final class Warmup {

@@ -33,7 +33,7 @@ class DataVerificationIT {
         CapturingEngine ce = new CapturingEngine(new CoreEngine(), CLIENT_SEED, buff);
         int port = ItSupport.port();
         List<String> common = ItSupport.concat(options, "-d", device, "-p", Integer.toString(port), "-s",
-                Long.toString(size), "--timeout=60");
+                Long.toString(size), "--timeout=60", "--jit_warmup=0"); // the engine captures every run's buffers
         CompletableFuture<ItSupport.Side> s = ItSupport.javaSide(test, common, () -> se);
         ItSupport.Side client = null;
         for (int attempt = 0; attempt < 50; attempt++) {
