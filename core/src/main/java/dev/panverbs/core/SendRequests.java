@@ -237,10 +237,11 @@ public final class SendRequests extends WorkRequests<SendRequests> {
      */
     public SendRequests sge(LocalKey key, long offset, int length) {
         KeySnapshot k = DataPathAccess.stagedSnapshot(key);
-        if (k == lastStaged) { // open and in this PD when it was staged (immutable); the post re-checks both
+        if (k == lastStaged) { // open and in this PD when last checked (immutable); the post re-checks both
             rules.checkSameKeySge(k, offset, length);
         } else {
             rules.checkSge(k, offset, length);
+            lastStaged = k; // a new key: stored only when it changes
         }
         if (k.odp) {
             rules.checkOdp(k, OdpSupport.operation(opcodeValue(count - 1)));

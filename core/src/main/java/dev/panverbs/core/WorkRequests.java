@@ -67,7 +67,13 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     private final int[] stagedFirst;
     private final int[] stagedLast;
     private int nStaged;
-    /** {@code stagedKeys[nStaged - 1]}, or null (inline data, or nothing staged since clear()). */
+    /**
+     * The last snapshot an SGE of this chain named and that passed the full {@link WorkRequestRules#checkSge} (open,
+     * in this QP's PD: immutable facts of that object), kept across {@link #clear()}: {@code sge(...)} skips those
+     * two checks for it. Neither this field nor {@link #stagedKeys} is rewritten with the same reference: a
+     * reference store into this long-lived object runs G1's post-write barrier, whose StoreLoad fence costs as much
+     * as a full fence, once per post when the chain reuses the previous chain's key.
+     */
     KeySnapshot lastStaged;
     /**
      * The queue's outstanding-WR tracker (created here, shared with the queue and its other post paths). Each WR is
@@ -146,7 +152,6 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         count = 0;
         posted = 0;
         nStaged = 0;
-        lastStaged = null;
         return self();
     }
 
@@ -186,12 +191,13 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         sges.set(INT, s + SGE_LENGTH, length);
         sges.set(INT, s + SGE_LKEY, lkey);
         tracker.stageRef(base + wr, n, key == null ? 0L : key.trackingId);
-        if (key == lastStaged) { // the common case: the same key as the previous SGE (or inline after inline)
-            if (key != null) {
-                stagedLast[nStaged - 1] = wr;
+        if (key != null) {
+            int ks = nStaged;
+            if (ks > 0 && stagedKeys[ks - 1] == key) { // the common case: the same key as the previous SGE
+                stagedLast[ks - 1] = wr;
+            } else {
+                stage(key, wr);
             }
-        } else if (key != null) {
-            stage(key, wr);
         }
         wrs.set(INT, ((long) wr << wrShift) + NUM_SGE, n + 1);
         currentSges = n + 1;
@@ -204,20 +210,23 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     final void stageKeyOnly(KeySnapshot key) {
         int wr = current();
         tracker.stageRef(base + wr, 0, key.trackingId);
-        if (key != lastStaged) {
-            stage(key, wr);
+        int s = nStaged;
+        if (s > 0 && stagedKeys[s - 1] == key) {
+            stagedLast[s - 1] = wr;
         } else {
-            stagedLast[nStaged - 1] = wr;
+            stage(key, wr);
         }
     }
 
     /** Records a key that differs from the previous SGE's (kept out of the inlined path). */
     private void stage(KeySnapshot key, int wr) {
-        stagedKeys[nStaged] = key;
-        stagedFirst[nStaged] = wr;
-        stagedLast[nStaged] = wr;
-        nStaged++;
-        lastStaged = key;
+        int s = nStaged;
+        if (stagedKeys[s] != key) { // no reference store (and no G1 barrier) when the previous chain staged it
+            stagedKeys[s] = key;
+        }
+        stagedFirst[s] = wr;
+        stagedLast[s] = wr;
+        nStaged = s + 1;
     }
 
     /**
