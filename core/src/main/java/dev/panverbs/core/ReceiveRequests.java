@@ -34,7 +34,7 @@ public final class ReceiveRequests extends WorkRequests<ReceiveRequests> {
 
     /** Starts a receive WR with id {@code wrId}; add its buffers with {@link #sge}. */
     public ReceiveRequests recv(long wrId) {
-        startWr(wrId);
+        startWr(wrId, 0);
         return this;
     }
 

@@ -321,10 +321,11 @@ public final class SendRequests extends WorkRequests<SendRequests> {
 
     private long start(WorkRequestOpcode opcode, long wrId, int sendFlags) {
         rules.checkOpcode(opcode);
-        long w = startWr(wrId);
-        wrs.set(INT, w + OPCODE, opcode.value());
+        long w = startWr(wrId, opcode.value()); // with num_sge, in one store
         wrs.set(INT, w + SEND_FLAGS, sendFlags); // imm_data: written by the opcodes that read it
-        udAddressed[count - 1] = false;
+        if (rules.addressedSends) { // read by the post for UD and XRC only
+            udAddressed[count - 1] = false;
+        }
         inlineBytes = 0;
         sgeChecks = (opcode.writesLocalSges() ? SGE_LOCAL_WRITE : 0)
                 | ((sendFlags & SendFlag.INLINE_BIT) != 0 ? SGE_INLINE : 0);
