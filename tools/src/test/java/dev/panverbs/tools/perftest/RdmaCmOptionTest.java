@@ -67,7 +67,7 @@ class RdmaCmOptionTest {
 
     @Test
     void whatPanverbsDoesNotDoWithRdmaCmIsRefusedByName() {
-        String[][] cases = {{"-c", "UD"}, {"--use-srq"}, {"--direct_wqe"}};
+        String[][] cases = {{"--use-srq"}, {"--direct_wqe"}};
         for (String[] extra : cases) {
             String[] args = new String[extra.length + 1];
             args[0] = "-R";
@@ -80,6 +80,9 @@ class RdmaCmOptionTest {
         // without -R they are fine (-T aside, which perftest refuses)
         assertThat(parse(PerftestTest.SEND_BW, "-c", "UD").outcome().proceed()).isTrue();
         assertThat(parse(PerftestTest.SEND_BW, "-z", "-c", "UD").outcome().proceed()).isTrue();
+        // UD QPs over rdma_cm (RDMA_PS_UDP), as perftest: PerftestRdmaCmInteropIT runs them against C both ways
+        assertThat(parse(PerftestTest.SEND_BW, "-R", "-c", "UD").outcome().proceed()).isTrue();
+        assertThat(parse(PerftestTest.SEND_LAT, "-R", "-c", "UD").outcome().proceed()).isTrue();
     }
 
     @Test
