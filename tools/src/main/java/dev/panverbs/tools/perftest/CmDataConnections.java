@@ -139,7 +139,7 @@ final class CmDataConnections implements AutoCloseable {
         QueuePairCapabilities caps = new QueuePairCapabilities(spec.txDepth(), spec.rxDepth(), 1, 1,
                 Math.max(0, spec.inlineSize()));
         resources = new CoreEngine.CoreResources(on.get(0).context(), spec,
-                (i, pd, sendCq, recvCq) -> on.get(i).createQp(pd, sendCq, recvCq, caps));
+                (i, pd, sendCq, recvCq, srq) -> on.get(i).createQp(pd, sendCq, recvCq, srq, caps));
     }
 
     /** {@code rdma_cm_server_connection}: one CONNECT_REQUEST per QP, accepted in arrival order. */

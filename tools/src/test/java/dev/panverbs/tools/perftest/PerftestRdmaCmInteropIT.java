@@ -13,7 +13,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * {@link PerftestInteropIT} (whose test method runs here over this matrix): all six programs with -R, -R -c UD for
  * ib_send_bw and ib_send_lat (RDMA_PS_UDP: the SIDR reply's address, and in the latency test the client's
  * SEND_WITH_IMM giving the server its address), the three BW programs with -R -q 2 (one rdma_cm connection per QP,
- * ib_write_bw's both ways; perftest's latency tests take one QP), -R -T (the
+ * ib_write_bw's both ways; perftest's latency tests take one QP), ib_send_bw -R --use-srq -q 2 both ways (two
+ * rdma_cm QPs on one SRQ), -R -T (the
  * type of service set on the client's connections, printed by both), and -z (the exchange
  * over rdma_cm, the QPs connected from the key messages). With -R the exchange runs over an rdma_cm RC connection as
  * binary {@code struct pingpong_dest} SENDs, so every passing case proves that channel byte for byte (versions,
@@ -52,6 +53,9 @@ class PerftestRdmaCmInteropIT extends PerftestInteropIT {
             cases.add(new Case(PerftestTest.SEND_LAT, List.of("-R", "-c", "UD", "-s", "64", "-n", "200"),
                     javaServer));
             cases.add(new Case(PerftestTest.WRITE_BW, List.of("-R", "-s", "4096", "-n", "100", "-q", "2"),
+                    javaServer));
+            // the two rdma_cm QPs take their receives from one SRQ (rdma_create_qp with ibv_qp_init_attr.srq)
+            cases.add(new Case(PerftestTest.SEND_BW, List.of("-R", "--use-srq", "-s", "4096", "-n", "100", "-q", "2"),
                     javaServer));
             cases.add(new Case(PerftestTest.SEND_LAT, List.of("-z", "-s", "2", "-n", "200"), javaServer));
             cases.add(new Case(PerftestTest.READ_BW, List.of("-R", "-T", "32", "-s", "4096", "-n", "100"),
