@@ -82,6 +82,7 @@ final class Warmup {
         int target = client.iters;
         int done = 0;
         int rc = 0;
+        long settleLimit = SETTLE_LIMIT_NANOS;
         if (p.jitWarmup > 0) {
             rc = runPair(server, client, engine, sink, target);
             done = target;
@@ -102,9 +103,12 @@ final class Warmup {
                     done += more;
                 }
             }
+            // the wait for the compiler counts against the budget too (a peer is waiting), but gets a moment
+            settleLimit = Math.min(SETTLE_LIMIT_NANOS,
+                    Math.max(2 * MIN_QUIET_NANOS, budget - (System.nanoTime() - start)));
         }
         long ran = System.nanoTime() - start;
-        long settled = settle();
+        long settled = settle(settleLimit);
         if (p.debug) {
             err.printf(" JIT warm-up: %d iterations of %d B in %d ms, compiler settled after %d ms%s%n",
                     done, client.size, ran / 1_000_000, settled / 1_000_000,
@@ -161,12 +165,13 @@ final class Warmup {
     }
 
     /**
-     * Waits until the JIT's total compilation time stops growing (the queue is drained), at most 10 s. The JVM adds a
+     * Waits until the JIT's total compilation time stops growing (the queue is drained), at most {@code limitNanos}. The JVM adds a
      * compilation's time when it ends, so a quiet spell shorter than one compilation proves nothing: the spell
      * needed is twice the largest step seen (one C2 compilation takes milliseconds on hardware and seconds under
      * emulation, where a fixed 200 ms let the timed loop start with C2 still busy on its methods), at least 200 ms.
+     * An automatic warm-up waits at most what is left of its time budget (at least 400 ms).
      */
-    private static long settle() {
+    private static long settle(long limitNanos) {
         CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
         long start = System.nanoTime();
         if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
@@ -175,7 +180,7 @@ final class Warmup {
         long last = jit.getTotalCompilationTime();
         long quietSince = System.nanoTime();
         long needNanos = MIN_QUIET_NANOS;
-        while (System.nanoTime() - quietSince < needNanos && System.nanoTime() - start < SETTLE_LIMIT_NANOS) {
+        while (System.nanoTime() - quietSince < needNanos && System.nanoTime() - start < limitNanos) {
             try {
                 Thread.sleep(50);
             } catch (InterruptedException e) {
