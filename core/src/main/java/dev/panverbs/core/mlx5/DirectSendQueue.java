@@ -366,7 +366,7 @@ public final class DirectSendQueue {
         WqeWriter w = writer;
         try {
             w.end();
-            s.checkOpen(VERB);
+            // open since open(): a close on another thread waits for this post, one on this thread fails held()
             s.checkState(VERB);
             if ((w.dbrecCounter() & 0xFFFF) != (chainStart & 0xFFFF)) {
                 throw new IllegalStateException(VERB + ": the doorbell record of " + qp + " no longer holds this "
@@ -392,7 +392,7 @@ public final class DirectSendQueue {
                     throw path.staleKey(qp, snap, VERB);
                 }
             }
-            w.ring();
+            w.ring(true); // the publish fence above ordered the WQE stores
             java.util.Arrays.fill(keys, 0, nkeys, null);
             nkeys = 0;
             lastKey = null;

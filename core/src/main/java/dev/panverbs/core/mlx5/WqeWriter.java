@@ -274,9 +274,24 @@ final class WqeWriter {
     /**
      * Ends the chain (post_send_db): publishes the WQEs with the doorbell record, then writes the doorbell: a
      * BlueFlame copy of a single WQE when libmlx5 would, else the first 8 bytes of the last WQE's control segment.
-     * Nothing happens for an empty chain.
+     * Nothing happens for an empty chain. libmlx5's barriers: a full fence before the doorbell (mmio_wc_start).
      */
     void ring() {
+        ring(false);
+    }
+
+    /**
+     * {@link #ring()}; {@code wqesFenced}: the caller ran a full fence after the last WQE store (DirectSendQueue's
+     * publish), so none is needed before the doorbell. Why that is enough on x86 (the only platform this path
+     * claims; libmlx5 uses sfence there): mmio_wc_start orders the WQE and doorbell-record stores (write-back
+     * memory) before the doorbell's stores to the write-combining UAR. The WQEs are ordered by that earlier locked
+     * instruction, which drains the store buffer. The record store that follows it is a plain store, and x86 makes
+     * a core's stores visible in program order (the WC store leaves the store buffer after it; the record is read
+     * by the device through coherent DMA). A late record costs no safety anyway: the doorbell itself names the
+     * WQE counter. The locked instruction after the doorbell (mmio_flush_writes) stays: it flushes the WC buffer,
+     * without which the doorbell could linger.
+     */
+    void ring(boolean wqesFenced) {
         int n = nreq;
         if (n == 0) {
             return;
@@ -285,8 +300,10 @@ final class WqeWriter {
         // udma_to_device_barrier (a compiler barrier on x86): the WQE stores before the record store
         VarHandle.releaseFence();
         dbrec.set(BE32, 4, curPost & 0xffff);
-        // mmio_wc_start (sfence on x86): a locked instruction also drains the write-combining buffers
-        VarHandle.fullFence();
+        if (!wqesFenced) {
+            // mmio_wc_start (sfence on x86): a locked instruction also drains the write-combining buffers
+            VarHandle.fullFence();
+        }
         MemorySegment reg = bf;
         long dst = bfOffset;
         if (!shutUpBf && n == 1 && bfUsable && (inl || preferBf) && lastSize > 1 && lastSize <= bfSize / 16) {
