@@ -270,11 +270,16 @@ public final class DirectSendQueue {
     /** The guard this chain took is still this thread's (a close on this thread takes it away: ring unmapped). */
     private void held() {
         if (!side.heldByMe()) {
-            drop();
-            side.checkOpen(VERB);
-            throw new IllegalStateException(VERB + ": the chain started on " + qp + " lost the QP's producer guard "
-                    + "(built on another thread?); it was dropped");
+            throw lost();
         }
+    }
+
+    /** Cold: the chain's guard is gone; drops the chain and names why. */
+    private RuntimeException lost() {
+        drop();
+        side.checkOpen(VERB);
+        return new IllegalStateException(VERB + ": the chain started on " + qp + " lost the QP's producer guard "
+                + "(built on another thread?); it was dropped");
     }
 
     private IllegalStateException full(int pending) {

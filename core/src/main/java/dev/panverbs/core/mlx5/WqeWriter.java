@@ -35,6 +35,14 @@ final class WqeWriter {
     private static final int CTRL_SOLICITED = mlx5dv_h.MLX5_WQE_CTRL_SOLICITED();
     private static final int INLINE_SEG = mlx5dv_h.MLX5_INLINE_SEG();
     private static final int ATOMIC_SIZE = 8;
+    /** Bit {@code ibv_wr_opcode} set: the WR carries an immediate / a remote-address segment / an atomic segment. */
+    private static final int IMM_OPS = 1 << WR_RDMA_WRITE_WITH_IMM | 1 << WR_SEND_WITH_IMM | 1 << WR_SEND_WITH_INV;
+    private static final int RADDR_OPS = 1 << WR_RDMA_WRITE | 1 << WR_RDMA_WRITE_WITH_IMM | 1 << WR_RDMA_READ
+            | 1 << WR_ATOMIC_CMP_AND_SWP | 1 << WR_ATOMIC_FETCH_AND_ADD;
+    private static final int ATOMIC_OPS = 1 << WR_ATOMIC_CMP_AND_SWP | 1 << WR_ATOMIC_FETCH_AND_ADD;
+    /** The control segment's CQ_UPDATE and SOLICITED bits by (SIGNALED, SOLICITED) send flags. */
+    private static final int[] CE_SE = {0, mlx5dv_h.MLX5_WQE_CTRL_CQ_UPDATE(), mlx5dv_h.MLX5_WQE_CTRL_SOLICITED(),
+        mlx5dv_h.MLX5_WQE_CTRL_CQ_UPDATE() | mlx5dv_h.MLX5_WQE_CTRL_SOLICITED()};
     /** {@code mlx5_ib_opcode[]} of qp.c, indexed by {@code ibv_wr_opcode}; -1 where this path has no WQE. */
     private static final int[] MLX5_OPCODE = {
         mlx5dv_h.MLX5_OPCODE_RDMA_WRITE(), mlx5dv_h.MLX5_OPCODE_RDMA_WRITE_IMM(), mlx5dv_h.MLX5_OPCODE_SEND(),
@@ -167,44 +175,48 @@ final class WqeWriter {
      * checked the room and the opcode.
      */
     int begin(int opcode, int flags, int immOrInv, long raddr, int rkey, long swap, long compareAdd) {
+        // small enough for C2 to inline into the caller (FreqInlineSize): the atomic segment is a call of its own
         MemorySegment q = sq;
-        int idx = curPost & wqeMask;
+        int cp = curPost;
+        int idx = cp & wqeMask;
         long ctrl = (long) idx * WQEBB;
-        int fence = (flags & SEND_FENCE) != 0 ? CTRL_FENCE : fmCache;
+        int fmCeSe = sqSignalBits | ((flags & SEND_FENCE) != 0 ? CTRL_FENCE : fmCache) | CE_SE[(flags >>> 1) & 3];
         fmCache = 0;
-        int fmCeSe = sqSignalBits | fence | ((flags & SEND_SIGNALED) != 0 ? CTRL_CQ_UPDATE : 0)
-                | ((flags & SEND_SOLICITED) != 0 ? CTRL_SOLICITED : 0);
-        int imm = opcode == WR_SEND_WITH_IMM || opcode == WR_RDMA_WRITE_WITH_IMM || opcode == WR_SEND_WITH_INV
-                ? Integer.reverseBytes(immOrInv) : 0;
+        int imm = ((IMM_OPS >>> opcode) & 1) != 0 ? Integer.reverseBytes(immOrInv) : 0;
         // bytes 8-11 be32(fm_ce_se): signature, 2 reserved, fm_ce_se; bytes 12-15 the immediate (big-endian)
         q.set(RAW64, ctrl + 8, ((long) fmCeSe << 24) | ((long) imm << 32));
         long seg = ctrl + 16;
         int size = 1;
-        boolean atomic = opcode == WR_ATOMIC_CMP_AND_SWP || opcode == WR_ATOMIC_FETCH_AND_ADD;
-        if (opcode == WR_RDMA_READ || opcode == WR_RDMA_WRITE || opcode == WR_RDMA_WRITE_WITH_IMM || atomic) {
+        if (((RADDR_OPS >>> opcode) & 1) != 0) {
             q.set(RAW64, seg, Long.reverseBytes(raddr)); // set_raddr_seg
             q.set(RAW64, seg + 8, Integer.reverseBytes(rkey) & 0xFFFF_FFFFL);
             seg += 16;
             size++;
-            if (atomic) { // set_atomic_seg: FA writes only swap_add (compare stays as it was, the HCA ignores it)
-                if (opcode == WR_ATOMIC_CMP_AND_SWP) {
-                    q.set(RAW64, seg, Long.reverseBytes(swap));
-                    q.set(RAW64, seg + 8, Long.reverseBytes(compareAdd));
-                } else {
-                    q.set(RAW64, seg, Long.reverseBytes(compareAdd));
-                }
-                seg += 16;
-                size++;
-            }
+        }
+        boolean atomic = ((ATOMIC_OPS >>> opcode) & 1) != 0;
+        if (atomic) {
+            atomicSeg(seg, opcode, swap, compareAdd);
+            seg += 16;
+            size++;
         }
         wCtrl = ctrl;
         wSeg = seg;
         wSize = size;
-        wWord0 = Integer.reverseBytes(((curPost & 0xffff) << 8) | MLX5_OPCODE[opcode]);
+        wWord0 = Integer.reverseBytes(((cp & 0xffff) << 8) | MLX5_OPCODE[opcode]);
         wAtomic = atomic;
         wInline = false;
         wInlineBytes = 0;
         return idx;
+    }
+
+    /** set_atomic_seg: FA writes only swap_add (compare stays as it was, the HCA ignores it). */
+    private void atomicSeg(long seg, int opcode, long swap, long compareAdd) {
+        if (opcode == WR_ATOMIC_CMP_AND_SWP) {
+            sq.set(RAW64, seg, Long.reverseBytes(swap));
+            sq.set(RAW64, seg + 8, Long.reverseBytes(compareAdd));
+        } else {
+            sq.set(RAW64, seg, Long.reverseBytes(compareAdd));
+        }
     }
 
     /** set_data_ptr_seg (set_data_ptr_seg_atomic: length 8) of the WR being built; an empty SGE takes no segment. */
