@@ -228,10 +228,10 @@ public final class DirectSendQueue {
             open();
         } else {
             held();
+            if (i == room && (room = side.room()) <= i) {
+                throw full(i); // the previous WR stays open: post() ends it
+            }
             w.end(); // the previous WR is complete: its control segment gets its size
-        }
-        if (i == room && (room = side.room()) <= i) {
-            throw full(i);
         }
         int idx = w.begin(op, sendFlags, immOrInv, ra, rk, sw, ca);
         sqWrid[idx] = token | ((chainTail + i) & positionMask);
