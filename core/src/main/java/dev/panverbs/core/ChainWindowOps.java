@@ -14,56 +14,33 @@ final class ChainWindowOps extends PostTarget {
     final SendQueue queue;
     /** The chain index of each operation, strictly increasing. */
     private final int[] index;
-    private final MemoryWindow[] windows;
-    /** The region bound, or null for an invalidation. */
-    private final MemoryRegion[] regions;
-    private final int[] rkeys;
-    private final long[] addresses;
-    private final long[] lengths;
-    private final Object[] rights;
     /** The window's native handle (a bind) written into the WR: the applied WR must still carry it. */
     private final long[] handles;
-    private final long[] wrIds;
+    private final WindowRecords ops;
     private int n;
 
     ChainWindowOps(SendQueue queue, int capacity) {
         this.queue = queue;
         index = new int[capacity];
-        windows = new MemoryWindow[capacity];
-        regions = new MemoryRegion[capacity];
-        rkeys = new int[capacity];
-        addresses = new long[capacity];
-        lengths = new long[capacity];
-        rights = new Object[capacity];
         handles = new long[capacity];
-        wrIds = new long[capacity];
+        ops = new WindowRecords(capacity);
     }
 
     void bind(int wr, long wrId, MemoryWindow mw, int rkey, MemoryRegion mr, long address, long length,
               Set<Access> access, long handle) {
         int i = slot(wr);
-        windows[i] = mw;
-        regions[i] = mr;
-        rkeys[i] = rkey;
-        addresses[i] = address;
-        lengths[i] = length;
-        rights[i] = access;
+        ops.bind(i, wrId, mw, rkey, mr, address, length, access);
         handles[i] = handle;
-        wrIds[i] = wrId;
     }
 
     void invalidate(int wr, MemoryWindow mw, int rkey) {
-        int i = slot(wr);
-        windows[i] = mw;
-        regions[i] = null;
-        rights[i] = null;
-        rkeys[i] = rkey;
+        ops.invalidate(slot(wr), mw, rkey);
     }
 
     /** A slot for WR {@code wr}; operations at or after it belong to a chain that was cleared unposted: dropped. */
     private int slot(int wr) {
         while (n > 0 && index[n - 1] >= wr) {
-            forget(--n);
+            ops.forget(--n);
         }
         int i = n++;
         index[i] = wr;
@@ -82,59 +59,42 @@ final class ChainWindowOps extends PostTarget {
             apply(chain, from, all ? count : chain.posted);
             if (chain.count() == 0) {
                 while (n > 0) {
-                    forget(--n);
+                    ops.forget(--n);
                 }
                 chain.queue = queue;
             }
         }
     }
 
-    /** The provider accepted WRs {@code [from, end)}: their windows now hold what they posted, in order. */
-    @SuppressWarnings("unchecked")
+    /**
+     * The provider accepted WRs {@code [from, end)}: their windows now hold what they posted, in order. An operation
+     * is applied only if its WR still carries it (the application may have overwritten the slot since).
+     */
     private void apply(SendRequests chain, int from, int end) {
         int kept = 0;
         for (int i = 0; i < n; i++) {
             int wr = index[i];
             if (wr >= from && wr < end) {
-                MemoryWindow mw = windows[i];
-                if (regions[i] != null) {
-                    if (chain.opcodeValue(wr) == WorkRequestOpcode.BIND_MW.value()
-                            && chain.bindMwHandle(wr) == handles[i]) {
-                        mw.posted(queue.qp, wrIds[i], rkeys[i], regions[i], addresses[i], lengths[i],
-                                (Set<Access>) rights[i]);
-                    }
-                } else if (chain.opcodeValue(wr) == WorkRequestOpcode.LOCAL_INV.value()
-                        && chain.invalidateRkey(wr) == rkeys[i]) {
-                    mw.invalidatedLocally();
+                boolean still = ops.isBind(i)
+                        ? chain.opcodeValue(wr) == WorkRequestOpcode.BIND_MW.value()
+                                && chain.bindMwHandle(wr) == handles[i]
+                        : chain.opcodeValue(wr) == WorkRequestOpcode.LOCAL_INV.value()
+                                && chain.invalidateRkey(wr) == ops.rkey(i);
+                if (still) {
+                    ops.apply(i, queue.qp);
                 }
-                forget(i);
+                ops.forget(i);
             } else if (wr >= end) { // not accepted yet: kept for the retry of the rest
-                move(i, kept++);
+                if (i != kept) {
+                    index[kept] = wr;
+                    handles[kept] = handles[i];
+                    ops.move(i, kept);
+                }
+                kept++;
             } else {
-                forget(i);
+                ops.forget(i);
             }
         }
         n = kept;
-    }
-
-    private void move(int from, int to) {
-        if (from != to) {
-            index[to] = index[from];
-            windows[to] = windows[from];
-            regions[to] = regions[from];
-            rkeys[to] = rkeys[from];
-            addresses[to] = addresses[from];
-            lengths[to] = lengths[from];
-            rights[to] = rights[from];
-            handles[to] = handles[from];
-            wrIds[to] = wrIds[from];
-            forget(from);
-        }
-    }
-
-    private void forget(int i) {
-        windows[i] = null;
-        regions[i] = null;
-        rights[i] = null;
     }
 }

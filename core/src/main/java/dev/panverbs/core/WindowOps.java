@@ -8,56 +8,27 @@ import java.util.Set;
  * window operation of the QP; nothing is allocated per operation.
  */
 final class WindowOps {
-    private final MemoryWindow[] windows;
-    /** The region bound, or null for an invalidation. */
-    private final MemoryRegion[] regions;
-    private final int[] rkeys;
-    private final long[] addresses;
-    private final long[] lengths;
-    private final Object[] rights;
-    private final long[] wrIds;
+    private final WindowRecords ops;
     private final QueuePair qp;
     private int n;
 
     WindowOps(QueuePair qp, int capacity) {
         this.qp = qp;
-        wrIds = new long[capacity];
-        windows = new MemoryWindow[capacity];
-        regions = new MemoryRegion[capacity];
-        rkeys = new int[capacity];
-        addresses = new long[capacity];
-        lengths = new long[capacity];
-        rights = new Object[capacity];
+        ops = new WindowRecords(capacity);
     }
 
     void bind(long wrId, MemoryWindow mw, int rkey, MemoryRegion mr, long address, long length, Set<Access> access) {
-        int i = n++;
-        wrIds[i] = wrId;
-        windows[i] = mw;
-        regions[i] = mr;
-        rkeys[i] = rkey;
-        addresses[i] = address;
-        lengths[i] = length;
-        rights[i] = access;
+        ops.bind(n++, wrId, mw, rkey, mr, address, length, access);
     }
 
     void invalidate(MemoryWindow mw) {
-        int i = n++;
-        windows[i] = mw;
-        regions[i] = null;
-        rights[i] = null;
+        ops.invalidate(n++, mw, 0);
     }
 
     /** The batch was submitted: the windows now hold what it posted, in order. */
-    @SuppressWarnings("unchecked")
     void apply() {
         for (int i = 0; i < n; i++) {
-            MemoryWindow mw = windows[i];
-            if (regions[i] == null) {
-                mw.invalidatedLocally();
-            } else {
-                mw.posted(qp, wrIds[i], rkeys[i], regions[i], addresses[i], lengths[i], (Set<Access>) rights[i]);
-            }
+            ops.apply(i, qp);
         }
         clear();
     }
@@ -65,9 +36,7 @@ final class WindowOps {
     /** The batch was aborted (or applied): forget it. */
     void clear() {
         for (int i = 0; i < n; i++) {
-            windows[i] = null;
-            regions[i] = null;
-            rights[i] = null;
+            ops.forget(i);
         }
         n = 0;
     }
