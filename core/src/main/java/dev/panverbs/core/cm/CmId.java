@@ -17,6 +17,7 @@ import dev.panverbs.core.QueuePair;
 import dev.panverbs.core.QueuePairAttributes;
 import dev.panverbs.core.QueuePairCapabilities;
 import dev.panverbs.core.QueuePairState;
+import dev.panverbs.core.SharedReceiveQueue;
 import dev.panverbs.core.VerbsException;
 import dev.panverbs.core.internal.Errors;
 import dev.panverbs.core.internal.NativeHandles;
@@ -215,7 +216,23 @@ public final class CmId implements AutoCloseable {
      */
     public QueuePair createQp(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
                               QueuePairCapabilities capabilities) {
-        String call = Errors.call("rdma_create_qp", "id", this, "pd", pd, "cap", capabilities);
+        return createQp(pd, sendCq, recvCq, null, capabilities);
+    }
+
+    /**
+     * {@link #createQp(ProtectionDomain, CompletionQueue, CompletionQueue, QueuePairCapabilities)} with the QP's
+     * receives taken from {@code srq} ({@code ibv_qp_init_attr.srq}; the receive capabilities are ignored), as
+     * {@code QueuePairBuilder.srq} does for a QP of its own; {@code null} gives the QP a receive queue.
+     *
+     * @throws IllegalArgumentException if {@code srq} belongs to another PD
+     */
+    public QueuePair createQp(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
+                              SharedReceiveQueue srq, QueuePairCapabilities capabilities) {
+        String call = Errors.call("rdma_create_qp", "id", this, "pd", pd, "cap", capabilities, "srq", srq);
+        if (srq != null && srq.protectionDomain() != pd) {
+            throw new IllegalArgumentException(call + ": " + srq + " belongs to " + srq.protectionDomain()
+                    + ", not " + pd);
+        }
         MemorySegment idHandle = resource.handle(call);
         if (qp != null && !qp.isClosed()) {
             throw new IllegalStateException(call + ": " + this + " already has " + qp);
@@ -232,6 +249,9 @@ public final class CmId implements AutoCloseable {
             ibv_qp_cap.max_recv_sge(cap, capabilities.maxRecvSge());
             ibv_qp_cap.max_inline_data(cap, capabilities.maxInlineData());
             ibv_qp_init_attr.qp_type(attr, portSpace.qpType().value());
+            if (srq != null) {
+                ibv_qp_init_attr.srq(attr, NativeHandles.handle(srq, call));
+            }
             if (LibRdmacm.rdma_create_qp(errno, idHandle, NativeHandles.pd(pd, call), attr) != 0) {
                 int e = Errno.get(errno);
                 throw Errors.failure(call, e, e == Errno.EINVAL

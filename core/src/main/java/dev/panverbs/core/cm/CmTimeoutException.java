@@ -14,11 +14,12 @@ public final class CmTimeoutException extends VerbsException {
     private final CmEventType expected;
 
     CmTimeoutException(String call, CmEventType expected, Duration timeout) {
-        super(call, "no " + expected + " event within " + timeout.toMillis() + " ms");
+        super(call, "no " + (expected == null ? "rdma_cm" : expected.toString()) + " event within "
+                + timeout.toMillis() + " ms");
         this.expected = expected;
     }
 
-    /** The event that was awaited. */
+    /** The event that was awaited; {@code null} when any event was ({@link EventChannel#await(Duration)}). */
     public CmEventType expected() {
         return expected;
     }

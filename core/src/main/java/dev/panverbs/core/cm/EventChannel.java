@@ -199,7 +199,7 @@ public final class EventChannel implements AutoCloseable {
             }
             long left = deadline - System.nanoTime();
             if (left <= 0) {
-                throw new CmTimeoutException(call, expected != null ? expected : CmEventType.ADDR_RESOLVED, timeout);
+                throw new CmTimeoutException(call, expected, timeout);
             }
             try {
                 FileDescriptors.pollIn(fd, (int) Math.min(SLICE_MILLIS, Math.max(1, left / 1_000_000L)), toString());

@@ -26,7 +26,8 @@ import java.util.Set;
  * server accepts as many CONNECT_REQUESTs; the first ID's context carries the PD, MRs and CQs ({@code ctx_init}),
  * each QP is {@code rdma_create_qp} on its ID, and rdma_cm moves it to RTS (retry_count and rnr_retry from
  * --retry_count, READ depths = outstanding reads). The server then sets min_rnr_timer 12 as perftest does. The key
- * messages that follow still carry the RKey and addresses; perftest ignores their QPNs and PSNs.
+ * messages that follow still carry the RKey and addresses; perftest ignores their QPNs and PSNs. With -c UD the IDs
+ * are {@code RDMA_PS_UDP}: SIDR instead of a connection, each QP's destination from {@link CmDatagramPeers}.
  *
  * <p>Unlike perftest's server, this one listens before the first sync: a C client connects right after it, and its
  * retry path does not survive a refused first attempt.
@@ -38,10 +39,49 @@ final class CmDataConnections implements AutoCloseable {
 
     private final EventChannel events;
     private final List<CmId> ids = new ArrayList<>();
+    /** -c UD: {@code RDMA_PS_UDP} IDs, and where each QP sends; null for RC. */
+    private final CmDatagramPeers datagram;
+    /** The server: it lets the client disconnect first. */
+    private final boolean passive;
     private CoreEngine.CoreResources resources;
 
-    private CmDataConnections(EventChannel events) {
+    private CmDataConnections(EventChannel events, CmDatagramPeers datagram, boolean passive) {
         this.events = events;
+        this.datagram = datagram;
+        this.passive = passive;
+    }
+
+    /** Waits, up to {@link #DISCONNECT_WAIT}, until each of {@code ids} had its DISCONNECTED (or error) event. */
+    private void awaitDisconnects(Set<CmId> waiting) {
+        long deadline = System.nanoTime() + DISCONNECT_WAIT.toNanos();
+        while (!waiting.isEmpty()) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return;
+            }
+            try {
+                CmEvent e = events.await(Duration.ofNanos(left));
+                if (e.type() == CmEventType.DISCONNECTED || e.type().isError()) {
+                    waiting.remove(e.id());
+                }
+            } catch (CmTimeoutException | IllegalStateException e) {
+                return;
+            }
+        }
+    }
+
+    private PortSpace portSpace() {
+        return datagram != null ? PortSpace.UDP : PortSpace.TCP;
+    }
+
+    /** The peer's QP number for QP {@code i}'s sends: from rdma_cm with -c UD, else from the key message. */
+    int remoteQpn(int i, int fromKeys) {
+        return datagram != null ? datagram.remoteQpn(i) : fromKeys;
+    }
+
+    /** The Q_Key QP {@code i}'s UD sends carry: the one rdma_cm gave with -c UD, else {@code fallback}. */
+    int remoteQkey(int i, int fallback) {
+        return datagram != null ? datagram.remoteQkey(i) : fallback;
     }
 
     VerbsEngine.Resources resources() {
@@ -55,11 +95,12 @@ final class CmDataConnections implements AutoCloseable {
             throw new RunFailure(" -R/--rdma_cm needs the RDMA device engine (librdmacm)");
         }
         KeyMessage zero = new KeyMessage(0, 0, 0, 0, 0, 0, null, 0);
-        CmDataConnections c = new CmDataConnections(EventChannel.create());
+        CmDataConnections c = new CmDataConnections(EventChannel.create(),
+                p.connection == PerftestParameters.Connection.UD ? new CmDatagramPeers(p.numQps) : null, p.isServer());
         try {
             CmId listener = null;
             if (p.isServer()) {
-                listener = c.track(c.events.createId(PortSpace.TCP));
+                listener = c.track(c.events.createId(c.portSpace()));
                 InetSocketAddress local = p.sourceIp == null ? new InetSocketAddress("0.0.0.0", p.port)
                         : CmExchangeChannel.ipv4(p.sourceIp, p.port);
                 listener.bindAddress(local);
@@ -98,7 +139,7 @@ final class CmDataConnections implements AutoCloseable {
         QueuePairCapabilities caps = new QueuePairCapabilities(spec.txDepth(), spec.rxDepth(), 1, 1,
                 Math.max(0, spec.inlineSize()));
         resources = new CoreEngine.CoreResources(on.get(0).context(), spec,
-                (i, pd, sendCq, recvCq) -> on.get(i).createQp(pd, sendCq, recvCq, caps));
+                (i, pd, sendCq, recvCq, srq) -> on.get(i).createQp(pd, sendCq, recvCq, srq, caps));
     }
 
     /** {@code rdma_cm_server_connection}: one CONNECT_REQUEST per QP, accepted in arrival order. */
@@ -111,10 +152,19 @@ final class CmDataConnections implements AutoCloseable {
         }
         build(spec, requests);
         ConnectionParameters params = parameters(p);
-        for (CmId id : requests) {
+        boolean learn = datagram != null && CmDatagramPeers.passiveSends(p);
+        for (int i = 0; i < requests.size(); i++) {
+            CmId id = requests.get(i);
+            if (learn) {
+                CmDatagramPeers.postAddressReceive(resources, i);
+            }
             id.accept(params);
-            QueuePair qp = id.queuePair().orElseThrow();
-            qp.modify(new QueuePairAttributes().minRnrTimer(12)); // perftest's MIN_RNR_TIMER on the passive side
+            if (datagram == null) {
+                QueuePair qp = id.queuePair().orElseThrow();
+                qp.modify(new QueuePairAttributes().minRnrTimer(12)); // perftest's MIN_RNR_TIMER, RC only
+            } else if (learn) {
+                datagram.receiveAddress(resources, i, id.portNum(), p.timeoutSeconds * 1000L);
+            }
         }
         listener.close();
         ids.remove(listener);
@@ -128,7 +178,7 @@ final class CmDataConnections implements AutoCloseable {
             List<CmId> mine = new ArrayList<>();
             try {
                 for (int i = 0; i < p.numQps; i++) {
-                    CmId id = track(events.createId(PortSpace.TCP));
+                    CmId id = track(events.createId(portSpace()));
                     mine.add(id);
                     CmExchangeChannel.resolve(id, source, server, p.tos);
                 }
@@ -137,8 +187,12 @@ final class CmDataConnections implements AutoCloseable {
                 for (CmId id : mine) {
                     id.connect(params);
                 }
-                for (CmId id : mine) {
-                    id.await(CmEventType.ESTABLISHED, Duration.ofSeconds(p.timeoutSeconds));
+                for (int i = 0; i < mine.size(); i++) {
+                    CmEvent e = mine.get(i).await(CmEventType.ESTABLISHED, Duration.ofSeconds(p.timeoutSeconds));
+                    if (datagram != null) {
+                        datagram.established(resources, i, e.datagram(), CmDatagramPeers.passiveSends(p),
+                                p.timeoutSeconds * 1000L);
+                    }
                 }
                 return;
             } catch (ConnectionRejectedException e) {
@@ -178,40 +232,40 @@ final class CmDataConnections implements AutoCloseable {
     static final Duration DISCONNECT_WAIT = Duration.ofSeconds(5);
 
     /**
-     * Disconnects every connection (the QPs go to ERR) and waits, up to {@link #DISCONNECT_WAIT}, for their
-     * DISCONNECTED events, so that each ID is still there to answer the peer's own disconnect request (a C client
-     * waits for one DISCONNECTED per connection, and a request that reaches a destroyed ID is answered by nobody);
-     * then releases the QPs before the buffers, the IDs and the channel.
+     * Ends every connection and waits, up to {@link #DISCONNECT_WAIT} each step, for their DISCONNECTED events, so
+     * that each ID is still there to answer the peer's own disconnect request (a C client waits for one
+     * DISCONNECTED per connection); then releases the QPs before the buffers, the IDs and the channel.
+     *
+     * <p>The passive side (the server) first lets the client disconnect, as perftest's server does (it never
+     * disconnects before destroying): a perftest client disconnects only once its last exchange SEND completed, and
+     * until then the exchange channel, which the session closes after this, must stay alive to ACK that SEND's
+     * retransmission. Whatever the client has not disconnected by then, this side disconnects (the QPs go to ERR).
      */
     @Override
     public void close() {
         RuntimeException first = null;
-        Set<CmId> waiting = new HashSet<>();
+        Set<CmId> connected = new HashSet<>();
         for (CmId id : ids) {
+            if (id.queuePair().isPresent() && id.portSpace() == PortSpace.TCP) { // UD has no connection to end
+                connected.add(id);
+            }
+        }
+        Set<CmId> all = Set.copyOf(connected);
+        if (passive) {
+            awaitDisconnects(connected); // leaves those the client has not disconnected
+        }
+        Set<CmId> waiting = new HashSet<>();
+        for (CmId id : all) {
             try {
-                if (id.queuePair().isPresent()) {
-                    id.disconnect();
+                id.disconnect(); // QP to ERR; a DREQ, or the DREP answering the client's
+                if (connected.contains(id)) {
                     waiting.add(id);
                 }
             } catch (RuntimeException e) {
-                // the peer disconnected first, or the connection never completed: nothing to tell it
+                // the connection never completed: nothing to tell the peer
             }
         }
-        long deadline = System.nanoTime() + DISCONNECT_WAIT.toNanos();
-        while (!waiting.isEmpty()) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                break;
-            }
-            try {
-                CmEvent e = events.await(Duration.ofNanos(left));
-                if (e.type() == CmEventType.DISCONNECTED || e.type().isError()) {
-                    waiting.remove(e.id());
-                }
-            } catch (CmTimeoutException | IllegalStateException e) {
-                break;
-            }
-        }
+        awaitDisconnects(waiting);
         if (resources != null) {
             try {
                 resources.close();

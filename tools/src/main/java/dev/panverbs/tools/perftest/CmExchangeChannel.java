@@ -286,10 +286,16 @@ final class CmExchangeChannel implements ExchangeTransport {
         }
     }
 
-    /** perftest sends no "done" over rdma_cm ({@code ctx_close_connection}): just disconnect and release. */
+    /**
+     * perftest sends no "done" over rdma_cm ({@code ctx_close_connection}), and this channel is not torn down here
+     * either: {@link #close()} runs after the test's own rdma_cm connections have ended. The peer's last SEND may
+     * still be waiting for its ACK: a lost ACK is answered by the retransmission only while this QP is alive, and a
+     * perftest 6.06 client polls that SEND's completion forever ({@code rdma_write_keys}). perftest's own server
+     * keeps the channel until it exits, after its test connections are destroyed.
+     */
     @Override
     public void sendDoneAndClose() {
-        close();
+        // closed by the session once the test's connections are down
     }
 
     @Override

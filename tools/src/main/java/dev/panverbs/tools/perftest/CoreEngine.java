@@ -167,7 +167,8 @@ final class CoreEngine implements VerbsEngine {
 
     /** Makes QP {@code i} of a run on its PD and CQs (rdma_cm: {@code rdma_create_qp} on the i-th ID). */
     interface QpMaker {
-        QueuePair make(int i, ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq);
+        QueuePair make(int i, ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
+                       SharedReceiveQueue srq);
     }
 
     /** PD, MRs, CQs and QPs of one run. */
@@ -245,7 +246,7 @@ final class CoreEngine implements VerbsEngine {
                 for (int i = 0; i < qps.length; i++) {
                     QueuePair qp;
                     if (maker != null) {
-                        qp = maker.make(i, pdv, sendCq, recvCq);
+                        qp = maker.make(i, pdv, sendCq, recvCq, srq);
                         made.add(qp);
                         qps[i] = new CoreQp(this, qp, mrs[spec.mrPerQp() ? i : 0], false);
                         continue;

@@ -167,12 +167,6 @@ final class PerftestParser {
             p.machine = p.machine == Machine.SERVER ? Machine.CLIENT : Machine.SERVER;
         }
         if (p.rdmaCm) { // what perftest does with -R that panverbs does not (yet)
-            if (p.connection == PerftestParameters.Connection.UD) {
-                unsupported.note("-R with -c UD");
-            }
-            if (p.useSrq) {
-                unsupported.note("-R with --use-srq");
-            }
             if (p.directWqe) {
                 unsupported.note("-R with --direct_wqe");
             }

@@ -319,8 +319,9 @@ final class TestFlows {
     private void configureSend() {
         boolean inline = p.verb() != Verb.READ && p.size <= p.inlineSize;
         for (int i = 0; i < p.numQps; i++) {
-            s.res.qp(i).configureSend((int) p.size, s.res.lkey(s.layout.mrOf(i)), s.rem[i].rkey(), inline,
-                    s.rem[i].qpn(), PerftestSession.DEF_QKEY);
+            int qpn = s.cm != null ? s.cm.remoteQpn(i, s.rem[i].qpn()) : s.rem[i].qpn(); // -R -c UD: rdma_cm's
+            int qkey = s.cm != null ? s.cm.remoteQkey(i, PerftestSession.DEF_QKEY) : PerftestSession.DEF_QKEY;
+            s.res.qp(i).configureSend((int) p.size, s.res.lkey(s.layout.mrOf(i)), s.rem[i].rkey(), inline, qpn, qkey);
         }
     }
 

@@ -40,9 +40,6 @@ final class UnsupportedOptions {
     String message(String option) {
         String prog = test.programName();
         return switch (option) {
-            case "-R with -c UD" -> "UD QPs over rdma_cm (-R -c UD) are not supported by panverbs yet; -R works with "
-                    + "RC, and -c UD without -R";
-            case "-R with --use-srq" -> "--use-srq with rdma_cm QPs (-R) is not supported by panverbs yet";
             case "-R with --direct_wqe" -> "--direct_wqe with rdma_cm QPs (-R) is not supported by panverbs";
             case "-b/--bidirectional" -> "bidirectional mode (-b/--bidirectional) of " + prog
                     + " is not supported by panverbs yet (ib_write_bw -b and ib_read_bw -b are)";

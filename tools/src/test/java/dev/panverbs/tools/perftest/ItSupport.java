@@ -100,11 +100,50 @@ final class ItSupport {
 
         Side await(long timeoutSeconds) throws Exception {
             if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+                String where = stacks(process.pid());
                 process.destroyForcibly().waitFor();
                 Assertions.fail("C perftest still running after " + timeoutSeconds + " s:\n" + Files.readString(out)
-                        + Files.readString(err));
+                        + Files.readString(err) + where);
             }
             return new Side(process.exitValue(), Files.readString(out), Files.readString(err));
+        }
+
+        /** Where a hung C tool waits: each thread's kernel stack and, when gdb is installed, its user stacks. */
+        static String stacks(long pid) throws InterruptedException {
+            StringBuilder b = new StringBuilder("\n--- where the C process (pid " + pid + ") waits\n");
+            try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+                for (Path t : tasks.sorted().toList()) {
+                    b.append("thread ").append(t.getFileName()).append(" wchan=")
+                            .append(readQuietly(t.resolve("wchan"))).append('\n').append(readQuietly(t.resolve("stack")));
+                }
+            } catch (IOException e) {
+                b.append("(no /proc/").append(pid).append("/task: ").append(e.getMessage()).append(")\n");
+            }
+            if (Files.isExecutable(Path.of("/usr/bin/gdb"))) {
+                try {
+                    Path log = Files.createTempFile("gdb-" + pid, ".txt");
+                    Process gdb = new ProcessBuilder("/usr/bin/gdb", "-q", "-batch", "-p", Long.toString(pid), "-ex",
+                            "thread apply all bt").redirectErrorStream(true).redirectOutput(log.toFile()).start();
+                    gdb.getOutputStream().close();
+                    if (gdb.waitFor(60, TimeUnit.SECONDS)) {
+                        b.append(Files.readString(log));
+                    } else {
+                        gdb.destroyForcibly();
+                        b.append("(gdb did not finish in 60 s)\n");
+                    }
+                } catch (IOException e) {
+                    b.append("(gdb: ").append(e.getMessage()).append(")\n");
+                }
+            }
+            return b.toString();
+        }
+
+        private static String readQuietly(Path p) {
+            try {
+                return Files.readString(p).strip() + "\n";
+            } catch (IOException e) {
+                return "(" + e.getMessage() + ")\n";
+            }
         }
 
         /**

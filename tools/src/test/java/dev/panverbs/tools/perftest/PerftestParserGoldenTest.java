@@ -28,7 +28,7 @@ class PerftestParserGoldenTest {
 
     /** Command lines the C tool accepts (or fails later) that panverbs refuses as unsupported, by design. */
     private static final Set<String> REFUSED_AS_UNSUPPORTED = Set.of(
-            "ib_send_bw -R -c UD", "ib_send_bw -R --use-srq", "ib_write_bw -O", "ib_send_bw -b", "ib_send_bw --report-both",
+            "ib_write_bw -O", "ib_send_bw -b", "ib_send_bw --report-both",
             "ib_write_bw --run_infinitely", "ib_write_bw --dont_xchg_versions",
             "ib_send_bw -g", "ib_write_lat -C",
             "ib_write_lat -w 5", "ib_send_lat -g");

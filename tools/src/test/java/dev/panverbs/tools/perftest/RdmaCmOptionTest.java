@@ -67,7 +67,7 @@ class RdmaCmOptionTest {
 
     @Test
     void whatPanverbsDoesNotDoWithRdmaCmIsRefusedByName() {
-        String[][] cases = {{"-c", "UD"}, {"--use-srq"}, {"--direct_wqe"}};
+        String[][] cases = {{"--direct_wqe"}};
         for (String[] extra : cases) {
             String[] args = new String[extra.length + 1];
             args[0] = "-R";
@@ -80,6 +80,11 @@ class RdmaCmOptionTest {
         // without -R they are fine (-T aside, which perftest refuses)
         assertThat(parse(PerftestTest.SEND_BW, "-c", "UD").outcome().proceed()).isTrue();
         assertThat(parse(PerftestTest.SEND_BW, "-z", "-c", "UD").outcome().proceed()).isTrue();
+        // UD QPs over rdma_cm (RDMA_PS_UDP), as perftest: PerftestRdmaCmInteropIT runs them against C both ways
+        assertThat(parse(PerftestTest.SEND_BW, "-R", "-c", "UD").outcome().proceed()).isTrue();
+        assertThat(parse(PerftestTest.SEND_LAT, "-R", "-c", "UD").outcome().proceed()).isTrue();
+        // rdma_create_qp with ibv_qp_init_attr.srq, as perftest's ctx_qp_create (PerftestRdmaCmInteropIT)
+        assertThat(parse(PerftestTest.SEND_BW, "-R", "--use-srq").outcome().proceed()).isTrue();
     }
 
     @Test
