@@ -158,6 +158,16 @@ final class DirectPathAccess implements DirectPath {
         }
 
         @Override
+        public void put(long position, long wrId, long keyId) {
+            q.tracker.put(position, wrId, keyId);
+        }
+
+        @Override
+        public boolean heldByMe() {
+            return q.guard.heldBy(Thread.currentThread());
+        }
+
+        @Override
         public void publish(long newTail) {
             q.tracker.publish(newTail);
         }

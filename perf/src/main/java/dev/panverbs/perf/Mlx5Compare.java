@@ -97,8 +97,9 @@ public final class Mlx5Compare {
     }
 
     private static void goal(StringBuilder sb, String what, double ratio, double goal) {
+        // a negative ratio means a row cost less than the model it subtracts: noise (a loaded machine), no verdict
         sb.append(String.format(Locale.ROOT, "| %s | %.2fx | %s |%n", what, ratio,
-                Double.isNaN(ratio) ? "?" : ratio <= goal ? "yes" : "no"));
+                Double.isNaN(ratio) || ratio < 0 ? "? (noise: rerun idle)" : ratio <= goal ? "yes" : "no"));
     }
 
     private static double cpu(RunResult r) {

@@ -109,6 +109,16 @@ public interface DirectPath {
 
         void put(long position, long wrId, long[] keyIds, int from, int count);
 
+        /** {@link #put} of a WR with one key reference ({@code keyId}; 0: none). */
+        void put(long position, long wrId, long keyId);
+
+        /**
+         * Whether this thread still holds the mark taken by {@link #enter()}: a chain built across calls holds it
+         * from its first WR to its post, and a {@code close()} of the QP on the same thread takes it away (the send
+         * ring is unmapped then, so nothing may be written into it).
+         */
+        boolean heldByMe();
+
         void publish(long newTail);
 
         void rollback(long position);

@@ -88,6 +88,8 @@ final class CqePoller {
     static final class Target {
         final int qpn;
         long[] sqWrid;
+        /** The caller's wr_id by send WQE index (reported; the sink retires once per poll), or null. */
+        long[] sqUser;
         int sqMask;
         SendCompletionSink sink;
         long[] rqWrid;
@@ -111,8 +113,18 @@ final class CqePoller {
         }
 
         void send(long[] wrid, SendCompletionSink s) {
+            send(wrid, null, s);
+        }
+
+        /**
+         * @param user the caller's wr_id by WQE index, reported by each completion; then {@code s} is called once
+         *             per poll with the last completed WQE (completions of a send queue arrive in order, and a
+         *             completion retires every WR before it), not once per completion
+         */
+        void send(long[] wrid, long[] user, SendCompletionSink s) {
             this.sqMask = wrid.length - 1;
             this.sink = s;
+            this.sqUser = user;
             this.sqWrid = wrid;
         }
 
@@ -143,6 +155,9 @@ final class CqePoller {
     private final boolean cqeV1;
     private Target[] targets = new Target[0];
     private Target cur;
+    /** The target whose send retirement is deferred to the end of the poll, and its last completed WQE. */
+    private Target retireTarget;
+    private int retireIdx;
     int consIndex;
     int armSn;
 
@@ -195,6 +210,7 @@ final class CqePoller {
     }
 
     synchronized void detach(int qpn) {
+        retireDeferred();
         targets = java.util.Arrays.stream(targets).filter(x -> x.qpn != qpn).toArray(Target[]::new);
         cur = null;
     }
@@ -220,21 +236,82 @@ final class CqePoller {
     int poll(MemorySegment wcs, int ne) {
         int n = 0;
         int err = 0;
+        MemorySegment c = buf;
         for (; n < ne; n++) {
             long off = (long) (consIndex & cqeMask) * 64;
-            int opOwn = buf.get(U8, off + CQE_OP_OWN) & 0xFF;
+            int opOwn = c.get(U8, off + CQE_OP_OWN) & 0xFF;
             if ((opOwn >>> 4) == CQE_INVALID || ((opOwn & 1) != 0) != ((consIndex & ownerBit) != 0)) {
                 break;
             }
             consIndex++;
             VarHandle.acquireFence(); // udma_from_device_barrier: the CQE's contents after its owner bit
-            err = parse(off, opOwn, wcs, (long) n * WC_SIZE);
+            long w = (long) n * WC_SIZE;
+            if ((opOwn >>> 4) == CQE_REQ && reqFast(off, wcs, w)) {
+                continue;
+            }
+            err = parse(off, opOwn, wcs, w);
             if (err != 0) {
                 break;
             }
         }
+        retireDeferred();
         dbrec.set(BE32, 0, consIndex & 0xFF_FFFF);
         return err == POLL_ERR ? POLL_ERR : n;
+    }
+
+    /**
+     * A requester completion of the current QP for a plain RDMA WRITE or SEND (the common case): one 8-byte load of
+     * the CQE's last word (sop_drop_qpn, wqe_counter, signature, op_own; ordered after the owner check by the fence
+     * above), five stores into the {@code ibv_wc}, and the retirement deferred to the end of the poll. False: not
+     * that case, nothing written.
+     */
+    private boolean reqFast(long off, MemorySegment wc, long w) {
+        long word = buf.get(HOST64, off + CQE_SOP_DROP_QPN);
+        int sopDropQpn = Integer.reverseBytes((int) word);
+        Target t = cur;
+        int sop = sopDropQpn >>> 24;
+        if (t == null || t.qpn != (sopDropQpn & 0xFF_FFFF) || t.sqUser == null || (sop != 0x08 && sop != 0x0a)) {
+            return false;
+        }
+        int idx = (Short.reverseBytes((short) (word >>> 32)) & 0xFFFF) & t.sqMask;
+        wc.set(HOST64, w + WC_WR_ID, t.sqUser[idx]);
+        wc.set(HOST32, w + WC_STATUS, 0);
+        wc.set(HOST32, w + WC_OPCODE, sop == 0x08 ? WC_RDMA_WRITE : WC_SEND);
+        wc.set(HOST32, w + WC_QP_NUM, t.qpn);
+        wc.set(HOST32, w + WC_FLAGS, 0);
+        deferRetire(t, idx);
+        return true;
+    }
+
+    private void deferRetire(Target t, int idx) {
+        Target r = retireTarget;
+        if (r != null && r != t) {
+            retireDeferred();
+        }
+        retireTarget = t;
+        retireIdx = idx;
+    }
+
+    /** Retires the deferred target through its last completed WQE (before the poll returns). */
+    private void retireDeferred() {
+        Target r = retireTarget;
+        if (r != null) {
+            retireTarget = null;
+            r.sink.completed(retireIdx, r.sqWrid[retireIdx]);
+        }
+    }
+
+    /** The caller's wr_id of the send WQE at {@code idx} of {@code t}, retiring it now or at the end of the poll. */
+    private long sendCompleted(Target t, int idx) {
+        long wrId = t.sqWrid[idx];
+        if (t.sink == null) {
+            return wrId;
+        }
+        if (t.sqUser != null) {
+            deferRetire(t, idx);
+            return t.sqUser[idx];
+        }
+        return t.sink.completed(idx, wrId);
     }
 
     private int parse(long off, int opOwn, MemorySegment wc, long w) {
@@ -282,8 +359,7 @@ final class CqePoller {
                     default -> { } // reserved: libmlx5 leaves the opcode unwritten
                 }
                 wc.set(HOST32, w + WC_FLAGS, flags);
-                long wrId = t.sqWrid[idx];
-                wc.set(HOST64, w + WC_WR_ID, t.sink == null ? wrId : t.sink.completed(idx, wrId));
+                wc.set(HOST64, w + WC_WR_ID, sendCompleted(t, idx));
                 wc.set(HOST32, w + WC_STATUS, 0);
             }
             case CQE_RESP_WR_IMM, CQE_RESP_SEND, CQE_RESP_SEND_IMM, CQE_RESP_SEND_INV -> {
@@ -341,8 +417,7 @@ final class CqePoller {
                         return POLL_ERR;
                     }
                     int idx = (c.get(BE16, off + CQE_WQE_COUNTER) & 0xFFFF) & t.sqMask;
-                    long wrId = t.sqWrid[idx];
-                    wc.set(HOST64, w + WC_WR_ID, t.sink == null ? wrId : t.sink.completed(idx, wrId));
+                    wc.set(HOST64, w + WC_WR_ID, sendCompleted(t, idx));
                 } else {
                     boolean srq = !cqeV1 && (c.get(BE32, off + CQE_SRQN_UIDX) & 0xFF_FFFF) != 0;
                     if (srq || t == null || t.rqWrid == null) {

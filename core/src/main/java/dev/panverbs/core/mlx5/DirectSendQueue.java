@@ -22,13 +22,17 @@ import java.lang.foreign.MemorySegment;
  * queue entry into the ConnectX send ring itself, updates the doorbell record and rings the doorbell (BlueFlame copy
  * or 8-byte doorbell), with no downcall: the bytes and rules of libmlx5's {@code mlx5_post_send} (rdma-core 44),
  * verified against that code on fake memory. Builds like {@link dev.panverbs.core.SendRequests}: an opcode method
- * starts a WR, {@link #sge} and {@link #inline} add its data, {@link #post()} writes and rings the pending WRs.
+ * starts a WR, {@link #sge} and {@link #inline} add its data, {@link #post()} rings the pending WRs. Each WR is
+ * written into the ring beyond the producer index while it is built, as libmlx5's {@code ibv_wr_*} builders do
+ * (the NIC reads nothing there before the doorbell), so the post only records, re-checks and rings; the QP's
+ * producer guard is held from a chain's first WR to its {@link #post()} or {@link #clear()}, as the core holds it
+ * across an {@code ibv_wr_start} batch.
  *
  * <p>DMA safety is the core's: every WR is recorded in the QP's send-queue tracker with the keys its SGEs name
  * before the doorbell, the keys are re-checked after that record is published, and only the completion polled
  * through {@link DirectCompletionQueue} retires it, so {@code MemoryRegion.close()} refuses a region a posted WQE
- * still references. The QP's producer guard is held for each post, so a concurrent {@code ibv_post_send} through
- * the core waits or is refused; do not mix the core's post paths with this one on the same QP at all (libmlx5 does
+ * still references. While a chain is open a concurrent {@code ibv_post_send} through the core is refused, and a
+ * {@code close()} on another thread waits for the post; do not mix the core's post paths with this one on the same QP at all (libmlx5 does
  * not know the WQEs written here). BlueFlame copies into a register shared by several direct queues are serialised;
  * libmlx5's own lock for a shared register ({@code bf->need_lock}) is private, so a QP sharing its register with
  * QPs posted through libmlx5 at the same time is not protected against their BlueFlame copies. QPs created with
@@ -50,29 +54,33 @@ public final class DirectSendQueue {
     final WqeWriter writer;
     /** The provider wr_id (tracker position and route token) of the WR whose WQE starts at each index. */
     final long[] sqWrid;
+    /** The caller's wr_id of the WR whose WQE starts at each index: what its completion reports. */
+    final long[] sqUserWrId;
     private final int capacity;
     private final int maxSge;
     private final int maxInline;
-    // pending WRs
+    /** {@code side.encode(p) == token | (p & positionMask)}: hoisted (the route token is set at QP creation). */
+    private final long token;
+    private final long positionMask;
+    // the chain being built: its WQEs are in the ring from writer.curPost of chainStart on, not yet rung
     private int count;
-    private final int[] opcode;
-    private final int[] flags;
-    private final int[] imm;
-    private final long[] raddr;
-    private final int[] rkey;
-    private final long[] swap;
-    private final long[] compareAdd;
+    private long chainTail;
+    private int chainStart;
+    /** How many WRs the queue had room for when last read (re-read when the chain reaches it). */
+    private int room;
+    // the current WR (the last started)
+    private int curOp;
+    private int curPieces;
+    private boolean curInline;
+    private int curInlineBytes;
+    // per WR of the chain: the caller's wr_id and the tracking ids of the keys its SGEs name (0 for inline)
     private final long[] wrIds;
     private final int[] nsge;
-    private final int[] inlineBytes;
-    // their SGEs, maxSge per WR
-    private final long[] addr;
-    private final int[] len;
-    private final int[] lkey;
     private final long[] keyIds;
-    private final Object[] snapshots;
-    private final MemorySegment[] src;
-    private final long[] srcOff;
+    /** The distinct key snapshots of the chain (consecutive SGEs of one key are one entry), re-checked at post. */
+    private final Object[] keys;
+    private int nkeys;
+    private Object lastKey;
 
     DirectSendQueue(QueuePair qp, Mlx5QueuePairView view, DirectCompletionQueue cq, boolean bfUsable, boolean preferBf,
                     boolean shutUpBf) {
@@ -108,25 +116,14 @@ public final class DirectSendQueue {
                 0, capacity, maxSge, maxInline, curPost,
                 BF_LOCKS.computeIfAbsent(view.blueFlameRegister().address(), a -> new Object()));
         this.sqWrid = new long[view.sqWqeCount()];
-        this.opcode = new int[capacity];
-        this.flags = new int[capacity];
-        this.imm = new int[capacity];
-        this.raddr = new long[capacity];
-        this.rkey = new int[capacity];
-        this.swap = new long[capacity];
-        this.compareAdd = new long[capacity];
+        this.sqUserWrId = new long[view.sqWqeCount()];
+        this.token = side.encode(0);
+        this.positionMask = side.encode(-1L) ^ token;
         this.wrIds = new long[capacity];
         this.nsge = new int[capacity];
-        this.inlineBytes = new int[capacity];
-        int s = capacity * maxSge;
-        this.addr = new long[s];
-        this.len = new int[s];
-        this.lkey = new int[s];
-        this.keyIds = new long[s];
-        this.snapshots = new Object[s];
-        this.src = new MemorySegment[s];
-        this.srcOff = new long[s];
-        cq.poller.target(view.qpNum()).send(sqWrid, (idx, providerWrId) -> {
+        this.keyIds = new long[capacity * maxSge];
+        this.keys = new Object[capacity * maxSge];
+        cq.poller.target(view.qpNum()).send(sqWrid, sqUserWrId, (idx, providerWrId) -> {
             writer.completed(idx);
             return side.retire(providerWrId);
         });
@@ -152,14 +149,29 @@ public final class DirectSendQueue {
         return qp;
     }
 
-    /** Drops the WRs started and not yet posted (after {@link #post()} posted fewer for lack of room). */
+    /** Drops the WRs started and not yet posted, and releases the QP's producer guard the chain held. */
     public void clear() {
-        shift(count);
+        if (count == 0) {
+            return;
+        }
+        boolean held = side.heldByMe();
+        drop();
+        if (held) {
+            side.exit();
+        }
     }
 
     /** WRs started and not yet posted. */
     public int pending() {
         return count;
+    }
+
+    /**
+     * How many more WRs can be started now: {@code max_send_wr} minus the WRs outstanding (posted, not yet
+     * completed through the direct CQ) and pending. Starting one more throws.
+     */
+    public int room() {
+        return side.room() - count;
     }
 
     // ---- opcodes: each starts a WR (sendFlags: SendFlag.*_BIT) ----
@@ -206,34 +218,82 @@ public final class DirectSendQueue {
     }
 
     private DirectSendQueue start(int op, long wrId, int sendFlags, int immOrInv, long ra, int rk, long sw, long ca) {
-        if (count == capacity) {
-            throw new IllegalStateException(VERB + ": " + capacity + " WRs are pending on " + qp
-                    + " (max_send_wr); post() them first");
-        }
         if ((sendFlags & ~(SendFlag.SIGNALED_BIT | SendFlag.SOLICITED_BIT | SendFlag.FENCE_BIT)) != 0) {
             throw new IllegalArgumentException(VERB + ": send flags 0x" + Integer.toHexString(sendFlags)
                     + " (SIGNALED, SOLICITED and FENCE apply; inline data is added with inline())");
         }
-        int i = count++;
-        opcode[i] = op;
-        flags[i] = sendFlags;
-        imm[i] = immOrInv;
-        raddr[i] = ra;
-        rkey[i] = rk;
-        swap[i] = sw;
-        compareAdd[i] = ca;
+        int i = count;
+        WqeWriter w = writer;
+        if (i == 0) {
+            open();
+        } else {
+            held();
+            if (i == room && (room = side.room()) <= i) {
+                throw full(i); // the previous WR stays open: post() ends it
+            }
+            w.end(); // the previous WR is complete: its control segment gets its size
+        }
+        int idx = w.begin(op, sendFlags, immOrInv, ra, rk, sw, ca);
+        sqWrid[idx] = token | ((chainTail + i) & positionMask);
+        sqUserWrId[idx] = wrId;
         wrIds[i] = wrId;
         nsge[i] = 0;
-        inlineBytes[i] = 0;
+        curOp = op;
+        curPieces = 0;
+        curInline = false;
+        curInlineBytes = 0;
+        count = i + 1;
         return this;
     }
 
+    /** The first WR of a chain: takes the producer guard (held until post or clear) and reads where to write. */
+    private void open() {
+        DirectPath.SendSide s = side;
+        if (!s.enter()) {
+            throw s.busy(VERB);
+        }
+        try {
+            s.checkOpen(VERB); // after the mark: a close that passed this waits for the post (CallGuard)
+            int r = s.room();
+            if (r <= 0) {
+                throw full(0);
+            }
+            room = r;
+        } catch (RuntimeException e) {
+            s.exit();
+            throw e;
+        }
+        chainTail = s.tail();
+        chainStart = writer.curPost;
+    }
+
+    /** The guard this chain took is still this thread's (a close on this thread takes it away: ring unmapped). */
+    private void held() {
+        if (!side.heldByMe()) {
+            throw lost();
+        }
+    }
+
+    /** Cold: the chain's guard is gone; drops the chain and names why. */
+    private RuntimeException lost() {
+        drop();
+        side.checkOpen(VERB);
+        return new IllegalStateException(VERB + ": the chain started on " + qp + " lost the QP's producer guard "
+                + "(built on another thread?); it was dropped");
+    }
+
+    private IllegalStateException full(int pending) {
+        return new IllegalStateException(VERB + ": the send queue of " + qp + " is full (" + pending + " WRs pending, "
+                + "max_send_wr=" + capacity + "); post() them and poll completions first");
+    }
+
     private int current(String what) {
-        if (count == 0) {
+        int i = count - 1;
+        if (i < 0) {
             throw new IllegalStateException(VERB + ": " + what + " before any WR was started on " + qp);
         }
-        int i = count - 1;
-        if (nsge[i] == maxSge) {
+        held();
+        if (curPieces == maxSge) {
             throw new IllegalArgumentException(VERB + ": WR " + i + " already has max_send_sge=" + maxSge + " SGEs");
         }
         return i;
@@ -242,63 +302,64 @@ public final class DirectSendQueue {
     /** Adds an SGE over {@code [offset, offset + length)} of {@code key} to the current WR. */
     public DirectSendQueue sge(LocalKey key, long offset, int length) {
         int i = current("sge()");
-        int op = opcode[i];
-        if ((flags[i] & SEND_INLINE) != 0) {
+        int op = curOp;
+        if (curInline) {
             throw new IllegalArgumentException(VERB + ": WR " + i + " carries inline data; it cannot also name SGEs");
         }
+        int n = curPieces;
         boolean atomic = op == WR_ATOMIC_CMP_AND_SWP || op == WR_ATOMIC_FETCH_AND_ADD;
-        if (atomic && (length != 8 || nsge[i] != 0)) {
+        if (atomic && (length != 8 || n != 0)) {
             throw new IllegalArgumentException(VERB + ": an atomic WR takes one 8-byte SGE, not " + length + " bytes");
         }
-        Object snap = path.checkSge(qp, key, offset, length, op == WR_RDMA_READ || atomic,
+        DirectPath p = path;
+        Object snap = p.checkSge(qp, key, offset, length, op == WR_RDMA_READ || atomic,
                 atomic ? "an atomic" : "RDMA READ");
-        int s = i * maxSge + nsge[i]++;
-        addr[s] = path.address(snap) + offset;
-        len[s] = length;
-        lkey[s] = path.lkey(snap);
-        keyIds[s] = path.trackingId(snap);
-        snapshots[s] = snap;
+        if (snap != lastKey) {
+            keys[nkeys++] = snap;
+            lastKey = snap;
+        }
+        keyIds[i * maxSge + n] = p.trackingId(snap);
+        curPieces = n + 1;
+        nsge[i] = n + 1;
+        writer.data(p.address(snap) + offset, length, p.lkey(snap));
         return this;
     }
 
     /**
-     * Adds {@code data} as inline payload of the current WR (RDMA WRITE and SEND opcodes): copied into the WQE at
-     * {@link #post()}, so {@code data} must stay valid until then; it needs no memory region. The WR's inline bytes
-     * may not exceed the QP's {@code max_inline_data}.
+     * Adds {@code data} as inline payload of the current WR (RDMA WRITE and SEND opcodes): copied into the WQE now,
+     * so {@code data} may be reused at once; it needs no memory region. The WR's inline bytes may not exceed the
+     * QP's {@code max_inline_data}.
      */
     public DirectSendQueue inline(MemorySegment data) {
         int i = current("inline()");
-        int op = opcode[i];
+        int op = curOp;
         if (op == WR_RDMA_READ || op == WR_ATOMIC_CMP_AND_SWP || op == WR_ATOMIC_FETCH_AND_ADD) {
             throw new IllegalArgumentException(VERB + ": inline data applies to RDMA WRITE and SEND, not opcode " + op);
         }
-        if (nsge[i] > 0 && (flags[i] & SEND_INLINE) == 0) {
+        if (curPieces > 0 && !curInline) {
             throw new IllegalArgumentException(VERB + ": WR " + i + " names SGEs; it cannot also carry inline data");
         }
         if (!data.isNative()) {
             throw new IllegalArgumentException(VERB + ": inline data must be a native segment");
         }
-        long total = inlineBytes[i] + data.byteSize();
+        long total = curInlineBytes + data.byteSize();
         if (total > maxInline) {
             throw new IllegalArgumentException(VERB + ": " + total + " inline bytes on WR " + i + " exceed "
                     + "max_inline_data=" + maxInline + " of " + qp);
         }
-        flags[i] |= SEND_INLINE;
-        inlineBytes[i] = (int) total;
-        int s = i * maxSge + nsge[i]++;
-        len[s] = (int) data.byteSize();
-        src[s] = data;
-        srcOff[s] = 0;
-        keyIds[s] = 0;
-        snapshots[s] = null;
+        writer.inlineData(data, 0, (int) data.byteSize()); // throws (nothing written) if data's arena is closed
+        curInline = true;
+        curInlineBytes = (int) total;
+        curPieces++;
         return this;
     }
 
     /**
-     * Writes the pending WRs into the send ring and rings the doorbell once; returns how many were posted (fewer when
-     * the queue has room for fewer: the rest stay pending). Records every WR and its keys in the QP's tracker before
-     * the doorbell and refuses ({@link IllegalStateException}, nothing posted) if a key was closed or re-registered
-     * since it was added.
+     * Rings the pending WRs (already in the ring) with one doorbell and returns how many: all of them (a WR for
+     * which the queue had no room was refused when it was started). Records every WR and its keys in the QP's
+     * tracker before the doorbell and refuses ({@link IllegalStateException}; the chain is dropped, nothing rung)
+     * if a key was closed or re-registered since it was added, or the QP was closed or left RTS. Releases the
+     * producer guard the chain held.
      */
     public int post() {
         int n = count;
@@ -306,82 +367,56 @@ public final class DirectSendQueue {
             return 0;
         }
         DirectPath.SendSide s = side;
-        if (!s.enter()) {
-            throw s.busy(VERB);
-        }
+        held();
+        WqeWriter w = writer;
         try {
-            s.checkOpen(VERB); // after the mark: a close that passed this waits for the post (CallGuard)
+            w.end();
+            // open since open(): a close on another thread waits for this post, one on this thread fails held()
             s.checkState(VERB);
-            if ((writer.dbrecCounter() & 0xFFFF) != (writer.curPost & 0xFFFF)) {
+            if ((w.dbrecCounter() & 0xFFFF) != (chainStart & 0xFFFF)) {
                 throw new IllegalStateException(VERB + ": the doorbell record of " + qp + " no longer holds this "
                         + "queue's producer counter: the QP went through RESET (libmlx5 restarts its counters) or was "
                         + "posted through libmlx5; open a new DirectSendQueue");
             }
-            int take = Math.min(n, s.room());
-            if (take <= 0) {
-                return 0;
-            }
-            long t = s.tail();
+            long t = chainTail;
             int ms = maxSge;
-            s.restage(t + take); // once, before the slots are written (not once per WR)
-            for (int k = 0; k < take; k++) {
-                s.put(t + k, wrIds[k], keyIds, k * ms, (flags[k] & SEND_INLINE) != 0 ? 0 : nsge[k]);
-            }
-            s.publish(t + take); // references visible before the keys are re-read (MemoryRegion.close's handshake)
-            Object checked = null; // a snapshot re-read after the fence above: the same one need not be read again
-            for (int k = 0; k < take; k++) {
-                if ((flags[k] & SEND_INLINE) == 0) {
-                    for (int j = 0; j < nsge[k]; j++) {
-                        Object snap = snapshots[k * ms + j];
-                        if (snap != checked) {
-                            if (path.stale(snap)) {
-                                s.rollback(t);
-                                throw path.staleKey(qp, snap, VERB);
-                            }
-                            checked = snap;
-                        }
-                    }
+            s.restage(t + n); // a classic chain pending on this queue moves after these (once per post)
+            for (int k = 0; k < n; k++) {
+                int c = nsge[k];
+                if (c == 1) {
+                    s.put(t + k, wrIds[k], keyIds[k * ms]);
+                } else {
+                    s.put(t + k, wrIds[k], keyIds, k * ms, c);
                 }
             }
-            WqeWriter w = writer;
-            for (int k = 0; k < take; k++) {
-                int idx = w.write(opcode[k], flags[k], imm[k], raddr[k], rkey[k], swap[k], compareAdd[k], nsge[k],
-                        k * ms, addr, len, lkey, src, srcOff);
-                sqWrid[idx] = s.encode(t + k);
+            s.publish(t + n); // references visible before the keys are re-read (MemoryRegion.close's handshake)
+            for (int j = 0; j < nkeys; j++) {
+                Object snap = keys[j];
+                if (path.stale(snap)) {
+                    s.rollback(t);
+                    throw path.staleKey(qp, snap, VERB);
+                }
             }
-            w.ring();
-            shift(take);
-            return take;
+            w.ring(true); // the publish fence above ordered the WQE stores
+            java.util.Arrays.fill(keys, 0, nkeys, null);
+            nkeys = 0;
+            lastKey = null;
+            count = 0;
+            return n;
+        } catch (RuntimeException e) {
+            drop();
+            throw e;
         } finally {
             s.exit();
         }
     }
 
-    /** Drops the first {@code take} pending WRs (all of them, usually). */
-    private void shift(int take) {
-        int rest = count - take;
-        if (rest > 0) {
-            int ms = maxSge;
-            System.arraycopy(opcode, take, opcode, 0, rest);
-            System.arraycopy(flags, take, flags, 0, rest);
-            System.arraycopy(imm, take, imm, 0, rest);
-            System.arraycopy(raddr, take, raddr, 0, rest);
-            System.arraycopy(rkey, take, rkey, 0, rest);
-            System.arraycopy(swap, take, swap, 0, rest);
-            System.arraycopy(compareAdd, take, compareAdd, 0, rest);
-            System.arraycopy(wrIds, take, wrIds, 0, rest);
-            System.arraycopy(nsge, take, nsge, 0, rest);
-            System.arraycopy(inlineBytes, take, inlineBytes, 0, rest);
-            System.arraycopy(addr, take * ms, addr, 0, rest * ms);
-            System.arraycopy(len, take * ms, len, 0, rest * ms);
-            System.arraycopy(lkey, take * ms, lkey, 0, rest * ms);
-            System.arraycopy(keyIds, take * ms, keyIds, 0, rest * ms);
-            System.arraycopy(snapshots, take * ms, snapshots, 0, rest * ms);
-            System.arraycopy(src, take * ms, src, 0, rest * ms);
-            System.arraycopy(srcOff, take * ms, srcOff, 0, rest * ms);
-        }
-        java.util.Arrays.fill(snapshots, rest * maxSge, count * maxSge, null); // no stale key kept reachable
-        java.util.Arrays.fill(src, rest * maxSge, count * maxSge, null);
-        count = rest;
+    /** Forgets the chain (its WQEs stay beyond the producer index, unrung): no stale key kept reachable. */
+    private void drop() {
+        writer.abort(chainStart);
+        count = 0;
+        java.util.Arrays.fill(keys, 0, nkeys, null);
+        nkeys = 0;
+        lastKey = null;
     }
 }

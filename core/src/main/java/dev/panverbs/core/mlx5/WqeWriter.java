@@ -35,6 +35,14 @@ final class WqeWriter {
     private static final int CTRL_SOLICITED = mlx5dv_h.MLX5_WQE_CTRL_SOLICITED();
     private static final int INLINE_SEG = mlx5dv_h.MLX5_INLINE_SEG();
     private static final int ATOMIC_SIZE = 8;
+    /** Bit {@code ibv_wr_opcode} set: the WR carries an immediate / a remote-address segment / an atomic segment. */
+    private static final int IMM_OPS = 1 << WR_RDMA_WRITE_WITH_IMM | 1 << WR_SEND_WITH_IMM | 1 << WR_SEND_WITH_INV;
+    private static final int RADDR_OPS = 1 << WR_RDMA_WRITE | 1 << WR_RDMA_WRITE_WITH_IMM | 1 << WR_RDMA_READ
+            | 1 << WR_ATOMIC_CMP_AND_SWP | 1 << WR_ATOMIC_FETCH_AND_ADD;
+    private static final int ATOMIC_OPS = 1 << WR_ATOMIC_CMP_AND_SWP | 1 << WR_ATOMIC_FETCH_AND_ADD;
+    /** The control segment's CQ_UPDATE and SOLICITED bits by (SIGNALED, SOLICITED) send flags. */
+    private static final int[] CE_SE = {0, mlx5dv_h.MLX5_WQE_CTRL_CQ_UPDATE(), mlx5dv_h.MLX5_WQE_CTRL_SOLICITED(),
+        mlx5dv_h.MLX5_WQE_CTRL_CQ_UPDATE() | mlx5dv_h.MLX5_WQE_CTRL_SOLICITED()};
     /** {@code mlx5_ib_opcode[]} of qp.c, indexed by {@code ibv_wr_opcode}; -1 where this path has no WQE. */
     private static final int[] MLX5_OPCODE = {
         mlx5dv_h.MLX5_OPCODE_RDMA_WRITE(), mlx5dv_h.MLX5_OPCODE_RDMA_WRITE_IMM(), mlx5dv_h.MLX5_OPCODE_SEND(),
@@ -51,7 +59,8 @@ final class WqeWriter {
     private final boolean bfUsable;
     private final boolean preferBf;
     private final boolean shutUpBf;
-    private final int qpnShifted;
+    /** {@code htobe32(qpn << 8)} as a native int: the QP-number bytes of control word 1 (its last byte is ds). */
+    private final int qpnDs;
     private final int sqSignalBits;
     private final int maxPost;
     private final Object bfLock;
@@ -103,7 +112,7 @@ final class WqeWriter {
         this.bfUsable = bfUsable;
         this.preferBf = preferBf;
         this.shutUpBf = shutUpBf;
-        this.qpnShifted = qpn << 8;
+        this.qpnDs = Integer.reverseBytes(qpn << 8);
         this.sqSignalBits = sqSignalBits;
         this.maxPost = maxPost;
         this.maxGs = maxGs;
@@ -124,102 +133,177 @@ final class WqeWriter {
     }
 
     /**
-     * Writes one WR and returns the index of its first WQEBB ({@code cur_post & (wqe_cnt - 1)} before it). The caller
-     * checked {@link #full()}, the opcode, {@code nsge <= maxGs} and the inline total against {@link #maxInline}.
-     * SGE {@code i} is {@code (addr[from + i], len[from + i], lkey[from + i])}; for {@code SEND_INLINE} its bytes
-     * are read from {@code src[from + i]} at {@code srcOff[from + i]} instead.
+     * Writes one WR and returns the index of its first WQEBB ({@code cur_post & (wqe_cnt - 1)} before it): {@link
+     * #begin}, one {@link #data} or {@link #inlineData} per SGE, {@link #end}. The caller checked {@link #full()}, the
+     * opcode, {@code nsge <= maxGs} and the inline total against {@link #maxInline}. SGE {@code i} is
+     * {@code (addr[from + i], len[from + i], lkey[from + i])}; for {@code SEND_INLINE} its bytes are read from
+     * {@code src[from + i]} at {@code srcOff[from + i]} instead.
      */
     int write(int opcode, int flags, int immOrInv, long raddr, int rkey, long swap, long compareAdd, int nsge,
               int from, long[] addr, int[] len, int[] lkey, MemorySegment[] src, long[] srcOff) {
+        int idx = begin(opcode, flags, immOrInv, raddr, rkey, swap, compareAdd);
+        boolean inline = (flags & SEND_INLINE) != 0;
+        for (int i = from; i < from + nsge; i++) {
+            if (inline) {
+                inlineData(src[i], srcOff[i], len[i]);
+            } else {
+                data(addr[i], len[i], lkey[i]);
+            }
+        }
+        end();
+        return idx;
+    }
+
+    // ---- one WR written straight into the ring, segment by segment, as libmlx5's ibv_wr_* builders do ----
+    // Beyond cur_post the ring belongs to the producer: the NIC reads a WQE only once the doorbell record and the
+    // doorbell name it, so a WR is written while it is built, and a chain that is not rung is dropped by resetting
+    // cur_post. Each 8 bytes of a segment are one native-order store of byte-swapped values.
+
+    /** The WR being built: its control segment's offset, next segment's offset, size in 16-byte units. */
+    private long wCtrl;
+    private long wSeg;
+    private int wSize;
+    /** Its control word 0 (WQE index, opcode) byte-swapped; atomic data segments; inline payload bytes so far. */
+    private int wWord0;
+    private boolean wAtomic;
+    private boolean wInline;
+    private int wInlineBytes;
+
+    /**
+     * Starts a WR at {@code cur_post}: control segment bytes 8-15 (signal, fence and solicited bits, immediate), and
+     * the remote-address and atomic segments of the opcodes that have them; returns the WQE's index. The caller
+     * checked the room and the opcode.
+     */
+    int begin(int opcode, int flags, int immOrInv, long raddr, int rkey, long swap, long compareAdd) {
+        // small enough for C2 to inline into the caller (FreqInlineSize): the atomic segment is a call of its own
         MemorySegment q = sq;
-        int idx = curPost & wqeMask;
+        int cp = curPost;
+        int idx = cp & wqeMask;
         long ctrl = (long) idx * WQEBB;
-        int fence = (flags & SEND_FENCE) != 0 ? CTRL_FENCE : fmCache;
+        int fmCeSe = sqSignalBits | ((flags & SEND_FENCE) != 0 ? CTRL_FENCE : fmCache) | CE_SE[(flags >>> 1) & 3];
         fmCache = 0;
-        q.set(BE32, ctrl + 8, 0);
-        q.set(U8, ctrl + 11, (byte) (sqSignalBits | fence | ((flags & SEND_SIGNALED) != 0 ? CTRL_CQ_UPDATE : 0)
-                | ((flags & SEND_SOLICITED) != 0 ? CTRL_SOLICITED : 0)));
-        q.set(BE32, ctrl + 12, opcode == WR_SEND_WITH_IMM || opcode == WR_RDMA_WRITE_WITH_IMM
-                || opcode == WR_SEND_WITH_INV ? immOrInv : 0);
+        int imm = ((IMM_OPS >>> opcode) & 1) != 0 ? Integer.reverseBytes(immOrInv) : 0;
+        // bytes 8-11 be32(fm_ce_se): signature, 2 reserved, fm_ce_se; bytes 12-15 the immediate (big-endian)
+        q.set(RAW64, ctrl + 8, ((long) fmCeSe << 24) | ((long) imm << 32));
         long seg = ctrl + 16;
         int size = 1;
-        boolean atomic = opcode == WR_ATOMIC_CMP_AND_SWP || opcode == WR_ATOMIC_FETCH_AND_ADD;
-        if (opcode == WR_RDMA_READ || opcode == WR_RDMA_WRITE || opcode == WR_RDMA_WRITE_WITH_IMM || atomic) {
-            q.set(BE64, seg, raddr); // set_raddr_seg
-            q.set(BE32, seg + 8, rkey);
-            q.set(BE32, seg + 12, 0);
+        if (((RADDR_OPS >>> opcode) & 1) != 0) {
+            q.set(RAW64, seg, Long.reverseBytes(raddr)); // set_raddr_seg
+            q.set(RAW64, seg + 8, Integer.reverseBytes(rkey) & 0xFFFF_FFFFL);
             seg += 16;
             size++;
-            if (atomic) { // set_atomic_seg: FA writes only swap_add (compare stays as it was, the HCA ignores it)
-                if (opcode == WR_ATOMIC_CMP_AND_SWP) {
-                    q.set(BE64, seg, swap);
-                    q.set(BE64, seg + 8, compareAdd);
-                } else {
-                    q.set(BE64, seg, compareAdd);
-                }
-                seg += 16;
-                size++;
-            }
         }
-        if ((flags & SEND_INLINE) != 0 && nsge > 0) {
-            size += writeInline(seg, from, nsge, len, src, srcOff);
-            inl = true;
+        boolean atomic = ((ATOMIC_OPS >>> opcode) & 1) != 0;
+        if (atomic) {
+            atomicSeg(seg, opcode, swap, compareAdd);
+            seg += 16;
+            size++;
+        }
+        wCtrl = ctrl;
+        wSeg = seg;
+        wSize = size;
+        wWord0 = Integer.reverseBytes(((cp & 0xffff) << 8) | MLX5_OPCODE[opcode]);
+        wAtomic = atomic;
+        wInline = false;
+        wInlineBytes = 0;
+        return idx;
+    }
+
+    /** set_atomic_seg: FA writes only swap_add (compare stays as it was, the HCA ignores it). */
+    private void atomicSeg(long seg, int opcode, long swap, long compareAdd) {
+        if (opcode == WR_ATOMIC_CMP_AND_SWP) {
+            sq.set(RAW64, seg, Long.reverseBytes(swap));
+            sq.set(RAW64, seg + 8, Long.reverseBytes(compareAdd));
         } else {
-            long d = seg;
-            for (int i = from; i < from + nsge; i++) {
-                if (d == qend) {
-                    d = 0;
-                }
-                int l = len[i];
-                if (l != 0) { // set_data_ptr_seg / set_data_ptr_seg_atomic; empty SGEs take no segment
-                    q.set(BE32, d, atomic ? ATOMIC_SIZE : l);
-                    q.set(BE32, d + 4, lkey[i]);
-                    q.set(BE64, d + 8, addr[i]);
-                    d += 16;
-                    size++;
-                }
-            }
+            sq.set(RAW64, seg, Long.reverseBytes(compareAdd));
         }
-        q.set(BE32, ctrl, ((curPost & 0xffff) << 8) | MLX5_OPCODE[opcode]);
-        q.set(BE32, ctrl + 4, size | qpnShifted);
-        wqeHead[idx] = head + nreq;
+    }
+
+    /** set_data_ptr_seg (set_data_ptr_seg_atomic: length 8) of the WR being built; an empty SGE takes no segment. */
+    void data(long addr, int len, int lkey) {
+        if (len == 0) {
+            return;
+        }
+        long d = wSeg;
+        if (d == qend) {
+            d = 0;
+        }
+        MemorySegment q = sq;
+        int l = wAtomic ? ATOMIC_SIZE : len;
+        q.set(RAW64, d, (Integer.reverseBytes(l) & 0xFFFF_FFFFL) | ((long) Integer.reverseBytes(lkey) << 32));
+        q.set(RAW64, d + 8, Long.reverseBytes(addr));
+        wSeg = d + 16;
+        wSize++;
+    }
+
+    /**
+     * set_data_inl_seg of the WR being built: appends {@code len} bytes of {@code src} at {@code off} to its inline
+     * payload (after the segment's 4-byte header, which {@link #end} writes), wrapping at the queue's end.
+     */
+    void inlineData(MemorySegment src, long off, int len) {
+        MemorySegment q = sq;
+        long w = wSeg + 4 + wInlineBytes;
+        if (w >= qend) {
+            w -= qend;
+        }
+        wInline = true;
+        wInlineBytes += len;
+        long first = Math.min(len, qend - w);
+        MemorySegment.copy(src, off, q, w, first);
+        if (first < len) {
+            MemorySegment.copy(src, off + first, q, 0, len - first);
+        }
+    }
+
+    /** Ends the WR being built: the inline header, control segment bytes 0-7 (index, opcode, QP number, size). */
+    void end() {
+        MemorySegment q = sq;
+        int size = wSize;
+        if (wInline) {
+            int total = wInlineBytes;
+            if (total != 0) {
+                q.set(BE32, wSeg, total | INLINE_SEG);
+                size += (total + 4 + 15) / 16;
+            }
+            inl = true;
+        }
+        long ctrl = wCtrl;
+        q.set(RAW64, ctrl, (wWord0 & 0xFFFF_FFFFL) | ((long) (qpnDs | (size << 24)) << 32));
+        wqeHead[(int) (ctrl >>> 6)] = head + nreq;
         curPost += (size * 16 + WQEBB - 1) / WQEBB;
         nreq++;
         lastCtrl = ctrl;
         lastSize = size;
-        return idx;
     }
 
-    /** set_data_inl_seg: the payloads back to back after a 4-byte header, wrapping at the queue's end. */
-    private int writeInline(long seg, int from, int nsge, int[] len, MemorySegment[] src, long[] srcOff) {
-        MemorySegment q = sq;
-        long w = seg + 4;
-        int total = 0;
-        for (int i = from; i < from + nsge; i++) {
-            int l = len[i];
-            total += l;
-            long first = Math.min(l, qend - w);
-            MemorySegment.copy(src[i], srcOff[i], q, w, first);
-            if (first < l) {
-                MemorySegment.copy(src[i], srcOff[i] + first, q, 0, l - first);
-                w = l - first;
-            } else {
-                w += l;
-            }
-        }
-        if (total == 0) {
-            return 0;
-        }
-        q.set(BE32, seg, total | INLINE_SEG);
-        return (total + 4 + 15) / 16;
+    /** Drops the WRs written since the last {@link #ring} (a chain refused before its doorbell): cur_post returns. */
+    void abort(int chainStart) {
+        curPost = chainStart;
+        nreq = 0;
+        inl = false;
     }
 
     /**
      * Ends the chain (post_send_db): publishes the WQEs with the doorbell record, then writes the doorbell: a
      * BlueFlame copy of a single WQE when libmlx5 would, else the first 8 bytes of the last WQE's control segment.
-     * Nothing happens for an empty chain.
+     * Nothing happens for an empty chain. libmlx5's barriers: a full fence before the doorbell (mmio_wc_start).
      */
     void ring() {
+        ring(false);
+    }
+
+    /**
+     * {@link #ring()}; {@code wqesFenced}: the caller ran a full fence after the last WQE store (DirectSendQueue's
+     * publish), so none is needed before the doorbell. Why that is enough on x86 (the only platform this path
+     * claims; libmlx5 uses sfence there): mmio_wc_start orders the WQE and doorbell-record stores (write-back
+     * memory) before the doorbell's stores to the write-combining UAR. The WQEs are ordered by that earlier locked
+     * instruction, which drains the store buffer. The record store that follows it is a plain store, and x86 makes
+     * a core's stores visible in program order (the WC store leaves the store buffer after it; the record is read
+     * by the device through coherent DMA). A late record costs no safety anyway: the doorbell itself names the
+     * WQE counter. The locked instruction after the doorbell (mmio_flush_writes) stays: it flushes the WC buffer,
+     * without which the doorbell could linger.
+     */
+    void ring(boolean wqesFenced) {
         int n = nreq;
         if (n == 0) {
             return;
@@ -228,8 +312,10 @@ final class WqeWriter {
         // udma_to_device_barrier (a compiler barrier on x86): the WQE stores before the record store
         VarHandle.releaseFence();
         dbrec.set(BE32, 4, curPost & 0xffff);
-        // mmio_wc_start (sfence on x86): a locked instruction also drains the write-combining buffers
-        VarHandle.fullFence();
+        if (!wqesFenced) {
+            // mmio_wc_start (sfence on x86): a locked instruction also drains the write-combining buffers
+            VarHandle.fullFence();
+        }
         MemorySegment reg = bf;
         long dst = bfOffset;
         if (!shutUpBf && n == 1 && bfUsable && (inl || preferBf) && lastSize > 1 && lastSize <= bfSize / 16) {

@@ -374,6 +374,52 @@ class Mlx5EndToEndTest {
     }
 
     @Test
+    void aWrBeyondTheQueuesRoomIsRefusedWhenStartedAndTheRestPosts() throws Throwable {
+        assertThat(dsq.room()).isEqualTo(16);
+        for (int k = 0; k < 16; k++) {
+            dsq.rdmaWrite(100 + k, k == 15 ? SIG : 0, mrRemote.rkey(), remote.address() + 64L * k)
+                    .sge(mrLocal, 64L * k, 64);
+        }
+        assertThat(dsq.room()).isZero();
+        assertThatThrownBy(() -> dsq.rdmaWrite(116, SIG, mrRemote.rkey(), remote.address()))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("full");
+        assertThat(dsq.post()).isEqualTo(16);
+        assertThat(ring()).isEqualTo(16);
+        assertThat(pollOne().wrId()).isEqualTo(115);
+        assertThat(dsq.room()).isEqualTo(16);
+        assertThat(bytes(remote, 0, 1024)).isEqualTo(bytes(local, 0, 1024));
+    }
+
+    @Test
+    void anOpenChainHoldsTheProducerGuardUntilItsPostOrClear() throws Throwable {
+        dsq.rdmaWrite(70, SIG, mrRemote.rkey(), remote.address()).sge(mrLocal, 0, 8);
+        // the WQE is in the ring beyond the producer index: the device sees nothing before the doorbell record
+        assertThat(ring()).isZero();
+        qp.sendRequests().send(71, SIG).sge(mrLocal, 0, 8);
+        assertThatThrownBy(() -> qp.sendRequests().post()).isInstanceOf(IllegalStateException.class);
+        qp.sendRequests().clear();
+        dsq.clear();
+        assertThat(dsq.pending()).isZero();
+        assertThat(ring()).as("a cleared chain is never rung").isZero();
+        dsq.rdmaWrite(72, SIG, mrRemote.rkey(), remote.address()).sge(mrLocal, 8, 8);
+        assertThat(dsq.post()).isEqualTo(1);
+        assertThat(ring()).isEqualTo(1);
+        assertThat(pollOne().wrId()).isEqualTo(72);
+    }
+
+    @Test
+    void aQueuePairClosedWhileAChainIsOpenRefusesItsNextWrite() throws Throwable {
+        dsq.rdmaWrite(80, SIG, mrRemote.rkey(), remote.address());
+        qp.close(); // on this thread: takes the chain's guard, unmaps the ring
+        assertThatThrownBy(() -> dsq.sge(mrLocal, 0, 8)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+        assertThat(dsq.pending()).as("the chain was dropped").isZero();
+        assertThatThrownBy(() -> dsq.rdmaWrite(81, SIG, mrRemote.rkey(), remote.address()))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThat(ring()).isZero();
+    }
+
+    @Test
     void postAndPollAllocateNothing() throws Throwable {
         // com.sun.management.ThreadMXBean.getCurrentThreadAllocatedBytes, reflectively: core does not read
         // java.management, and the tests compile inside it

@@ -73,7 +73,16 @@ class Mlx5PollOracleTest {
                 for (int i = 0; i < rq.length; i++) {
                     rq[i] = 0x5200000000L + i;
                 }
-                p.attach(new CqePoller.Target(c.qpn, sq, rq, null));
+                // the send side as DirectSendQueue attaches it: the caller's wr_ids by WQE index (here the same
+                // values) and a sink that must be called once per poll, with the last send completion's WQE
+                int[] retired = {0, -1};
+                CqePoller.Target target = new CqePoller.Target(c.qpn, null, rq, null);
+                target.send(sq, sq, (idx, wr) -> {
+                    retired[0]++;
+                    retired[1] = idx;
+                    return wr;
+                });
+                p.attach(target);
                 MemorySegment wcs = arena.allocate(64 * CqePoller.WC_SIZE);
                 laps = Math.max(laps, c.laps);
                 for (String op : c.ops) {
@@ -84,6 +93,7 @@ class Mlx5PollOracleTest {
                         case "L" -> {
                             int n = Integer.parseInt(a[1]);
                             wcs.fill((byte) 0xCC);
+                            retired[0] = 0;
                             int rc = p.poll(wcs, n);
                             assertThat(String.format("N %d %d %08x", rc, Integer.toUnsignedLong(p.consIndex),
                                     dbrec.get(WqeWriter.BE32, 0))).as(() -> c.ops.toString()).isEqualTo(out.next());
@@ -93,6 +103,20 @@ class Mlx5PollOracleTest {
                                 int status = wcs.get(ValueLayout.JAVA_INT, i * CqePoller.WC_SIZE
                                         + ibv_wc.status$offset());
                                 errors += status != 0 ? 1 : 0;
+                            }
+                            int lastSend = -1;
+                            for (int i = 0; i < rc; i++) {
+                                long id = wcs.get(ValueLayout.JAVA_LONG, i * CqePoller.WC_SIZE);
+                                if (id >>> 32 == 0x51) {
+                                    lastSend = (int) (id - 0x5100000000L);
+                                }
+                            }
+                            if (rc >= 0) {
+                                assertThat(retired[0]).as("retirements in one poll").isEqualTo(lastSend < 0 ? 0 : 1);
+                                if (lastSend >= 0) {
+                                    assertThat(retired[1]).as("retired through the last send completion")
+                                            .isEqualTo(lastSend);
+                                }
                             }
                             polled += Math.max(rc, 0);
                         }

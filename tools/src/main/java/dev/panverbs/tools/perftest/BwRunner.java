@@ -41,7 +41,6 @@ final class BwRunner {
         final int numQps = p.numQps;
         final int postList = p.postList;
         final int cqMod = p.cqMod;
-        final int txDepth = p.txDepth;
         final boolean duration = p.testType == TestType.DURATION;
         final boolean noPeak = p.noPeak;
         final long iters = p.iters;
@@ -75,23 +74,106 @@ final class BwRunner {
                 }
             }
         }
-        final Cq cq = res.sendCq();
         DurationTimer t = null;
         if (duration) {
             t = new DurationTimer();
             timer = t;
             t.start(p.duration, p.margin);
         }
-        long totscnt = 0;
-        long totccnt = 0;
-        long counted = 0;
-        long lastProgress = System.nanoTime();
-        int idle = 0;
+        Sender st = new Sender(qps, local, remote, localBase, remoteBase, scnt, ccnt, listMask, cycle, inc, slots,
+                totIters, t);
         if (!duration && noPeak) {
             tposted[0] = System.nanoTime();
         }
         try {
-            while (totscnt < totIters || totccnt < totIters || (duration && t.state() != DurationTimer.END)) {
+            while (senderRounds(st)) {
+                // the rounds run in senderRounds: see LatencyRunner.ROUNDS
+            }
+        } finally {
+            if (t != null) {
+                t.cancel();
+            }
+        }
+        long counted = st.counted;
+        if (duration) {
+            tposted[0] = t.sampleStart();
+            tcompleted[0] = t.sampleEnd();
+            measuredIters = counted;
+        } else {
+            if (noPeak) {
+                tcompleted[0] = System.nanoTime();
+            }
+            measuredIters = iters;
+        }
+    }
+
+    /** The sender's state between calls of {@link #senderRounds}. */
+    private static final class Sender {
+        final Qp[] qps;
+        final long[][] local;
+        final long[][] remote;
+        final long[] localBase;
+        final long[] remoteBase;
+        final long[] scnt;
+        final long[] ccnt;
+        final long listMask;
+        final boolean cycle;
+        final long inc;
+        final long slots;
+        final long totIters;
+        final DurationTimer t;
+        long totscnt;
+        long totccnt;
+        long counted;
+        long lastProgress = System.nanoTime();
+        int idle;
+        int idleCheck = 1;
+
+        Sender(Qp[] qps, long[][] local, long[][] remote, long[] localBase, long[] remoteBase, long[] scnt,
+               long[] ccnt, long listMask, boolean cycle, long inc, long slots, long totIters, DurationTimer t) {
+            this.qps = qps;
+            this.local = local;
+            this.remote = remote;
+            this.localBase = localBase;
+            this.remoteBase = remoteBase;
+            this.scnt = scnt;
+            this.ccnt = ccnt;
+            this.listMask = listMask;
+            this.cycle = cycle;
+            this.inc = inc;
+            this.slots = slots;
+            this.totIters = totIters;
+            this.t = t;
+        }
+    }
+
+    /**
+     * Up to {@link LatencyRunner#ROUNDS} passes of {@code run_iter_bw}'s loop (post what fits on every QP, poll
+     * once); false when the run is over. A method called many times, so that the timed run calls the code C2
+     * compiled during the JIT warm-up (see LatencyRunner.ROUNDS).
+     */
+    private boolean senderRounds(Sender st) {
+        final int numQps = p.numQps;
+        final int postList = p.postList;
+        final int cqMod = p.cqMod;
+        final int txDepth = p.txDepth;
+        final boolean duration = p.testType == TestType.DURATION;
+        final boolean noPeak = p.noPeak;
+        final long iters = p.iters;
+        final long totIters = st.totIters;
+        final long[] scnt = st.scnt;
+        final long[] ccnt = st.ccnt;
+        final DurationTimer t = st.t;
+        final Cq cq = res.sendCq();
+        long totscnt = st.totscnt;
+        long totccnt = st.totccnt;
+        boolean more = true;
+        try {
+            for (int round = 0; round < LatencyRunner.ROUNDS; round++) {
+                if (!(totscnt < totIters || totccnt < totIters || (duration && t.state() != DurationTimer.END))) {
+                    more = false;
+                    break;
+                }
                 for (int index = 0; index < numQps; index++) {
                     while ((scnt[index] < iters || duration) && scnt[index] - ccnt[index] + postList <= txDepth) {
                         long mask;
@@ -99,7 +181,7 @@ final class BwRunner {
                             long k = scnt[index];
                             mask = (k % cqMod == cqMod - 1 || (!duration && k == iters - 1)) ? 1 : 0;
                         } else {
-                            mask = listMask;
+                            mask = st.listMask;
                         }
                         if (!noPeak) {
                             tposted[(int) totscnt] = System.nanoTime();
@@ -107,18 +189,18 @@ final class BwRunner {
                         if (duration && t.state() == DurationTimer.END) {
                             break;
                         }
-                        int err = qps[index].post(postList, local[index], remote[index], mask, index);
+                        int err = st.qps[index].post(postList, st.local[index], st.remote[index], mask, index);
                         if (err != 0) {
                             throw new RunFailure("Couldn't post send: qp " + index + " scnt=" + scnt[index] + " \n"
                                     + " (" + Errno.describe(err) + ")");
                         }
-                        if (cycle) {
+                        if (st.cycle) {
                             long s = scnt[index];
-                            local[index][0] += inc;
-                            remote[index][0] += inc;
-                            if ((s + 1) % slots == 0) {
-                                local[index][0] = localBase[index];
-                                remote[index][0] = remoteBase[index];
+                            st.local[index][0] += st.inc;
+                            st.remote[index][0] += st.inc;
+                            if ((s + 1) % st.slots == 0) {
+                                st.local[index][0] = st.localBase[index];
+                                st.remote[index][0] = st.remoteBase[index];
                             }
                         }
                         scnt[index] += postList;
@@ -132,8 +214,8 @@ final class BwRunner {
                     }
                     int ne = cq.poll(VerbsEngine.Cq.BATCH);
                     if (ne > 0) {
-                        idle = 0;
-                        lastProgress = System.nanoTime();
+                        st.idle = 0;
+                        st.idleCheck = 1;
                         for (int i = 0; i < ne; i++) {
                             int wcId = (int) cq.wrId(i);
                             int status = cq.status(i);
@@ -147,14 +229,18 @@ final class BwRunner {
                                 tcompleted[(int) (totccnt > totIters ? totIters - 1 : totccnt - 1)] = now;
                             }
                             if (duration && t.state() == DurationTimer.SAMPLE) {
-                                counted += cqMod;
+                                st.counted += cqMod;
                             }
                         }
                     } else if (ne < 0) {
                         throw new RunFailure("poll CQ failed " + ne);
-                    } else if (++idle >= 4096) {
-                        idle = 0;
-                        if (System.nanoTime() - lastProgress > timeoutNanos) {
+                    } else if (++st.idle == st.idleCheck) {
+                        // at 1, 2, 4, ... empty polls in a row: a branch the warm-up takes too
+                        st.idleCheck += Math.min(st.idleCheck, 4096);
+                        long now = System.nanoTime();
+                        if (st.idle == 1) {
+                            st.lastProgress = now;
+                        } else if (now - st.lastProgress > timeoutNanos) {
                             throw new RunFailure(" No completion for " + p.timeoutSeconds + " s (scnt=" + totscnt
                                     + ", ccnt=" + totccnt + "): the peer is gone or its QP is not ready");
                         }
@@ -162,20 +248,10 @@ final class BwRunner {
                 }
             }
         } finally {
-            if (t != null) {
-                t.cancel();
-            }
+            st.totscnt = totscnt;
+            st.totccnt = totccnt;
         }
-        if (duration) {
-            tposted[0] = t.sampleStart();
-            tcompleted[0] = t.sampleEnd();
-            measuredIters = counted;
-        } else {
-            if (noPeak) {
-                tcompleted[0] = System.nanoTime();
-            }
-            measuredIters = iters;
-        }
+        return more;
     }
 
     /**
@@ -194,21 +270,83 @@ final class BwRunner {
         final boolean cycle = layout.cycles(recvLength);
         final long inc = BufferLayout.inc(p.size, layout.cacheLine);
         final long slots = layout.slots(p.size);
-        final Cq cq = res.recvCq();
         final Qp[] qps = new Qp[numQps];
         final int[] lkeys = new int[numQps];
         for (int i = 0; i < numQps; i++) {
             qps[i] = res.qp(i);
             lkeys[i] = res.lkey(layout.mrOf(i));
         }
-        DurationTimer t = null;
-        long rcnt = 0;
-        long counted = 0;
+        Receiver st = new Receiver(qps, lkeys, recvBase, nextRecv, posted, recvLength, cycle, inc, slots, totIters);
+        try {
+            while (receiverRounds(st)) {
+                // the rounds run in receiverRounds: see LatencyRunner.ROUNDS
+            }
+        } finally {
+            if (timer != null) {
+                timer.cancel();
+            }
+        }
+        if (duration) {
+            tposted[0] = timer.sampleStart();
+            tcompleted[0] = timer.sampleEnd();
+            measuredIters = st.counted;
+        } else {
+            tcompleted[0] = System.nanoTime();
+            measuredIters = iters;
+        }
+    }
+
+    /** The receiver's state between calls of {@link #receiverRounds}. */
+    private static final class Receiver {
+        final Qp[] qps;
+        final int[] lkeys;
+        final long[] recvBase;
+        final long[] nextRecv;
+        final long[] posted;
+        final int recvLength;
+        final boolean cycle;
+        final long inc;
+        final long slots;
+        final long totIters;
+        long rcnt;
+        long counted;
         boolean firstRx = true;
         long lastProgress = System.nanoTime();
-        int idle = 0;
+        int idle;
+        int idleCheck = 1;
+
+        Receiver(Qp[] qps, int[] lkeys, long[] recvBase, long[] nextRecv, long[] posted, int recvLength,
+                 boolean cycle, long inc, long slots, long totIters) {
+            this.qps = qps;
+            this.lkeys = lkeys;
+            this.recvBase = recvBase;
+            this.nextRecv = nextRecv;
+            this.posted = posted;
+            this.recvLength = recvLength;
+            this.cycle = cycle;
+            this.inc = inc;
+            this.slots = slots;
+            this.totIters = totIters;
+        }
+    }
+
+    /** Up to {@link LatencyRunner#ROUNDS} passes of {@code run_iter_bw_server}'s loop; false when it is over. */
+    private boolean receiverRounds(Receiver st) {
+        final boolean duration = p.testType == TestType.DURATION;
+        final long iters = p.iters;
+        final long totIters = st.totIters;
+        final Cq cq = res.recvCq();
+        final long[] posted = st.posted;
+        final long[] nextRecv = st.nextRecv;
+        DurationTimer t = timer; // -D: started at the first message received
+        long rcnt = st.rcnt;
+        boolean more = true;
         try {
-            while (rcnt < totIters || (duration && (t == null || t.state() != DurationTimer.END))) {
+            for (int round = 0; round < LatencyRunner.ROUNDS; round++) {
+                if (!(rcnt < totIters || (duration && (t == null || t.state() != DurationTimer.END)))) {
+                    more = false;
+                    break;
+                }
                 if (p.useEvent && !cq.awaitEvent(p.timeoutSeconds * 1000L)) {
                     throw receiveStall(rcnt, totIters);
                 }
@@ -219,10 +357,10 @@ final class BwRunner {
                     }
                     ne = cq.poll(VerbsEngine.Cq.BATCH);
                     if (ne > 0) {
-                        idle = 0;
-                        lastProgress = System.nanoTime();
-                        if (firstRx) {
-                            firstRx = false;
+                        st.idle = 0;
+                        st.idleCheck = 1;
+                        if (st.firstRx) {
+                            st.firstRx = false;
                             if (duration) {
                                 t = new DurationTimer();
                                 timer = t;
@@ -238,19 +376,19 @@ final class BwRunner {
                             }
                             rcnt++;
                             if (duration && t.state() == DurationTimer.SAMPLE) {
-                                counted++;
+                                st.counted++;
                             }
                             if (duration || posted[wcId] + 1 <= iters) {
-                                int err = qps[wcId].postRecv(nextRecv[wcId], recvLength, lkeys[wcId], wcId);
+                                int err = st.qps[wcId].postRecv(nextRecv[wcId], st.recvLength, st.lkeys[wcId], wcId);
                                 if (err != 0) {
                                     throw new RunFailure("Couldn't post recv Qp=" + wcId + " rcnt=" + rcnt
                                             + " (" + Errno.describe(err) + ")");
                                 }
                                 posted[wcId]++;
-                                if (cycle) {
-                                    nextRecv[wcId] += inc;
-                                    if ((posted[wcId] + 1) % slots == 0) {
-                                        nextRecv[wcId] = recvBase[wcId];
+                                if (st.cycle) {
+                                    nextRecv[wcId] += st.inc;
+                                    if ((posted[wcId] + 1) % st.slots == 0) {
+                                        nextRecv[wcId] = st.recvBase[wcId];
                                     }
                                 }
                             }
@@ -259,26 +397,20 @@ final class BwRunner {
                         throw new RunFailure("Poll Receive CQ failed " + ne);
                     }
                 } while (ne > 0);
-                if (++idle >= 1024) {
-                    idle = 0;
-                    if (System.nanoTime() - lastProgress > timeoutNanos) {
+                if (++st.idle == st.idleCheck) { // at 1, 2, 4, ... passes without a completion (see senderRounds)
+                    st.idleCheck += Math.min(st.idleCheck, 1024);
+                    long now = System.nanoTime();
+                    if (st.idle == 1) {
+                        st.lastProgress = now;
+                    } else if (now - st.lastProgress > timeoutNanos) {
                         throw receiveStall(rcnt, totIters);
                     }
                 }
             }
         } finally {
-            if (t != null) {
-                t.cancel();
-            }
+            st.rcnt = rcnt;
         }
-        if (duration) {
-            tposted[0] = t.sampleStart();
-            tcompleted[0] = t.sampleEnd();
-            measuredIters = counted;
-        } else {
-            tcompleted[0] = System.nanoTime();
-            measuredIters = iters;
-        }
+        return more;
     }
 
     private RunFailure receiveStall(long rcnt, long total) {

@@ -45,6 +45,9 @@ final class DirectWqe {
 
         /** The same contract as {@code CoreQp.post}: 0, or ENOMEM when the send queue has no room for all. */
         int post(int count, long[] localAddr, long[] remoteAddr, long mask, long wrId) {
+            if (dsq.room() < count) {
+                return 12; // ENOMEM: the send queue is full
+            }
             for (int k = 0; k < count; k++) {
                 int flags = ((mask >>> k) & 1) != 0 ? SendFlag.SIGNALED_BIT : 0;
                 switch (verb) {
@@ -58,10 +61,7 @@ final class DirectWqe {
                     dsq.sge(mr, localAddr[k] - mrBase, length);
                 }
             }
-            if (dsq.post() < count) {
-                dsq.clear();
-                return 12; // ENOMEM: the send queue is full
-            }
+            dsq.post();
             return 0;
         }
     }

@@ -17,6 +17,19 @@ import java.lang.invoke.VarHandle;
 final class LatencyRunner {
     /** Volatile byte access: the peer's NIC writes the polled byte behind the JIT's back. */
     private static final VarHandle BYTE = ValueLayout.JAVA_BYTE.varHandle();
+    /**
+     * Rounds per call of the round methods. The timed loop must run code C2 compiled during the JIT warm-up
+     * ({@link Warmup}). A single long loop gets only an OSR compilation, and C2 turns the branch that ends the
+     * loop into an uncommon trap (it was never taken while compiling): at the end of the warm-up's run the OSR
+     * code deoptimizes and is discarded, and the timed run starts interpreted and compiles again while it is
+     * timed (seen on rxe with -Xlog:jit+compilation: "made not entrant: uncommon trap" at the loop's exit test).
+     * A method called every few rounds is compiled normally, its returns are not traps, and the timed run calls
+     * the compiled code from its first round. For the same reason each rare branch in the rounds (the timeout
+     * checks of the spin loops) is one the warm-up takes too: C2 traps on a branch it never saw taken.
+     */
+    static final int ROUNDS = 8;
+    /** The spin loops read the clock at 1, 2, 4, ... spins, then every this many. */
+    private static final int MAX_CHECK_SPINS = 1 << 16;
 
     private final PerftestParameters p;
     private final Qp qp;
@@ -26,6 +39,12 @@ final class LatencyRunner {
     final long[] tposted;
     long measuredIters;
     DurationTimer timer;
+    /** The loop counters, kept here between batches of {@link #ROUNDS} rounds. */
+    private long scnt;
+    private long ccnt;
+    private long rcnt;
+    private long counted;
+    private boolean firstRx;
 
     LatencyRunner(PerftestParameters p, VerbsEngine.Resources res) {
         this.p = p;
@@ -49,68 +68,95 @@ final class LatencyRunner {
      */
     void runWrite(MemorySegment buf, long postOffset, long pollOffset, long localAddr, long remoteAddr) {
         final boolean duration = p.testType == TestType.DURATION;
-        final long iters = p.iters;
-        final boolean server = p.isServer();
         final long[] local = {localAddr};
         final long[] remote = {remoteAddr};
         DurationTimer t = duration ? startTimer() : null;
-        long scnt = 0;
-        long ccnt = 0;
-        long rcnt = 0;
-        long counted = 0;
+        scnt = 0;
+        ccnt = 0;
+        rcnt = 0;
+        counted = 0;
         try {
-            while (scnt < iters || ccnt < iters || rcnt < iters || (duration && t.state() != DurationTimer.END)) {
-                if ((rcnt < iters || duration) && !(scnt < 1 && server)) {
-                    rcnt++;
-                    byte want = (byte) rcnt;
-                    int spins = 0;
-                    long since = 0;
-                    while ((byte) BYTE.getVolatile(buf, pollOffset) != want
-                            && (t == null || t.state() != DurationTimer.END)) {
-                        if (++spins == 1 << 16) {
-                            spins = 0;
-                            long now = System.nanoTime();
-                            if (since == 0) {
-                                since = now;
-                            } else if (now - since > timeoutNanos) {
-                                throw new RunFailure(" The peer's write number " + rcnt + " did not arrive within "
-                                        + p.timeoutSeconds + " s: is the peer still running, with the same -n and -s?");
-                            }
-                        }
-                    }
-                }
-                if (scnt < iters || duration) {
-                    if (p.latencyGap > 0) {
-                        gap();
-                    }
-                    if (!duration) {
-                        tposted[(int) scnt] = System.nanoTime();
-                    }
-                    BYTE.setVolatile(buf, postOffset, (byte) ++scnt);
-                    int err = qp.post(1, local, remote, 1, 0);
-                    if (err != 0) {
-                        throw new RunFailure("Couldn't post send: scnt=" + scnt + " (" + Errno.describe(err) + ")");
-                    }
-                }
-                if (duration && t.state() == DurationTimer.END) {
-                    break;
-                }
-                if (ccnt < iters || duration) {
-                    waitSend(scnt, ccnt);
-                    ccnt++;
-                    if (duration && t.state() == DurationTimer.SAMPLE) {
-                        counted++;
-                    }
-                }
+            while (writeRounds(buf, postOffset, pollOffset, local, remote, t, duration)) {
+                // the rounds run in writeRounds: see ROUNDS
             }
         } finally {
             if (t != null) {
                 t.cancel();
             }
         }
-        measuredIters = duration ? counted : iters;
+        measuredIters = duration ? counted : p.iters;
         if (duration) {
             keepAnswering(buf, pollOffset, postOffset, local, remote, rcnt, scnt, scnt - ccnt);
+        }
+    }
+
+    /** Up to {@link #ROUNDS} rounds of the write ping-pong; false when the run is over. */
+    private boolean writeRounds(MemorySegment buf, long postOffset, long pollOffset, long[] local, long[] remote,
+                                DurationTimer t, boolean duration) {
+        final long iters = p.iters;
+        final boolean server = p.isServer();
+        long scnt = this.scnt;
+        long ccnt = this.ccnt;
+        long rcnt = this.rcnt;
+        long counted = this.counted;
+        boolean more = true;
+        for (int k = 0; k < ROUNDS; k++) {
+            if (!(scnt < iters || ccnt < iters || rcnt < iters || (duration && t.state() != DurationTimer.END))) {
+                more = false;
+                break;
+            }
+            if ((rcnt < iters || duration) && !(scnt < 1 && server)) {
+                rcnt++;
+                awaitByte(buf, pollOffset, (byte) rcnt, t, rcnt);
+            }
+            if (scnt < iters || duration) {
+                if (p.latencyGap > 0) {
+                    gap();
+                }
+                if (!duration) {
+                    tposted[(int) scnt] = System.nanoTime();
+                }
+                BYTE.setVolatile(buf, postOffset, (byte) ++scnt);
+                int err = qp.post(1, local, remote, 1, 0);
+                if (err != 0) {
+                    throw new RunFailure("Couldn't post send: scnt=" + scnt + " (" + Errno.describe(err) + ")");
+                }
+            }
+            if (duration && t.state() == DurationTimer.END) {
+                more = false;
+                break;
+            }
+            if (ccnt < iters || duration) {
+                waitSend(scnt, ccnt);
+                ccnt++;
+                if (duration && t.state() == DurationTimer.SAMPLE) {
+                    counted++;
+                }
+            }
+        }
+        this.scnt = scnt;
+        this.ccnt = ccnt;
+        this.rcnt = rcnt;
+        this.counted = counted;
+        return more;
+    }
+
+    /** Spins until the peer's write number {@code n} (its low byte {@code want}) lands, or -D ends. */
+    private void awaitByte(MemorySegment buf, long pollOffset, byte want, DurationTimer t, long n) {
+        int spins = 0;
+        int check = 1;
+        long since = 0;
+        while ((byte) BYTE.getVolatile(buf, pollOffset) != want && (t == null || t.state() != DurationTimer.END)) {
+            if (++spins == check) { // at 1, 2, 4, ... spins: a branch every wait takes (see ROUNDS)
+                check += Math.min(check, MAX_CHECK_SPINS);
+                long now = System.nanoTime();
+                if (since == 0) {
+                    since = now;
+                } else if (now - since > timeoutNanos) {
+                    throw new RunFailure(" The peer's write number " + n + " did not arrive within "
+                            + p.timeoutSeconds + " s: is the peer still running, with the same -n and -s?");
+                }
+            }
         }
     }
 
@@ -145,41 +191,59 @@ final class LatencyRunner {
     /** ib_read_lat client: read, wait for its completion, repeat. */
     void runRead(long localAddr, long remoteAddr) {
         final boolean duration = p.testType == TestType.DURATION;
-        final long iters = p.iters;
         final long[] local = {localAddr};
         final long[] remote = {remoteAddr};
         DurationTimer t = duration ? startTimer() : null;
-        long scnt = 0;
-        long counted = 0;
+        scnt = 0;
+        counted = 0;
         try {
-            while (scnt < iters || (duration && t.state() != DurationTimer.END)) {
-                if (p.latencyGap > 0) {
-                    gap();
-                }
-                if (!duration) {
-                    tposted[(int) scnt++] = System.nanoTime();
-                }
-                int err = qp.post(1, local, remote, 1, 0);
-                if (err != 0) {
-                    throw new RunFailure("Couldn't post send: scnt=" + scnt + " (" + Errno.describe(err) + ")");
-                }
-                if (duration && t.state() == DurationTimer.END) {
-                    break;
-                }
-                if (p.useEvent && !sendCq.awaitEvent(p.timeoutSeconds * 1000L)) {
-                    throw new RunFailure(" No completion event for " + p.timeoutSeconds + " s");
-                }
-                waitSend(scnt, scnt);
-                if (duration && t.state() == DurationTimer.SAMPLE) {
-                    counted++;
-                }
+            while (readRounds(local, remote, t, duration)) {
+                // the rounds run in readRounds: see ROUNDS
             }
         } finally {
             if (t != null) {
                 t.cancel();
             }
         }
-        measuredIters = duration ? counted : iters;
+        measuredIters = duration ? counted : p.iters;
+    }
+
+    /** Up to {@link #ROUNDS} reads; false when the run is over. */
+    private boolean readRounds(long[] local, long[] remote, DurationTimer t, boolean duration) {
+        final long iters = p.iters;
+        long scnt = this.scnt;
+        long counted = this.counted;
+        boolean more = true;
+        for (int k = 0; k < ROUNDS; k++) {
+            if (!(scnt < iters || (duration && t.state() != DurationTimer.END))) {
+                more = false;
+                break;
+            }
+            if (p.latencyGap > 0) {
+                gap();
+            }
+            if (!duration) {
+                tposted[(int) scnt++] = System.nanoTime();
+            }
+            int err = qp.post(1, local, remote, 1, 0);
+            if (err != 0) {
+                throw new RunFailure("Couldn't post send: scnt=" + scnt + " (" + Errno.describe(err) + ")");
+            }
+            if (duration && t.state() == DurationTimer.END) {
+                more = false;
+                break;
+            }
+            if (p.useEvent && !sendCq.awaitEvent(p.timeoutSeconds * 1000L)) {
+                throw new RunFailure(" No completion event for " + p.timeoutSeconds + " s");
+            }
+            waitSend(scnt, scnt);
+            if (duration && t.state() == DurationTimer.SAMPLE) {
+                counted++;
+            }
+        }
+        this.scnt = scnt;
+        this.counted = counted;
+        return more;
     }
 
     /**
@@ -188,107 +252,142 @@ final class LatencyRunner {
      */
     void runSend(long localAddr, long recvAddr, int recvLength, int lkey, int rxDepth) {
         final boolean duration = p.testType == TestType.DURATION;
-        final long iters = p.iters;
-        final boolean client = p.isClient();
         final long[] local = {localAddr};
         final long[] none = {0};
-        final int cqMod = p.cqMod;
-        DurationTimer t = null;
-        long scnt = 0;
-        long rcnt = 0;
-        long counted = 0;
-        boolean firstRx = true;
+        scnt = 0;
+        rcnt = 0;
+        counted = 0;
+        firstRx = true;
         try {
-            while (scnt < iters || rcnt < iters || (duration && (t == null || t.state() != DurationTimer.END))) {
-                if ((rcnt < iters || duration) && !(scnt < 1 && client)) {
-                    if (p.useEvent && !recvCq.awaitEvent(p.timeoutSeconds * 1000L)) {
-                        throw new RunFailure(" No message from the peer for " + p.timeoutSeconds + " s (received "
-                                + rcnt + " of " + iters + ")");
-                    }
-                    long since = System.nanoTime();
-                    int ne;
-                    int spins = 0;
-                    do {
-                        ne = recvCq.poll(1);
-                        if (duration && t != null && t.state() == DurationTimer.END) {
-                            break;
-                        }
-                        if (ne == 0 && ++spins == 1 << 14) {
-                            spins = 0;
-                            if (System.nanoTime() - since > timeoutNanos) {
-                                throw new RunFailure(" No message from the peer for " + p.timeoutSeconds
-                                        + " s (received " + rcnt + " of " + iters + "): is it still running, with the"
-                                        + " same -n and -s? (UC/UD messages can be lost)");
-                            }
-                        }
-                    } while (ne == 0);
-                    if (ne > 0) {
-                        if (firstRx) {
-                            firstRx = false;
-                            if (duration) {
-                                t = startTimer();
-                            }
-                        }
-                        if (recvCq.status(0) != 0) {
-                            throw BwRunner.completionError(recvCq, 0, rcnt, rcnt, "server");
-                        }
-                        rcnt++;
-                        if (duration && t.state() == DurationTimer.SAMPLE) {
-                            counted++;
-                        }
-                        if (duration || rcnt + rxDepth <= iters) {
-                            int err = qp.postRecv(recvAddr, recvLength, lkey, 0);
-                            if (err != 0) {
-                                throw new RunFailure("Couldn't post recv: rcnt=" + rcnt + " ("
-                                        + Errno.describe(err) + ")");
-                            }
-                        }
-                    } else if (ne < 0) {
-                        throw new RunFailure("poll CQ failed " + ne);
-                    }
-                }
-                if (scnt < iters || (duration && t != null && t.state() != DurationTimer.END)
-                        || (duration && t == null)) {
-                    if (p.latencyGap > 0) {
-                        gap();
-                    }
-                    if (!duration) {
-                        tposted[(int) scnt] = System.nanoTime();
-                    }
-                    scnt++;
-                    boolean signaled = scnt % cqMod == 0 || (!duration && scnt == iters);
-                    if (duration && t != null && t.state() == DurationTimer.END) {
-                        break;
-                    }
-                    int err = qp.post(1, local, none, signaled ? 1 : 0, 0);
-                    if (err != 0) {
-                        throw new RunFailure("Couldn't post send: scnt=" + scnt + " (" + Errno.describe(err) + ")");
-                    }
-                    if (signaled) {
-                        if (p.useEvent && !sendCq.awaitEvent(p.timeoutSeconds * 1000L)) {
-                            throw new RunFailure(" No send completion event for " + p.timeoutSeconds + " s");
-                        }
-                        waitSend(scnt, scnt);
-                    }
-                }
+            while (sendRounds(local, none, recvAddr, recvLength, lkey, rxDepth, duration)) {
+                // the rounds run in sendRounds: see ROUNDS
             }
         } finally {
-            if (t != null) {
-                t.cancel();
+            if (timer != null) {
+                timer.cancel();
             }
         }
-        measuredIters = duration ? counted : iters;
+        measuredIters = duration ? counted : p.iters;
+    }
+
+    /** Up to {@link #ROUNDS} rounds of the send ping-pong; false when the run is over. */
+    private boolean sendRounds(long[] local, long[] none, long recvAddr, int recvLength, int lkey, int rxDepth,
+                               boolean duration) {
+        final long iters = p.iters;
+        final boolean client = p.isClient();
+        final int cqMod = p.cqMod;
+        DurationTimer t = timer; // -D: started at the first message received
+        long scnt = this.scnt;
+        long rcnt = this.rcnt;
+        long counted = this.counted;
+        boolean more = true;
+        for (int k = 0; k < ROUNDS; k++) {
+            if (!(scnt < iters || rcnt < iters || (duration && (t == null || t.state() != DurationTimer.END)))) {
+                more = false;
+                break;
+            }
+            if ((rcnt < iters || duration) && !(scnt < 1 && client)) {
+                if (p.useEvent && !recvCq.awaitEvent(p.timeoutSeconds * 1000L)) {
+                    throw new RunFailure(" No message from the peer for " + p.timeoutSeconds + " s (received "
+                            + rcnt + " of " + iters + ")");
+                }
+                int ne = awaitRecv(t, duration, rcnt);
+                if (ne > 0) {
+                    if (firstRx) {
+                        firstRx = false;
+                        if (duration) {
+                            t = startTimer();
+                        }
+                    }
+                    if (recvCq.status(0) != 0) {
+                        throw BwRunner.completionError(recvCq, 0, rcnt, rcnt, "server");
+                    }
+                    rcnt++;
+                    if (duration && t.state() == DurationTimer.SAMPLE) {
+                        counted++;
+                    }
+                    if (duration || rcnt + rxDepth <= iters) {
+                        int err = qp.postRecv(recvAddr, recvLength, lkey, 0);
+                        if (err != 0) {
+                            throw new RunFailure("Couldn't post recv: rcnt=" + rcnt + " ("
+                                    + Errno.describe(err) + ")");
+                        }
+                    }
+                } else if (ne < 0) {
+                    throw new RunFailure("poll CQ failed " + ne);
+                }
+            }
+            if (scnt < iters || (duration && t != null && t.state() != DurationTimer.END)
+                    || (duration && t == null)) {
+                if (p.latencyGap > 0) {
+                    gap();
+                }
+                if (!duration) {
+                    tposted[(int) scnt] = System.nanoTime();
+                }
+                scnt++;
+                boolean signaled = scnt % cqMod == 0 || (!duration && scnt == iters);
+                if (duration && t != null && t.state() == DurationTimer.END) {
+                    more = false;
+                    break;
+                }
+                int err = qp.post(1, local, none, signaled ? 1 : 0, 0);
+                if (err != 0) {
+                    throw new RunFailure("Couldn't post send: scnt=" + scnt + " (" + Errno.describe(err) + ")");
+                }
+                if (signaled) {
+                    if (p.useEvent && !sendCq.awaitEvent(p.timeoutSeconds * 1000L)) {
+                        throw new RunFailure(" No send completion event for " + p.timeoutSeconds + " s");
+                    }
+                    waitSend(scnt, scnt);
+                }
+            }
+        }
+        this.scnt = scnt;
+        this.rcnt = rcnt;
+        this.counted = counted;
+        return more;
+    }
+
+    /** Polls the receive CQ for one completion: its count (0 when -D ended first, negative on error). */
+    private int awaitRecv(DurationTimer t, boolean duration, long rcnt) {
+        int spins = 0;
+        int check = 1;
+        long since = 0;
+        int ne;
+        do {
+            ne = recvCq.poll(1);
+            if (duration && t != null && t.state() == DurationTimer.END) {
+                break;
+            }
+            if (ne == 0 && ++spins == check) { // at 1, 2, 4, ... spins: a branch every wait takes (see ROUNDS)
+                check += Math.min(check, MAX_CHECK_SPINS);
+                long now = System.nanoTime();
+                if (since == 0) {
+                    since = now;
+                } else if (now - since > timeoutNanos) {
+                    throw new RunFailure(" No message from the peer for " + p.timeoutSeconds
+                            + " s (received " + rcnt + " of " + p.iters + "): is it still running, with the"
+                            + " same -n and -s? (UC/UD messages can be lost)");
+                }
+            }
+        } while (ne == 0);
+        return ne;
     }
 
     private void waitSend(long scnt, long ccnt) {
-        long since = System.nanoTime();
         int spins = 0;
+        int check = 1;
+        long since = 0;
         int ne;
         do {
             ne = sendCq.poll(1);
-            if (ne == 0 && ++spins == 1 << 14) {
-                spins = 0;
-                if (System.nanoTime() - since > timeoutNanos) {
+            if (ne == 0 && ++spins == check) { // at 1, 2, 4, ... spins: a branch every wait takes (see ROUNDS)
+                check += Math.min(check, MAX_CHECK_SPINS);
+                long now = System.nanoTime();
+                if (since == 0) {
+                    since = now;
+                } else if (now - since > timeoutNanos) {
                     throw new RunFailure(" No send completion for " + p.timeoutSeconds + " s (scnt=" + scnt
                             + "): the peer is gone or not ready");
                 }

@@ -24,7 +24,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * the same code paths as the real run: a copy of the real parameters (transport, verb, QP count, depths, inline
  * size, moderation, post list, {@code ibv_wr_*} or old post), with only the iteration count, the message size
  * (at most 4 KiB, above any inline limit, so the same branches are taken) and the addresses changed. An
- * automatic warm-up is bounded in time (a probe, then what fits in 20 s or a third of --timeout), so a peer waiting
+ * automatic warm-up is bounded in time (a short probe, then what fits in 20 s or a third of --timeout), so a peer waiting
  * in the exchange never times out; an explicit {@code --jit_warmup=N} runs N iterations. -R/-z runs (an rdma_cm
  * exchange, whose peer would wait against CM and RNR timers) are not warmed up. Duration
  * runs (-D) are not warmed up: perftest's own margin (--margin) serves them.
@@ -35,14 +35,19 @@ final class Warmup {
      * run as a probe of 1000 and then as many more as fit in 20 s (a third of --timeout when that is shorter).
      */
     static final int AUTO_ITERATIONS = 20_000;
-    /** The first round of an automatic warm-up, which times the machine. */
-    static final int PROBE_ITERATIONS = 1000;
+    /**
+     * The first round of an automatic warm-up, which times the machine. Small: it is not bounded by the time budget,
+     * and on a loaded emulated machine 1000 iterations took 66 s, longer than the peer's 60 s patience in the exchange.
+     */
+    static final int PROBE_ITERATIONS = 200;
     /** At most this long for an automatic warm-up (or a third of --timeout, the peer's patience). */
     static final long MAX_BUDGET_NANOS = 20_000_000_000L;
     /** Largest message of the warm-up: the copies are not what is being compiled. */
     static final long MAX_SIZE = 4096;
-    /** How long to wait for queued compilations after the pair ends. */
-    private static final long SETTLE_LIMIT_NANOS = 5_000_000_000L;
+    /** How long to wait at most for queued compilations after the pair ends. */
+    private static final long SETTLE_LIMIT_NANOS = 10_000_000_000L;
+    /** The shortest quiet spell of the compiler that counts as drained. */
+    private static final long MIN_QUIET_NANOS = 200_000_000L;
 
     /** The run shapes this JVM has warmed up already (tools embedded in one process, the ITs). */
     private static final Set<String> WARMED = ConcurrentHashMap.newKeySet();
@@ -77,6 +82,7 @@ final class Warmup {
         int target = client.iters;
         int done = 0;
         int rc = 0;
+        long settleLimit = SETTLE_LIMIT_NANOS;
         if (p.jitWarmup > 0) {
             rc = runPair(server, client, engine, sink, target);
             done = target;
@@ -97,9 +103,12 @@ final class Warmup {
                     done += more;
                 }
             }
+            // the wait for the compiler counts against the budget too (a peer is waiting), but gets a moment
+            settleLimit = Math.min(SETTLE_LIMIT_NANOS,
+                    Math.max(2 * MIN_QUIET_NANOS, budget - (System.nanoTime() - start)));
         }
         long ran = System.nanoTime() - start;
-        long settled = settle();
+        long settled = settle(settleLimit);
         if (p.debug) {
             err.printf(" JIT warm-up: %d iterations of %d B in %d ms, compiler settled after %d ms%s%n",
                     done, client.size, ran / 1_000_000, settled / 1_000_000,
@@ -155,16 +164,23 @@ final class Warmup {
                 Boolean.toString(q.useOdp), q.ibDevName == null ? "" : q.ibDevName);
     }
 
-    /** Waits until the JIT's total compilation time stops growing (the queue is drained), at most 5 s. */
-    private static long settle() {
+    /**
+     * Waits until the JIT's total compilation time stops growing (the queue is drained), at most {@code limitNanos}. The JVM adds a
+     * compilation's time when it ends, so a quiet spell shorter than one compilation proves nothing: the spell
+     * needed is twice the largest step seen (one C2 compilation takes milliseconds on hardware and seconds under
+     * emulation, where a fixed 200 ms let the timed loop start with C2 still busy on its methods), at least 200 ms.
+     * An automatic warm-up waits at most what is left of its time budget (at least 400 ms).
+     */
+    private static long settle(long limitNanos) {
         CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
         long start = System.nanoTime();
         if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
             return 0;
         }
         long last = jit.getTotalCompilationTime();
-        int quiet = 0;
-        while (quiet < 4 && System.nanoTime() - start < SETTLE_LIMIT_NANOS) {
+        long quietSince = System.nanoTime();
+        long needNanos = MIN_QUIET_NANOS;
+        while (System.nanoTime() - quietSince < needNanos && System.nanoTime() - start < limitNanos) {
             try {
                 Thread.sleep(50);
             } catch (InterruptedException e) {
@@ -172,8 +188,11 @@ final class Warmup {
                 break;
             }
             long now = jit.getTotalCompilationTime();
-            quiet = now == last ? quiet + 1 : 0;
-            last = now;
+            if (now != last) {
+                needNanos = Math.max(needNanos, 2_000_000L * (now - last));
+                quietSince = System.nanoTime();
+                last = now;
+            }
         }
         return System.nanoTime() - start;
     }
