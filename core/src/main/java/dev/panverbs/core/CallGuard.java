@@ -20,13 +20,15 @@ import java.util.concurrent.locks.LockSupport;
  *       thread, two pollers break the single-consumer bookkeeping of completions.</li>
  * </ul>
  *
- * <p>Protocol (Dekker-style, asymmetric to keep the hot path free of fences): the caller publishes itself with an
- * opaque store, checks that the object is open (one volatile read), calls, and clears with a release store. The
- * closer first marks the object closing (the volatile CAS of {@code Resource.close}), then waits until no caller is
- * published. A caller that saw the object open has published its mark before the closer looked, except within the
- * CPU's store buffer (nanoseconds, after which the closer still has to finish a destroy syscall while that call
- * runs); a full fence would close that window at the price of a locked instruction per call, which poll and post do
- * not pay. The concurrent-caller check is best effort for the same reason (read then write, not a CAS).
+ * <p>Protocol (Dekker-style, asymmetric to keep the hot path free of fences): the caller publishes its thread id
+ * with a release store (a plain store on x86; a primitive, so no GC barrier), checks that the object is open (one
+ * volatile read), calls, and clears with a release store. The closer first marks the object closing (the volatile
+ * CAS of {@code Resource.close}), then waits until no caller is published. A caller that saw the object open has
+ * published its mark before the closer looked, except within the CPU's store buffer (nanoseconds, after which the
+ * closer still has to finish a destroy syscall while that call runs); a full fence would close that window at the
+ * price of a locked instruction per call, which poll does not pay (a post's one full fence, after its mark and
+ * before its state re-check, closes it there). The concurrent-caller check is best effort for the same reason
+ * (read then write, not a CAS).
  *
  * <p>The closer waits at most {@link #AWAIT_NANOS}; a holder that is still inside after that (a thread blocked for
  * seconds inside an open pass or batch) makes the destroy refuse, leaking the native object rather than freeing
@@ -40,14 +42,26 @@ final class CallGuard {
 
     static {
         try {
-            CALLER = MethodHandles.lookup().findVarHandle(CallGuard.class, "caller", Thread.class);
+            CALLER = MethodHandles.lookup().findVarHandle(CallGuard.class, "caller", long.class)
+                    .withInvokeExactBehavior();
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
 
+    /**
+     * The mark: the {@link Thread#threadId()} of the thread inside a call, 0 when none. A primitive, not the
+     * {@code Thread}: storing a reference into this (old-generation) object runs G1's post-write barrier, whose
+     * StoreLoad fence (a locked instruction) cost every post and poll as much as a full fence.
+     */
     @SuppressWarnings("unused") // through CALLER
-    private Thread caller;
+    private long caller;
+    /**
+     * The thread whose id {@link #caller} holds, for the closer's liveness check and for messages. Written by
+     * {@link #enter} only when a different thread enters (a reference store, so not per call), before the mark is
+     * released: whoever reads the mark with acquire semantics and then this field sees that thread.
+     */
+    private Thread callerThread;
     /**
      * A poll pass is open on the holder thread: the per-completion calls check this plain flag instead of the mark
      * (no thread lookup per read). Written by the holder; cleared by {@link #awaitIdle()} when the holder closes the
@@ -57,26 +71,31 @@ final class CallGuard {
 
     /** Hot path: marks {@code me} as inside a call; {@code false} (nothing marked) when a call already holds it. */
     boolean enter(Thread me) {
-        if (CALLER.getOpaque(this) != null) {
+        if ((long) CALLER.getOpaque(this) != 0L) {
             return false;
         }
-        CALLER.setOpaque(this, me);
+        if (callerThread != me) { // rare: another thread than the last one
+            callerThread = me;
+        }
+        CALLER.setRelease(this, me.threadId()); // a plain store on x86 and no barrier: the field is a primitive
         return true;
     }
 
     /** Hot path: the call returned. */
     void exit() {
-        CALLER.setRelease(this, (Thread) null);
+        CALLER.setRelease(this, 0L);
     }
 
     /** Whether {@code me} holds the mark (an open pass or batch of this thread). */
     boolean heldBy(Thread me) {
-        return CALLER.getOpaque(this) == me;
+        return (long) CALLER.getOpaque(this) == me.threadId();
     }
 
     /** The thread holding the mark, or null (messages only). */
     Thread holder() {
-        return (Thread) CALLER.getVolatile(this);
+        long id = (long) CALLER.getVolatile(this);
+        Thread t = callerThread;
+        return id != 0L && t != null && t.threadId() == id ? t : null;
     }
 
     /**
@@ -89,17 +108,18 @@ final class CallGuard {
         Thread me = Thread.currentThread();
         long deadline = System.nanoTime() + AWAIT_NANOS;
         for (int spins = 0; ; spins++) {
-            Thread t = (Thread) CALLER.getVolatile(this);
-            if (t == null) {
+            long id = (long) CALLER.getVolatile(this);
+            if (id == 0L) {
                 return null;
             }
-            if (t == me || !t.isAlive()) {
+            Thread t = callerThread; // written before the mark was released: the holder of id, or a newer one
+            if (t != null && t.threadId() == id && (t == me || !t.isAlive())) {
                 open = false;
-                CALLER.compareAndSet(this, t, (Thread) null);
+                CALLER.compareAndSet(this, id, 0L);
                 return null;
             }
             if (System.nanoTime() - deadline > 0) {
-                return t;
+                return t != null ? t : me; // never null: callerThread is written before any mark
             }
             if (spins < 1000) {
                 Thread.onSpinWait();

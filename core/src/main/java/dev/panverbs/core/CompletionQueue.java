@@ -127,16 +127,54 @@ public class CompletionQueue extends VerbsObject {
             throw pollFailed(n);
         }
         completions.count(n);
+        retire(array, n);
+        return n;
+    }
+
+    /**
+     * Retires what the {@code n} polled completions cover and gives each back the caller's {@code wr_id}. Once per
+     * poll, not per completion: the work queue's published tail is read once (every polled WR was published before
+     * its doorbell) and its head is stored once, after the last completion of that queue (the head only moves
+     * forward: until then its WRs count as outstanding, which is the safe side for {@link MemoryRegion#close()}).
+     */
+    private void retire(MemorySegment array, int n) {
         WorkQueue[] table = routes.table();
-        for (int i = 0; i < n; i++) { // retire, and give each completion back the caller's wr_id
+        WorkQueueTracker tracker = null;
+        WorkQueue queue = null;
+        long tail = 0;
+        long head = 0;
+        for (int i = 0; i < n; i++) {
             long at = i * WC_SIZE + WC_WR_ID;
             long providerWrId = array.get(ValueLayout.JAVA_LONG, at);
-            long wrId = CompletionRoutes.retire(table, providerWrId);
+            WorkQueue q = CompletionRoutes.route(table, providerWrId);
+            long wrId;
+            if (q == null) { // a shared receive queue's token, or not ours
+                wrId = providerWrId < 0 ? SrqRoutes.retire(providerWrId) : providerWrId;
+            } else {
+                if (q != queue) { // usually once per poll: one queue completes here
+                    if (tracker != null) {
+                        tracker.advanceHead(head);
+                    }
+                    queue = q;
+                    tracker = q.tracker;
+                    tail = tracker.publishedTail();
+                    head = tracker.head();
+                }
+                long p = tracker.position(providerWrId, tail);
+                if (p < 0) {
+                    wrId = providerWrId;
+                } else {
+                    wrId = tracker.callerWrId(p);
+                    head = Math.max(head, p + 1);
+                }
+            }
             if (wrId != providerWrId) {
                 array.set(ValueLayout.JAVA_LONG, at, wrId);
             }
         }
-        return n;
+        if (tracker != null) {
+            tracker.advanceHead(head);
+        }
     }
 
     /**

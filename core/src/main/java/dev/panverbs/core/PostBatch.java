@@ -477,8 +477,11 @@ public final class PostBatch implements AutoCloseable {
     }
 
     private void stage(KeySnapshot key, int k) {
-        keys[(count - 1) * maxSge + k] = key;
-        refs[(count - 1) * maxSge + k] = key.trackingId;
+        int i = (count - 1) * maxSge + k;
+        if (keys[i] != key) { // no reference store (G1 barrier: a StoreLoad fence) when the slot holds it already
+            keys[i] = key;
+        }
+        refs[i] = key.trackingId;
     }
 
     private void aligned(long remoteAddr) {

@@ -34,7 +34,7 @@ public final class ReceiveRequests extends WorkRequests<ReceiveRequests> {
 
     /** Starts a receive WR with id {@code wrId}; add its buffers with {@link #sge}. */
     public ReceiveRequests recv(long wrId) {
-        startWr(wrId);
+        startWr(wrId, 0);
         return this;
     }
 
@@ -48,10 +48,11 @@ public final class ReceiveRequests extends WorkRequests<ReceiveRequests> {
      */
     public ReceiveRequests sge(LocalKey key, long offset, int length) {
         KeySnapshot k = DataPathAccess.stagedSnapshot(key);
-        if (k == lastStaged) { // open and in this PD when it was staged (immutable); the post re-checks both
+        if (k == lastStaged) { // open and in this PD when last checked (immutable); the post re-checks both
             rules.checkSameKeySge(k, offset, length);
         } else {
             rules.checkSge(k, offset, length);
+            lastStaged = k; // a new key: stored only when it changes
         }
         rules.checkReceiveSge(k, length);
         appendSge(k.address + offset, length, k.lkey, k);

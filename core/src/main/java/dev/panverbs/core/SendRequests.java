@@ -237,10 +237,11 @@ public final class SendRequests extends WorkRequests<SendRequests> {
      */
     public SendRequests sge(LocalKey key, long offset, int length) {
         KeySnapshot k = DataPathAccess.stagedSnapshot(key);
-        if (k == lastStaged) { // open and in this PD when it was staged (immutable); the post re-checks both
+        if (k == lastStaged) { // open and in this PD when last checked (immutable); the post re-checks both
             rules.checkSameKeySge(k, offset, length);
         } else {
             rules.checkSge(k, offset, length);
+            lastStaged = k; // a new key: stored only when it changes
         }
         if (k.odp) {
             rules.checkOdp(k, OdpSupport.operation(opcodeValue(count - 1)));
@@ -320,10 +321,11 @@ public final class SendRequests extends WorkRequests<SendRequests> {
 
     private long start(WorkRequestOpcode opcode, long wrId, int sendFlags) {
         rules.checkOpcode(opcode);
-        long w = startWr(wrId);
-        wrs.set(INT, w + OPCODE, opcode.value());
+        long w = startWr(wrId, opcode.value()); // with num_sge, in one store
         wrs.set(INT, w + SEND_FLAGS, sendFlags); // imm_data: written by the opcodes that read it
-        udAddressed[count - 1] = false;
+        if (rules.addressedSends) { // read by the post for UD and XRC only
+            udAddressed[count - 1] = false;
+        }
         inlineBytes = 0;
         sgeChecks = (opcode.writesLocalSges() ? SGE_LOCAL_WRITE : 0)
                 | ((sendFlags & SendFlag.INLINE_BIT) != 0 ? SGE_INLINE : 0);

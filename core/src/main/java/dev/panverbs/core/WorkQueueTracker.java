@@ -33,8 +33,6 @@ final class WorkQueueTracker {
     /** Positions are 48 bits wide inside the provider's {@code wr_id}; the route token takes the top 16. */
     static final int POSITION_BITS = 48;
     static final long POSITION_MASK = (1L << POSITION_BITS) - 1;
-    /** The most route tokens a CQ hands out (the 16 bits above the position; 0 means "not ours"). */
-    static final int MAX_TOKEN = 0xFFFF;
 
     private static final VarHandle HEAD;
     private static final VarHandle TAIL;
@@ -50,7 +48,6 @@ final class WorkQueueTracker {
     }
 
     private final int capacity;
-    private final int slots;
     private final int mask;
     private final int refsPerSlot;
     private final long[] wrIds;
@@ -76,7 +73,6 @@ final class WorkQueueTracker {
         // [tail, tail + capacity) never share a slot
         int n = Math.max(Integer.highestOneBit(capacity - 1) << 2, 2);
         this.capacity = capacity;
-        this.slots = n;
         this.mask = n - 1;
         this.refsPerSlot = Math.max(refsPerSlot, 1);
         this.wrIds = new long[n];
@@ -212,16 +208,48 @@ final class WorkQueueTracker {
      */
     long retire(long providerWrId) {
         long t = (long) TAIL.getAcquire(this);
-        long back = (t - 1 - providerWrId) & POSITION_MASK; // how far behind the newest WR (mod 2^48)
-        if (back >= capacity || back >= t) { // never outstanding: the slot may hold a staged WR
+        long p = position(providerWrId, t);
+        if (p < 0) {
             return providerWrId;
         }
-        long p = t - 1 - back;
         long wrId = wrIds[(int) p & mask];
         if (p >= (long) HEAD.get(this)) {
             HEAD.setRelease(this, p + 1); // slots behind the head are dead: references() never reads them
         }
         return wrId;
+    }
+
+    /**
+     * The position the provider's {@code wr_id} names, given the published tail {@code t}, or -1 when it was never
+     * outstanding (the slot may hold a staged WR). Consumer only.
+     */
+    long position(long providerWrId, long t) {
+        long back = (t - 1 - providerWrId) & POSITION_MASK; // how far behind the newest WR (mod 2^48)
+        return back >= capacity || back >= t ? -1 : t - 1 - back;
+    }
+
+    // ---- retirement batched over one poll (the classic CQ's poll): one tail read and one head store per queue ----
+
+    /** The published tail, for {@link #position} over one poll's completions (all were posted before it). */
+    long publishedTail() {
+        return (long) TAIL.getAcquire(this);
+    }
+
+    /** The head (consumer only: its own field). */
+    long head() {
+        return (long) HEAD.get(this);
+    }
+
+    /** The caller's {@code wr_id} of the outstanding WR at {@code position} (from {@link #position}). */
+    long callerWrId(long position) {
+        return wrIds[(int) position & mask];
+    }
+
+    /** Retires every WR before {@code newHead} (a poll's last completion of this queue + 1). Consumer only. */
+    void advanceHead(long newHead) {
+        if (newHead > (long) HEAD.get(this)) {
+            HEAD.setRelease(this, newHead); // slots behind the head are dead: references() never reads them
+        }
     }
 
     /** Retires every outstanding WR (the QP went to RESET or was destroyed). */

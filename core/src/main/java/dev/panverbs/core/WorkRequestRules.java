@@ -115,11 +115,6 @@ final class WorkRequestRules {
     }
 
     /**
-     * {@code e}, from writing a chain, renamed when the QP is closed: the chain lives in the QP's arena, which the QP's
-     * destroy closes, so FFM's own liveness check (no extra read on the hot path) catches the use after close; this
-     * turns its bare "Already closed" into the QP's name and the verb. Cold.
-     */
-    /**
      * Refuses a new WR once the QP is closed (a plain read: the chain's memory outlives the QP, so this is only the
      * early error; the post re-reads the state after its fence).
      */
@@ -130,6 +125,10 @@ final class WorkRequestRules {
         }
     }
 
+    /**
+     * {@code e}, from writing a chain's extras (inline data, a UD address), renamed when the QP is closed: it turns a
+     * bare "Already closed" (of the data's or the address handle's own scope) into the QP's name and the verb. Cold.
+     */
     RuntimeException ifClosed(IllegalStateException e, String verb) {
         Resource r = qp;
         if (r == null || !r.isClosed()) {

@@ -8,6 +8,7 @@ import dev.panverbs.core.internal.HotMemory;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 
 /**
  * A work queue's reusable native chain of work requests: {@code struct ibv_send_wr} ({@link SendRequests}) or
@@ -36,11 +37,26 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     private static final long SGE_LENGTH = ibv_sge.length$offset();
     private static final long SGE_LKEY = ibv_sge.lkey$offset();
 
+    private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
+
     static {
         if (ibv_recv_wr.wr_id$offset() != WR_ID || ibv_recv_wr.next$offset() != NEXT
                 || ibv_recv_wr.sg_list$offset() != SG_LIST || ibv_recv_wr.num_sge$offset() != NUM_SGE) {
             throw new ExceptionInInitializerError("ibv_send_wr and ibv_recv_wr no longer share their head");
         }
+        // the pairs written as one long store: (num_sge, opcode) and (length, lkey); ibv_recv_wr pads after num_sge
+        if (ibv_send_wr.opcode$offset() != NUM_SGE + 4 || ibv_recv_wr.layout().byteSize() < NUM_SGE + 8
+                || SGE_LKEY != SGE_LENGTH + 4) {
+            throw new ExceptionInInitializerError("ibv_send_wr/ibv_sge no longer pair num_sge/opcode, length/lkey");
+        }
+    }
+
+    /**
+     * Two adjacent C ints, {@code lo} at the lower address, as one long for one store: fewer native stores per WR
+     * (each a bounds and liveness check) and a smaller compiled post path.
+     */
+    static long pair(int lo, int hi) {
+        return LITTLE_ENDIAN ? (lo & 0xFFFF_FFFFL) | ((long) hi << 32) : ((long) lo << 32) | (hi & 0xFFFF_FFFFL);
     }
 
     /**
@@ -67,7 +83,13 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     private final int[] stagedFirst;
     private final int[] stagedLast;
     private int nStaged;
-    /** {@code stagedKeys[nStaged - 1]}, or null (inline data, or nothing staged since clear()). */
+    /**
+     * The last snapshot an SGE of this chain named and that passed the full {@link WorkRequestRules#checkSge} (open,
+     * in this QP's PD: immutable facts of that object), kept across {@link #clear()}: {@code sge(...)} skips those
+     * two checks for it. Neither this field nor {@link #stagedKeys} is rewritten with the same reference: a
+     * reference store into this long-lived object runs G1's post-write barrier, whose StoreLoad fence costs as much
+     * as a full fence, once per post when the chain reuses the previous chain's key.
+     */
     KeySnapshot lastStaged;
     /**
      * The queue's outstanding-WR tracker (created here, shared with the queue and its other post paths). Each WR is
@@ -146,7 +168,6 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         count = 0;
         posted = 0;
         nStaged = 0;
-        lastStaged = null;
         return self();
     }
 
@@ -183,15 +204,15 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         }
         long s = ((long) wr * maxSge + n) * SGE_SIZE;
         sges.set(LONG, s + SGE_ADDR, addr);
-        sges.set(INT, s + SGE_LENGTH, length);
-        sges.set(INT, s + SGE_LKEY, lkey);
+        sges.set(LONG, s + SGE_LENGTH, pair(length, lkey));
         tracker.stageRef(base + wr, n, key == null ? 0L : key.trackingId);
-        if (key == lastStaged) { // the common case: the same key as the previous SGE (or inline after inline)
-            if (key != null) {
-                stagedLast[nStaged - 1] = wr;
+        if (key != null) {
+            int ks = nStaged;
+            if (ks > 0 && stagedKeys[ks - 1] == key) { // the common case: the same key as the previous SGE
+                stagedLast[ks - 1] = wr;
+            } else {
+                stage(key, wr);
             }
-        } else if (key != null) {
-            stage(key, wr);
         }
         wrs.set(INT, ((long) wr << wrShift) + NUM_SGE, n + 1);
         currentSges = n + 1;
@@ -204,27 +225,31 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     final void stageKeyOnly(KeySnapshot key) {
         int wr = current();
         tracker.stageRef(base + wr, 0, key.trackingId);
-        if (key != lastStaged) {
-            stage(key, wr);
+        int s = nStaged;
+        if (s > 0 && stagedKeys[s - 1] == key) {
+            stagedLast[s - 1] = wr;
         } else {
-            stagedLast[nStaged - 1] = wr;
+            stage(key, wr);
         }
     }
 
     /** Records a key that differs from the previous SGE's (kept out of the inlined path). */
     private void stage(KeySnapshot key, int wr) {
-        stagedKeys[nStaged] = key;
-        stagedFirst[nStaged] = wr;
-        stagedLast[nStaged] = wr;
-        nStaged++;
-        lastStaged = key;
+        int s = nStaged;
+        if (stagedKeys[s] != key) { // no reference store (and no G1 barrier) when the previous chain staged it
+            stagedKeys[s] = key;
+        }
+        stagedFirst[s] = wr;
+        stagedLast[s] = wr;
+        nStaged = s + 1;
     }
 
     /**
-     * Starts WR {@code count}: its native head ({@code wr_id} = its tracker position and route, {@code num_sge} 0)
-     * and its tracker slot (the caller's {@code wrId}); returns its offset in the chain.
+     * Starts WR {@code count}: its native head ({@code wr_id} = its tracker position and route, {@code num_sge} 0,
+     * and the send WR's {@code opcode} in the same store; 0 for a receive WR, whose struct pads there) and its tracker
+     * slot (the caller's {@code wrId}); returns its offset in the chain.
      */
-    final long startWr(long wrId) {
+    final long startWr(long wrId, int opcode) {
         if (count == capacity) {
             throw rules.chainFull(capacity);
         }
@@ -237,7 +262,7 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         long w = (long) i << wrShift;
         tracker.stageWr(p, wrId);
         wrs.set(LONG, w + WR_ID, tracker.encode(p));
-        wrs.set(INT, w + NUM_SGE, 0);
+        wrs.set(LONG, w + NUM_SGE, pair(0, opcode));
         count = i + 1;
         currentSges = 0;
         return w;
