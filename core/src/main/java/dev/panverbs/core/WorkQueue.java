@@ -156,9 +156,13 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
     final RuntimeException postRefused(String verb) {
         Thread holder = guard.holder();
         if (holder == Thread.currentThread()) {
+            // the mark is this thread's: an open ibv_wr_start batch, or an mlx5 DirectSendQueue chain whose WQEs
+            // sit unrung beyond the producer index (both hold the guard until they end)
             return new IllegalStateException(verb + ": a PostBatch is open on " + ownerName + " in this thread "
-                    + "(startSend() without submit() or close()); the provider holds the send-queue lock until "
-                    + "ibv_wr_complete/ibv_wr_abort, so this call would spin forever: submit or close the batch first");
+                    + "(startSend() without submit() or close()), or an mlx5 DirectSendQueue chain (started, not "
+                    + "post()ed or clear()ed): the provider holds the send-queue lock until "
+                    + "ibv_wr_complete/ibv_wr_abort, so this call would spin forever, and a direct chain's WQEs are "
+                    + "where this post would write; submit or close the batch, or post or clear the chain, first");
         }
         if (owner.isClosed()) {
             return owner.closedException(verb);

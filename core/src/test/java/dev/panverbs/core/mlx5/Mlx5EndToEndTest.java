@@ -396,7 +396,8 @@ class Mlx5EndToEndTest {
         // the WQE is in the ring beyond the producer index: the device sees nothing before the doorbell record
         assertThat(ring()).isZero();
         qp.sendRequests().send(71, SIG).sge(mrLocal, 0, 8);
-        assertThatThrownBy(() -> qp.sendRequests().post()).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> qp.sendRequests().post()).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("DirectSendQueue chain").hasMessageContaining("post or clear the chain");
         qp.sendRequests().clear();
         dsq.clear();
         assertThat(dsq.pending()).isZero();
