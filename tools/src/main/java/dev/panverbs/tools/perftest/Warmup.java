@@ -26,7 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * size, moderation, post list, {@code ibv_wr_*} or old post), with only the iteration count, the message size
  * (at most 4 KiB, above any inline limit, so the same branches are taken) and the addresses changed. An
  * automatic warm-up runs a short probe, then chunks until C2 has compiled the runners' round methods
- * ({@link JitLevels}), bounded in time (30 s or half of --timeout, see {@link #budgetNanos}), so a peer waiting
+ * ({@link JitLevels}), bounded in time (45 s or 3/4 of --timeout, see {@link #budgetNanos}), so a peer waiting
  * in the exchange never times out; an explicit {@code --jit_warmup=N} runs N iterations. -R/-z runs (an rdma_cm
  * exchange, whose peer would wait against CM and RNR timers) are not warmed up. Duration
  * runs (-D) are not warmed up: perftest's own margin (--margin) serves them.
@@ -42,8 +42,8 @@ final class Warmup {
      * and on a loaded emulated machine 1000 iterations took 66 s, longer than the peer's 60 s patience in the exchange.
      */
     static final int PROBE_ITERATIONS = 200;
-    /** At most this long for an automatic warm-up (or half of --timeout, the peer's patience). */
-    static final long MAX_BUDGET_NANOS = 30_000_000_000L;
+    /** At most this long for an automatic warm-up (or 3/4 of --timeout, the peer's patience). */
+    static final long MAX_BUDGET_NANOS = 45_000_000_000L;
     /** Largest message of the warm-up: the copies are not what is being compiled. */
     static final long MAX_SIZE = 4096;
     /** How long to wait at most for queued compilations after the pair ends. */
@@ -57,12 +57,12 @@ final class Warmup {
     private Warmup() { }
 
     /**
-     * An automatic warm-up's time budget: at most {@link #MAX_BUDGET_NANOS}, and at most half of --timeout, the
-     * peer's patience: a panverbs server that accepted waits that long for a client still warming up (C perftest
-     * waits in blocking reads without a limit).
+     * An automatic warm-up's time budget: at most {@link #MAX_BUDGET_NANOS}, and at most 3/4 of --timeout, the
+     * peer's patience: a panverbs server that accepted waits up to the client's warm-up for its first message (the
+     * server's own warm-up ran before it accepted; C perftest waits in blocking reads without a limit).
      */
     static long budgetNanos(PerftestParameters p) {
-        return Math.min(MAX_BUDGET_NANOS, p.timeoutSeconds * 1_000_000_000L / 2);
+        return Math.min(MAX_BUDGET_NANOS, p.timeoutSeconds * 1_000_000_000L * 3 / 4);
     }
 
     /** Whether {@code p} asks for a warm-up: iteration runs, unless --jit_warmup=0. */
@@ -108,14 +108,16 @@ final class Warmup {
             done = probe;
             // then chunks, each as long as all before it, until C2 has compiled every round method (or the
             // budget or AUTO_ITERATIONS runs out): a fixed-length run left them at tier 3 on a slow machine
+            boolean c2 = JitLevels.c2Available();
             while (rc == 0 && done < target) {
                 levels = JitLevels.roundMethods();
-                if (JitLevels.allAtC2(levels)) {
+                if (!c2 || JitLevels.allAtC2(levels)) { // C1 only: nothing more to wait for
                     break;
                 }
                 long used = System.nanoTime() - start;
                 long fit = (budget - used) / Math.max(1, used / done);
-                int more = (int) Math.min(Math.min(target - done, fit), done);
+                // each chunk sets up a new pair (seconds under emulation): at least as long as all before it
+                int more = (int) Math.min(Math.min(target - done, fit), Math.max(done, fit / 2));
                 if (more < probe / 2) {
                     break;
                 }
