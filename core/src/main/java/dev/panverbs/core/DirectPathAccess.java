@@ -64,6 +64,21 @@ final class DirectPathAccess implements DirectPath {
     }
 
     @Override
+    public Object checkNextSge(QueuePair qp, Object previous, LocalKey key, long offset, int length,
+                               boolean nicWrites, String use) {
+        KeySnapshot k = DataPathAccess.stagedSnapshot(key);
+        if (k == previous) {
+            qp.rules.checkSameKeySge(k, offset, length);
+        } else {
+            qp.rules.checkSge(k, offset, length);
+        }
+        if (nicWrites) {
+            qp.rules.checkLocalWrite(k, length, use);
+        }
+        return k;
+    }
+
+    @Override
     public long address(Object snapshot) {
         return ((KeySnapshot) snapshot).address;
     }

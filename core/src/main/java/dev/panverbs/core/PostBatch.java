@@ -49,12 +49,13 @@ public final class PostBatch implements AutoCloseable {
     private final WorkQueueTracker tracker;
     private final int capacity;
     private final int maxSge;
-    private final long[] wrIds;
-    private final int[] refCounts;
     private final int[] flags;
-    /** Key snapshot per SGE ({@code wr * maxSge + sge}), re-checked at submit, and their tracking ids. */
+    /**
+     * Key snapshot per SGE ({@code wr * maxSge + sge}), re-checked at submit. The WRs' caller {@code wr_id}s and key
+     * tracking ids go straight into the tracker's slots after its tail as they are built ({@link #begin},
+     * {@link #stage}): submit only publishes the tail, no copy per WR.
+     */
     private final KeySnapshot[] keys;
-    private final long[] refs;
     /** {@code struct ibv_sge[]} / {@code struct ibv_data_buf[]} of the list setters: no arena acquire per call. */
     private final HotMemory lists;
     private final MemorySegment sgeList;
@@ -84,11 +85,8 @@ public final class PostBatch implements AutoCloseable {
         this.tracker = queue.tracker;
         this.capacity = Math.max(qp.capabilities().maxSendWr(), 1);
         this.maxSge = Math.max(qp.capabilities().maxSendSge(), 1);
-        this.wrIds = new long[capacity];
-        this.refCounts = new int[capacity];
         this.flags = new int[capacity];
         this.keys = new KeySnapshot[capacity * maxSge];
-        this.refs = new long[capacity * maxSge];
         long sgeBytes = ibv_sge.layout().byteSize() * maxSge;
         long bufBytes = ibv_data_buf.layout().byteSize() * maxSge;
         this.lists = HotMemory.allocate(sgeBytes + bufBytes
@@ -114,6 +112,7 @@ public final class PostBatch implements AutoCloseable {
         count = 0;
         room = tracker.room();
         base = tracker.tail();
+        queue.requests.reserve(base, room); // the batch is staged at the tail: a classic chain moves after it
         return this;
     }
 
@@ -226,7 +225,6 @@ public final class PostBatch implements AutoCloseable {
         ops.ibv_wr_bind_mw(mwHandle, rkey, bindInfo);
         lists.keepAlive();
         stage(k, 0); // the bind reads the region: referenced until its completion, re-checked at submit
-        refCounts[count - 1] = 1;
         windowOps().bind(wrId, mw, rkey, mr, k.address + offset, length, access);
         return this;
     }
@@ -256,7 +254,6 @@ public final class PostBatch implements AutoCloseable {
         }
         ops.ibv_wr_set_sge(k.lkey, k.address + offset, length);
         stage(k, 0);
-        refCounts[count - 1] = 1;
         return this;
     }
 
@@ -284,7 +281,7 @@ public final class PostBatch implements AutoCloseable {
             sgeList.set(ValueLayout.JAVA_INT, s + 12, k.lkey);
             stage(k, i);
         }
-        refCounts[count - 1] = n;
+        tracker.stageRefCount(base + count - 1, n);
         ops.ibv_wr_set_sge_list(n, sgeList);
         lists.keepAlive();
         return this;
@@ -299,7 +296,7 @@ public final class PostBatch implements AutoCloseable {
         currentInline();
         int len = rules.checkInline(data, 0);
         ops.ibv_wr_set_inline_data(data, len);
-        refCounts[count - 1] = 0;
+        tracker.stageRefCount(base + count - 1, 0);
         return this;
     }
 
@@ -318,7 +315,7 @@ public final class PostBatch implements AutoCloseable {
         }
         ops.ibv_wr_set_inline_data_list(n, bufList);
         lists.keepAlive();
-        refCounts[count - 1] = 0;
+        tracker.stageRefCount(base + count - 1, 0);
         return this;
     }
 
@@ -356,11 +353,8 @@ public final class PostBatch implements AutoCloseable {
         if (!active || !queue.guard.heldBy(Thread.currentThread())) {
             throw notOpen("ibv_wr_complete");
         }
-        queue.requests.restage(base + count); // a chain being built on this queue is staged after the batch
-        for (int i = 0; i < count; i++) {
-            tracker.put(base + i, wrIds[i], refs, i * maxSge, refCounts[i]);
-        }
-        tracker.publish(base + count);
+        queue.requests.release(base + count); // a chain being built on this queue is staged after the batch
+        tracker.publish(base + count); // the WRs were staged in the tracker as they were built
         int stale = firstStaleKey();
         active = false;
         try {
@@ -394,7 +388,7 @@ public final class PostBatch implements AutoCloseable {
     private int firstStaleKey() {
         KeySnapshot previous = null;
         for (int i = 0; i < count; i++) {
-            for (int j = 0; j < refCounts[i]; j++) {
+            for (int j = 0, n = tracker.refCountAt(base + i); j < n; j++) {
                 KeySnapshot k = keys[i * maxSge + j];
                 if (k != previous) {
                     if (DataPathAccess.snapshot(k.owner) != k || !k.memoryAlive()) {
@@ -412,6 +406,7 @@ public final class PostBatch implements AutoCloseable {
     public void close() {
         if (active) {
             active = false;
+            queue.requests.release(base); // nothing of the batch is published: a pending chain goes back to the tail
             try {
                 ops.ibv_wr_abort();
             } finally {
@@ -447,8 +442,7 @@ public final class PostBatch implements AutoCloseable {
             throw full();
         }
         int i = count++;
-        wrIds[i] = wrId;
-        refCounts[i] = 0;
+        tracker.stageWr(base + i, wrId); // no key reference yet
         flags[i] = sendFlags;
         currentOp = op.ordinal();
         writesLocally = op == SendOperation.RDMA_READ || op == SendOperation.ATOMIC_CMP_AND_SWP
@@ -481,7 +475,7 @@ public final class PostBatch implements AutoCloseable {
         if (keys[i] != key) { // no reference store (G1 barrier: a StoreLoad fence) when the slot holds it already
             keys[i] = key;
         }
-        refs[i] = key.trackingId;
+        tracker.stageRef(base + count - 1, k, key.trackingId);
     }
 
     private void aligned(long remoteAddr) {

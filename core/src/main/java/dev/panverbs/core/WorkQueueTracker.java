@@ -141,6 +141,11 @@ final class WorkQueueTracker {
         refCounts[slot] = (byte) (n + 1);
     }
 
+    /** Sets how many key references the staged WR at {@code position} carries (a list setter, inline data). */
+    void stageRefCount(long position, int n) {
+        refCounts[(int) position & mask] = (byte) n;
+    }
+
     /** The caller's {@code wr_id} in the slot of {@code position} (a staged WR; tests and messages). */
     long wrIdAt(long position) {
         return wrIds[(int) position & mask];

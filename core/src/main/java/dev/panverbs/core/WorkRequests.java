@@ -99,6 +99,11 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     final WorkQueueTracker tracker;
     /** The tracker position of WR 0 of the current chain (taken from the tail when the chain starts). */
     long base;
+    /**
+     * Positions after the tail that an open {@link PostBatch} stages its WRs at (0 otherwise): a chain started while
+     * the batch is open starts after them. Producer only.
+     */
+    private int reserved;
     /** {@link #chainFrom} slices, made on first use. */
     private final MemorySegment[] heads;
     int count;
@@ -256,7 +261,7 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         rules.checkOwnerOpen(verb); // the chain's memory outlives the QP: a closed QP is refused by its state
         int i = count;
         if (i == 0) {
-            base = tracker.tail();
+            base = tracker.tail() + reserved;
         }
         long p = base + i;
         long w = (long) i << wrShift;
@@ -283,6 +288,21 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         for (int i = posted; i < count; i++) {
             providerWrId(i, tracker.encode(base + i));
         }
+    }
+
+    /**
+     * An {@link PostBatch} opened at tracker position {@code tail} and may stage up to {@code n} WRs there: the
+     * pending WRs move after them, and a chain started before {@link #release} starts after them. Producer only.
+     */
+    final void reserve(long tail, int n) {
+        restage(tail + n);
+        reserved = n;
+    }
+
+    /** The batch of {@link #reserve} ended: the pending WRs move to {@code first} (after what it staged). */
+    final void release(long first) {
+        reserved = 0;
+        restage(first);
     }
 
     /** Writes the {@code wr_id} the provider carries for WR {@code i} (its tracker position). */

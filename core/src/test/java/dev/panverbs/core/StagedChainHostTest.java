@@ -69,6 +69,46 @@ class StagedChainHostTest {
     }
 
     @Test
+    void aChainBuiltWhileABatchIsOpenIsStagedAfterTheBatchWhetherSubmittedOrAborted() {
+        CompletionQueue cq = fake.createCq(64);
+        QueuePair qp = fake.createRtsQp(fake.protectionDomain(), cq, cq, 4, 8, 0, EnumSet.of(SendOperation.RDMA_WRITE));
+        MemoryRegion a = buffer(0x35);
+        MemoryRegion b = buffer(0x36);
+        SendRequests s = qp.sendRequests();
+        s.rdmaWrite(10, SendFlag.SIGNALED_BIT, 0x99, 0x1000).sge(a, 0, 64); // pending when the batch opens
+        try (PostBatch batch = qp.startSend()) { // the batch is staged in the tracker at the tail
+            batch.rdmaWrite(20, SendFlag.SIGNALED_BIT, 0x99, 0x2000).setSge(b, 0, 64);
+            s.rdmaWrite(11, SendFlag.SIGNALED_BIT, 0x99, 0x1040).sge(a, 64, 64); // built while the batch is open
+            batch.rdmaWrite(21, SendFlag.SIGNALED_BIT, 0x99, 0x2040).setSge(b, 64, 64);
+            batch.submit();
+        }
+        assertThat(s.post()).isEqualTo(2);
+        assertThat(drain(cq)).containsExactly(20L, 21L, 10L, 11L);
+        // a chain started (from empty) inside a batch: staged after the batch's WRs, not over them
+        try (PostBatch batch = qp.startSend()) {
+            batch.rdmaWrite(22, SendFlag.SIGNALED_BIT, 0x99, 0x2000).setSge(b, 0, 64);
+            s.rdmaWrite(12, SendFlag.SIGNALED_BIT, 0x99, 0x1000).sge(a, 0, 64);
+            batch.rdmaWrite(23, SendFlag.SIGNALED_BIT, 0x99, 0x2040).setSge(b, 64, 64);
+            batch.submit();
+        }
+        assertThat(s.post()).isEqualTo(1);
+        assertThat(drain(cq)).containsExactly(22L, 23L, 12L);
+        // the same, then the batch aborted: the chain alone is posted
+        PostBatch aborted = qp.startSend();
+        aborted.rdmaWrite(30, SendFlag.SIGNALED_BIT, 0x99, 0x2000).setSge(b, 0, 64);
+        s.rdmaWrite(40, SendFlag.SIGNALED_BIT, 0x99, 0x1000).sge(a, 0, 64);
+        aborted.rdmaWrite(31, SendFlag.SIGNALED_BIT, 0x99, 0x2000).setSge(b, 0, 64);
+        aborted.close();
+        assertThat(qp.sendQueue.tracker.outstanding()).isZero();
+        assertThat(s.post()).isEqualTo(1);
+        assertThatThrownBy(a::close).as("referenced by WR 40").isInstanceOf(IllegalStateException.class);
+        b.close(); // the aborted batch's WRs reference nothing
+        assertThat(drain(cq)).containsExactly(40L);
+        a.close();
+        qp.close();
+    }
+
+    @Test
     void aPartlyPostedChainResumesAfterABatchAndAnAbortedBatch() {
         CompletionQueue cq = fake.createCq(64);
         QueuePair qp = fake.createRtsQp(fake.protectionDomain(), cq, cq, 4, 8, 0, EnumSet.of(SendOperation.RDMA_WRITE));

@@ -55,6 +55,15 @@ public interface DirectPath {
      */
     Object checkSge(QueuePair qp, LocalKey key, long offset, int length, boolean nicWrites, String use);
 
+    /**
+     * {@link #checkSge} for the next SGE of a chain whose previous SGE returned {@code previous}: the key's snapshot
+     * is read once (plain, as {@code SendRequests.sge} reads it: the post re-reads it after its fence), and when it is
+     * that same snapshot (immutable: open and in this PD when checked) only its memory and the range are checked
+     * again, plus LOCAL_WRITE when the NIC writes.
+     */
+    Object checkNextSge(QueuePair qp, Object previous, LocalKey key, long offset, int length, boolean nicWrites,
+                        String use);
+
     long address(Object snapshot);
 
     int lkey(Object snapshot);

@@ -73,6 +73,8 @@ public final class DirectSendQueue {
     private int curPieces;
     private boolean curInline;
     private int curInlineBytes;
+    /** The current WR was started by the builder form and is not ended yet (more SGEs or inline data may follow). */
+    private boolean curOpen;
     // per WR of the chain: the caller's wr_id and the tracking ids of the keys its SGEs name (0 for inline)
     private final long[] wrIds;
     private final int[] nsge;
@@ -217,23 +219,69 @@ public final class DirectSendQueue {
         return start(WR_ATOMIC_FETCH_AND_ADD, wrId, sendFlags, 0, remoteAddr, rkey, 0, add);
     }
 
-    private DirectSendQueue start(int op, long wrId, int sendFlags, int immOrInv, long ra, int rk, long sw, long ca) {
+    // ---- one call per WR of one SGE (the common shape): op(...).sge(key, offset, length) with one guard check ----
+
+    /**
+     * {@code rdmaWrite(wrId, sendFlags, rkey, remoteAddr).sge(key, offset, length)} in one call, the same WQE bytes:
+     * the SGE is checked before the WR starts (a refused SGE leaves nothing started), the guard once, and the WQE is
+     * written whole in one pass, so the WR is complete ({@link #sge} and {@link #inline} refuse to extend it; use the
+     * builder form for more SGEs).
+     */
+    public DirectSendQueue rdmaWrite(long wrId, int sendFlags, int rkey, long remoteAddr, LocalKey key, long offset,
+                                     int length) {
+        return startWithSge(WR_RDMA_WRITE, wrId, sendFlags, remoteAddr, rkey, key, offset, length);
+    }
+
+    /** {@code send(wrId, sendFlags).sge(key, offset, length)} in one call (see the one-call {@link #rdmaWrite}). */
+    public DirectSendQueue send(long wrId, int sendFlags, LocalKey key, long offset, int length) {
+        return startWithSge(WR_SEND, wrId, sendFlags, 0, 0, key, offset, length);
+    }
+
+    /**
+     * {@code rdmaRead(wrId, sendFlags, rkey, remoteAddr).sge(key, offset, length)} in one call (see the one-call
+     * {@link #rdmaWrite}); {@code key} needs LOCAL_WRITE.
+     */
+    public DirectSendQueue rdmaRead(long wrId, int sendFlags, int rkey, long remoteAddr, LocalKey key, long offset,
+                                    int length) {
+        return startWithSge(WR_RDMA_READ, wrId, sendFlags, remoteAddr, rkey, key, offset, length);
+    }
+
+    /** The one-call form: the SGE is checked first, then the whole WQE is written in one pass and is complete. */
+    private DirectSendQueue startWithSge(int op, long wrId, int sendFlags, long ra, int rk, LocalKey key, long offset,
+                                         int length) {
+        checkFlags(sendFlags);
+        DirectPath p = path;
+        Object snap = p.checkNextSge(qp, lastKey, key, offset, length, op == WR_RDMA_READ, "RDMA READ");
+        int i = next();
+        int idx = writer.writeOne(op, sendFlags, ra, rk, p.address(snap) + offset, length, p.lkey(snap));
+        sqWrid[idx] = token | ((chainTail + i) & positionMask);
+        sqUserWrId[idx] = wrId;
+        wrIds[i] = wrId;
+        nsge[i] = 1;
+        keyIds[i * maxSge] = p.trackingId(snap);
+        if (snap != lastKey) { // consecutive SGEs of one key: one entry to re-check at post
+            keys[nkeys++] = snap;
+            lastKey = snap;
+        }
+        if (curOpen) {
+            curOpen = false;
+        }
+        count = i + 1;
+        return this;
+    }
+
+    private static void checkFlags(int sendFlags) {
         if ((sendFlags & ~(SendFlag.SIGNALED_BIT | SendFlag.SOLICITED_BIT | SendFlag.FENCE_BIT)) != 0) {
             throw new IllegalArgumentException(VERB + ": send flags 0x" + Integer.toHexString(sendFlags)
                     + " (SIGNALED, SOLICITED and FENCE apply; inline data is added with inline())");
         }
-        int i = count;
-        WqeWriter w = writer;
-        if (i == 0) {
-            open();
-        } else {
-            held();
-            if (i == room && (room = side.room()) <= i) {
-                throw full(i); // the previous WR stays open: post() ends it
-            }
-            w.end(); // the previous WR is complete: its control segment gets its size
-        }
-        int idx = w.begin(op, sendFlags, immOrInv, ra, rk, sw, ca);
+    }
+
+    /** The builder form: starts a WR that {@link #sge} and {@link #inline} extend until the next WR or the post. */
+    private DirectSendQueue start(int op, long wrId, int sendFlags, int immOrInv, long ra, int rk, long sw, long ca) {
+        checkFlags(sendFlags);
+        int i = next();
+        int idx = writer.begin(op, sendFlags, immOrInv, ra, rk, sw, ca);
         sqWrid[idx] = token | ((chainTail + i) & positionMask);
         sqUserWrId[idx] = wrId;
         wrIds[i] = wrId;
@@ -242,8 +290,29 @@ public final class DirectSendQueue {
         curPieces = 0;
         curInline = false;
         curInlineBytes = 0;
+        curOpen = true;
         count = i + 1;
         return this;
+    }
+
+    /**
+     * The index of the WR about to start: takes the guard for a chain's first WR, else checks that it is still held
+     * and that the queue has room, and ends the previous WR if it was built with the builder form.
+     */
+    private int next() {
+        int i = count;
+        if (i == 0) {
+            open();
+        } else {
+            held();
+            if (i == room && (room = side.room()) <= i) {
+                throw full(i); // the previous WR stays open: post() ends it
+            }
+            if (curOpen) {
+                writer.end(); // the previous WR is complete: its control segment gets its size
+            }
+        }
+        return i;
     }
 
     /** The first WR of a chain: takes the producer guard (held until post or clear) and reads where to write. */
@@ -293,6 +362,10 @@ public final class DirectSendQueue {
             throw new IllegalStateException(VERB + ": " + what + " before any WR was started on " + qp);
         }
         held();
+        if (!curOpen) {
+            throw new IllegalStateException(VERB + ": WR " + i + " was written whole by the one-call form; start it "
+                    + "with the builder form (rdmaWrite(...).sge(...)) to add more SGEs or inline data");
+        }
         if (curPieces == maxSge) {
             throw new IllegalArgumentException(VERB + ": WR " + i + " already has max_send_sge=" + maxSge + " SGEs");
         }
@@ -311,10 +384,16 @@ public final class DirectSendQueue {
         if (atomic && (length != 8 || n != 0)) {
             throw new IllegalArgumentException(VERB + ": an atomic WR takes one 8-byte SGE, not " + length + " bytes");
         }
-        DirectPath p = path;
-        Object snap = p.checkSge(qp, key, offset, length, op == WR_RDMA_READ || atomic,
+        Object snap = path.checkNextSge(qp, lastKey, key, offset, length, op == WR_RDMA_READ || atomic,
                 atomic ? "an atomic" : "RDMA READ");
-        if (snap != lastKey) {
+        addSge(i, n, snap, offset, length);
+        return this;
+    }
+
+    /** Records and writes SGE {@code n} of WR {@code i} over the checked key {@code snap}. */
+    private void addSge(int i, int n, Object snap, long offset, int length) {
+        DirectPath p = path;
+        if (snap != lastKey) { // consecutive SGEs of one key: one entry to re-check at post
             keys[nkeys++] = snap;
             lastKey = snap;
         }
@@ -322,7 +401,6 @@ public final class DirectSendQueue {
         curPieces = n + 1;
         nsge[i] = n + 1;
         writer.data(p.address(snap) + offset, length, p.lkey(snap));
-        return this;
     }
 
     /**
@@ -370,7 +448,10 @@ public final class DirectSendQueue {
         held();
         WqeWriter w = writer;
         try {
-            w.end();
+            if (curOpen) {
+                w.end();
+                curOpen = false;
+            }
             // open since open(): a close on another thread waits for this post, one on this thread fails held()
             s.checkState(VERB);
             if ((w.dbrecCounter() & 0xFFFF) != (chainStart & 0xFFFF)) {
@@ -415,6 +496,7 @@ public final class DirectSendQueue {
     private void drop() {
         writer.abort(chainStart);
         count = 0;
+        curOpen = false;
         java.util.Arrays.fill(keys, 0, nkeys, null);
         nkeys = 0;
         lastKey = null;

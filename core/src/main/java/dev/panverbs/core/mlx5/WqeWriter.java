@@ -209,6 +209,47 @@ final class WqeWriter {
         return idx;
     }
 
+    /**
+     * A whole WR of RDMA WRITE, SEND or RDMA READ with one SGE ({@code len} 0: none) in one pass: the bytes of
+     * {@link #begin}, {@link #data}, {@link #end}, without the per-segment state those keep between calls (each
+     * field store costs a store slot per WR). Its segments (control, remote address, data: at most 48 bytes) never
+     * wrap. Returns the WQE's index; the caller checked the room and the opcode.
+     */
+    int writeOne(int opcode, int flags, long raddr, int rkey, long addr, int len, int lkey) {
+        MemorySegment q = sq;
+        int cp = curPost;
+        int idx = cp & wqeMask;
+        long ctrl = (long) idx * WQEBB;
+        int fm = fmCache;
+        if (fm != 0) {
+            fmCache = 0;
+        }
+        int fmCeSe = sqSignalBits | ((flags & SEND_FENCE) != 0 ? CTRL_FENCE : fm) | CE_SE[(flags >>> 1) & 3];
+        q.set(RAW64, ctrl + 8, (long) fmCeSe << 24); // no immediate: bytes 12-15 are 0
+        long seg = ctrl + 16;
+        int size = 1;
+        if (opcode != WR_SEND) {
+            q.set(RAW64, seg, Long.reverseBytes(raddr));
+            q.set(RAW64, seg + 8, Integer.reverseBytes(rkey) & 0xFFFF_FFFFL);
+            seg += 16;
+            size++;
+        }
+        if (len != 0) {
+            q.set(RAW64, seg, (Integer.reverseBytes(len) & 0xFFFF_FFFFL) | ((long) Integer.reverseBytes(lkey) << 32));
+            q.set(RAW64, seg + 8, Long.reverseBytes(addr));
+            size++;
+        }
+        int word0 = Integer.reverseBytes(((cp & 0xffff) << 8) | MLX5_OPCODE[opcode]);
+        q.set(RAW64, ctrl, (word0 & 0xFFFF_FFFFL) | ((long) (qpnDs | (size << 24)) << 32));
+        int n = nreq;
+        wqeHead[idx] = head + n;
+        curPost = cp + 1;
+        nreq = n + 1;
+        lastCtrl = ctrl;
+        lastSize = size;
+        return idx;
+    }
+
     /** set_atomic_seg: FA writes only swap_add (compare stays as it was, the HCA ignores it). */
     private void atomicSeg(long seg, int opcode, long swap, long compareAdd) {
         if (opcode == WR_ATOMIC_CMP_AND_SWP) {

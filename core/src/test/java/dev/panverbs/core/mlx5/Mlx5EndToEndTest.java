@@ -218,6 +218,61 @@ class Mlx5EndToEndTest {
     }
 
     @Test
+    void theOneCallFormMovesTheSameBytesMixedWithTheBuilderForm() throws Throwable {
+        postRecv.invokeExact(90L, remote.address() + 6000, 256, 0x2222);
+        int rk = mrRemote.rkey();
+        dsq.rdmaWrite(1, 0, rk, remote.address(), mrLocal, 0, 100)
+                .rdmaWrite(2, 0, rk, remote.address() + 100).sge(mrLocal, 200, 50).sge(mrLocal, 300, 10)
+                .send(3, 0, mrLocal, 1000, 64)
+                .rdmaWrite(4, 0, rk, remote.address() + 4000, mrLocal, 0, 0) // no SGE: a zero-byte write
+                .rdmaRead(5, SIG, rk, remote.address() + 10, mrLocal, 4000, 64);
+        assertThat(dsq.post()).isEqualTo(5);
+        assertThat(ring()).isEqualTo(5);
+        WorkCompletion wc = pollOne();
+        assertThat(wc.wrId()).isEqualTo(5);
+        assertThat(wc.opcode()).isEqualTo(WorkCompletionOpcode.RDMA_READ);
+        assertThat(bytes(remote, 0, 100)).isEqualTo(bytes(local, 0, 100));
+        assertThat(bytes(remote, 100, 50)).isEqualTo(bytes(local, 200, 50));
+        assertThat(bytes(remote, 150, 10)).isEqualTo(bytes(local, 300, 10));
+        assertThat(bytes(remote, 6000, 64)).isEqualTo(bytes(local, 1000, 64));
+        assertThat(bytes(local, 4000, 64)).isEqualTo(bytes(remote, 10, 64));
+        mrLocal.close(); // the completion retired every reference
+    }
+
+    @Test
+    void theOneCallFormChecksItsSgeBeforeStartingAndCannotBeExtended() throws Throwable {
+        int rk = mrRemote.rkey();
+        assertThatThrownBy(() -> dsq.rdmaWrite(1, SIG, rk, remote.address(), mrLocal, 8000, 400))
+                .isInstanceOf(IndexOutOfBoundsException.class);
+        assertThat(dsq.pending()).as("a refused SGE starts nothing").isZero();
+        assertThatThrownBy(() -> dsq.send(1, SendFlag.INLINE_BIT, mrLocal, 0, 8))
+                .isInstanceOf(IllegalArgumentException.class);
+        MemoryRegion readOnly = fp.register(qp.protectionDomain(), arena.allocate(64, 64), 0x4444,
+                Set.of(dev.panverbs.core.Access.REMOTE_READ));
+        assertThatThrownBy(() -> dsq.rdmaRead(1, SIG, rk, remote.address(), readOnly, 0, 8))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("LOCAL_WRITE");
+        assertThat(dsq.pending()).isZero();
+        dsq.rdmaWrite(2, SIG, rk, remote.address(), mrLocal, 0, 8);
+        assertThatThrownBy(() -> dsq.sge(mrLocal, 8, 8)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("one-call");
+        assertThatThrownBy(() -> dsq.inline(local.asSlice(0, 8))).isInstanceOf(IllegalStateException.class);
+        assertThat(dsq.pending()).isEqualTo(1);
+        // a key closed after a one-call WR named it: refused at the post, nothing rung
+        MemoryRegion mr = fp.register(arena.allocate(256, 64), 0x3333);
+        dsq.rdmaWrite(3, SIG, rk, remote.address(), mr, 0, 64);
+        mr.close();
+        assertThatThrownBy(dsq::post).isInstanceOf(IllegalStateException.class);
+        assertThat(ring()).isZero();
+        readOnly.close();
+        // the queue stays usable; the region of an in-flight one-call WR cannot be closed until it is polled
+        dsq.rdmaWrite(4, SIG, rk, remote.address(), mrLocal, 0, 64).post();
+        assertThatThrownBy(mrLocal::close).isInstanceOf(IllegalStateException.class);
+        ring();
+        assertThat(pollOne().wrId()).isEqualTo(4);
+        mrLocal.close();
+    }
+
+    @Test
     void aRegionReferencedByAPostedWqeCannotBeClosedUntilItsCompletionIsPolled() throws Throwable {
         dsq.rdmaWrite(10, SIG, mrRemote.rkey(), remote.address()).sge(mrLocal, 0, 64);
         dsq.post(); // rung: the NIC may read the region from now on

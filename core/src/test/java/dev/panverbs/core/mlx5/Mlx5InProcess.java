@@ -251,10 +251,24 @@ public final class Mlx5InProcess {
     }
 
     /**
-     * Java: {@code n} RDMA WRITEs through {@link DirectSendQueue} (one {@code post()}), the model's doorbell (one
-     * downcall: the device), then {@link DirectCompletionQueue#poll} until the completions were read.
+     * Java: {@code n} RDMA WRITEs through {@link DirectSendQueue} (the one-call form, one {@code post()}), the
+     * model's doorbell (one downcall: the device), then {@link DirectCompletionQueue#poll} until the completions were
+     * read.
      */
     public long javaDirect(int n, boolean allSignaled, long wrId, WorkCompletions wcs) {
+        DirectSendQueue q = dsq;
+        MemoryRegion mr = mrLocal;
+        int rkey = RKEY;
+        long raddr = remote.address();
+        for (int k = 0; k < n; k++) {
+            q.rdmaWrite(wrId + k, allSignaled || k == n - 1 ? SendFlag.SIGNALED_BIT : 0, rkey, raddr + k * 64L, mr,
+                    k * 64L, 64);
+        }
+        return ringAndPoll(n, allSignaled, wcs);
+    }
+
+    /** {@link #javaDirect} through the builder form: {@code rdmaWrite(...).sge(...)}. */
+    public long javaDirectBuilder(int n, boolean allSignaled, long wrId, WorkCompletions wcs) {
         DirectSendQueue q = dsq;
         MemoryRegion mr = mrLocal;
         int rkey = RKEY;
@@ -263,7 +277,11 @@ public final class Mlx5InProcess {
             q.rdmaWrite(wrId + k, allSignaled || k == n - 1 ? SendFlag.SIGNALED_BIT : 0, rkey, raddr + k * 64L)
                     .sge(mr, k * 64L, 64);
         }
-        if (q.post() != n || doorbell() != n) {
+        return ringAndPoll(n, allSignaled, wcs);
+    }
+
+    private long ringAndPoll(int n, boolean allSignaled, WorkCompletions wcs) {
+        if (dsq.post() != n || doorbell() != n) {
             throw new IllegalStateException("direct post of " + n);
         }
         long sum = 0;

@@ -74,6 +74,7 @@ class Mlx5SendOracleTest {
     /** Runs {@code chains} random chains through libmlx5 and through Java and compares every output. */
     private static void compare(int chains, boolean builders, long seed) {
         SplittableRandom rnd = new SplittableRandom(seed);
+        oneCall[0] = 0;
         List<Case> cases = new ArrayList<>();
         int made = 0;
         while (made < chains) {
@@ -181,10 +182,19 @@ class Mlx5SendOracleTest {
         // the random mix must really cover the rules it claims to
         assertThat(bfCopies).as("BlueFlame copies").isGreaterThan(chains / 50);
         assertThat(wraps).as("chains wrapping the ring").isGreaterThan(chains / 50);
+        assertThat(oneCall[0]).as("WRs written by the one-pass writer").isGreaterThan(chains / 10);
         if (!builders) {
             assertThat(overflows).as("chains refused by a full ring").isGreaterThan(chains / 200);
         }
     }
+
+    /** WRs the one-call form writes ({@link WqeWriter#writeOne}): RDMA WRITE, SEND, RDMA READ, at most one SGE. */
+    private static boolean oneCallShape(Wr x) {
+        return (x.opcode == 0 || x.opcode == 2 || x.opcode == 4) && (x.flags & SEND_INLINE) == 0 && x.addr.length <= 1;
+    }
+
+    /** How many WRs went through {@link WqeWriter#writeOne}. */
+    private static final int[] oneCall = new int[1];
 
     /** The chain loop of mlx5_post_send over the Java writer: {rc, index of the refused WR or -1}. */
     static int[] post(WqeWriter w, List<Wr> wrs, MemorySegment src, List<Integer> noImm) {
@@ -199,8 +209,16 @@ class Mlx5SendOracleTest {
                 bad = i;
                 break;
             }
-            int idx = w.write(x.opcode, x.flags, x.imm, x.raddr, x.rkey, x.swap, x.cmp, x.addr.length, 0, x.addr, x.len,
-                    x.lkey, srcs, x.addr);
+            int idx;
+            if (oneCallShape(x) && (x.wrId & 1) == 0) { // half of them through the one-pass writer of the one-call form
+                oneCall[0]++;
+                boolean sge = x.addr.length == 1;
+                idx = w.writeOne(x.opcode, x.flags, x.raddr, x.rkey, sge ? x.addr[0] : 0, sge ? x.len[0] : 0,
+                        sge ? x.lkey[0] : 0);
+            } else {
+                idx = w.write(x.opcode, x.flags, x.imm, x.raddr, x.rkey, x.swap, x.cmp, x.addr.length, 0, x.addr,
+                        x.len, x.lkey, srcs, x.addr);
+            }
             if (x.opcode != 1 && x.opcode != 3 && x.opcode != 9) {
                 noImm.add(idx);
             }
