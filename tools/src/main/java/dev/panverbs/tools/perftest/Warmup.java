@@ -9,6 +9,7 @@ import java.io.PrintStream;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -24,7 +25,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * the same code paths as the real run: a copy of the real parameters (transport, verb, QP count, depths, inline
  * size, moderation, post list, {@code ibv_wr_*} or old post), with only the iteration count, the message size
  * (at most 4 KiB, above any inline limit, so the same branches are taken) and the addresses changed. An
- * automatic warm-up is bounded in time (a short probe, then what fits in 20 s or a third of --timeout), so a peer waiting
+ * automatic warm-up runs a short probe, then chunks until C2 has compiled the runners' round methods
+ * ({@link JitLevels}), bounded in time (45 s or 3/4 of --timeout, see {@link #budgetNanos}), so a peer waiting
  * in the exchange never times out; an explicit {@code --jit_warmup=N} runs N iterations. -R/-z runs (an rdma_cm
  * exchange, whose peer would wait against CM and RNR timers) are not warmed up. Duration
  * runs (-D) are not warmed up: perftest's own margin (--margin) serves them.
@@ -32,7 +34,7 @@ import java.util.concurrent.ConcurrentHashMap;
 final class Warmup {
     /**
      * Iterations when --jit_warmup is not given: enough for C2 to compile post, poll and the run loops. They are
-     * run as a probe of 1000 and then as many more as fit in 20 s (a third of --timeout when that is shorter).
+     * run as a probe and then in chunks until the round methods are at tier 4, within {@link #budgetNanos}.
      */
     static final int AUTO_ITERATIONS = 20_000;
     /**
@@ -40,8 +42,8 @@ final class Warmup {
      * and on a loaded emulated machine 1000 iterations took 66 s, longer than the peer's 60 s patience in the exchange.
      */
     static final int PROBE_ITERATIONS = 200;
-    /** At most this long for an automatic warm-up (or a third of --timeout, the peer's patience). */
-    static final long MAX_BUDGET_NANOS = 20_000_000_000L;
+    /** At most this long for an automatic warm-up (or 3/4 of --timeout, the peer's patience). */
+    static final long MAX_BUDGET_NANOS = 45_000_000_000L;
     /** Largest message of the warm-up: the copies are not what is being compiled. */
     static final long MAX_SIZE = 4096;
     /** How long to wait at most for queued compilations after the pair ends. */
@@ -53,6 +55,15 @@ final class Warmup {
     private static final Set<String> WARMED = ConcurrentHashMap.newKeySet();
 
     private Warmup() { }
+
+    /**
+     * An automatic warm-up's time budget: at most {@link #MAX_BUDGET_NANOS}, and at most 3/4 of --timeout, the
+     * peer's patience: a panverbs server that accepted waits up to the client's warm-up for its first message (the
+     * server's own warm-up ran before it accepted; C perftest waits in blocking reads without a limit).
+     */
+    static long budgetNanos(PerftestParameters p) {
+        return Math.min(MAX_BUDGET_NANOS, p.timeoutSeconds * 1_000_000_000L * 3 / 4);
+    }
 
     /** Whether {@code p} asks for a warm-up: iteration runs, unless --jit_warmup=0. */
     static boolean wanted(PerftestParameters p) {
@@ -82,6 +93,7 @@ final class Warmup {
         int target = client.iters;
         int done = 0;
         int rc = 0;
+        Map<String, Integer> levels = null;
         long settleLimit = SETTLE_LIMIT_NANOS;
         if (p.jitWarmup > 0) {
             rc = runPair(server, client, engine, sink, target);
@@ -89,19 +101,28 @@ final class Warmup {
         } else {
             // automatic: a probe, then what fits in the time budget (a loaded or emulated machine is slow, and the
             // peer may be waiting in the exchange with its own timeout)
-            long budget = Math.min(MAX_BUDGET_NANOS, p.timeoutSeconds * 1_000_000_000L / 3);
+            long budget = budgetNanos(p);
             int probe = Math.min(target, Math.max(PROBE_ITERATIONS, 2 * Math.max(Math.max(p.txDepth, p.rxDepth),
                     p.cqMod)));
             rc = runPair(server, client, engine, sink, probe);
             done = probe;
-            long used = System.nanoTime() - start;
-            if (rc == 0 && target > probe && used < budget) {
-                long fit = (budget - used) / Math.max(1, used / probe);
-                int more = (int) Math.min(target - probe, fit);
-                if (more >= probe / 2) {
-                    rc = runPair(server, client, engine, sink, more);
-                    done += more;
+            // then chunks, each as long as all before it, until C2 has compiled every round method (or the
+            // budget or AUTO_ITERATIONS runs out): a fixed-length run left them at tier 3 on a slow machine
+            boolean c2 = JitLevels.c2Available();
+            while (rc == 0 && done < target) {
+                levels = JitLevels.roundMethods();
+                if (!c2 || JitLevels.allAtC2(levels)) { // C1 only: nothing more to wait for
+                    break;
                 }
+                long used = System.nanoTime() - start;
+                long fit = (budget - used) / Math.max(1, used / done);
+                // each chunk sets up a new pair (seconds under emulation): at least as long as all before it
+                int more = (int) Math.min(Math.min(target - done, fit), Math.max(done, fit / 2));
+                if (more < probe / 2) {
+                    break;
+                }
+                rc = runPair(server, client, engine, sink, more);
+                done += more;
             }
             // the wait for the compiler counts against the budget too (a peer is waiting), but gets a moment
             settleLimit = Math.min(SETTLE_LIMIT_NANOS,
@@ -110,8 +131,10 @@ final class Warmup {
         long ran = System.nanoTime() - start;
         long settled = settle(settleLimit);
         if (p.debug) {
-            err.printf(" JIT warm-up: %d iterations of %d B in %d ms, compiler settled after %d ms%s%n",
-                    done, client.size, ran / 1_000_000, settled / 1_000_000,
+            levels = JitLevels.roundMethods();
+            err.printf(" JIT warm-up: %d iterations of %d B in %d ms, compiler settled after %d ms; round methods"
+                    + " at tier %s%s%n", done, client.size, ran / 1_000_000, settled / 1_000_000,
+                    levels == null ? "(unknown)" : levels,
                     rc == 0 ? "" : "; it failed (the run goes on):\n" + log.toString(StandardCharsets.UTF_8));
             err.flush();
         }

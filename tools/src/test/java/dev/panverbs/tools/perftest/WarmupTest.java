@@ -167,7 +167,7 @@ class WarmupTest {
     @Test
     void theAutomaticWarmupProbesThenRunsWhatFitsItsBudget() {
         RecordingEngine engine = new RecordingEngine(1);
-        // --timeout=3: the budget is a third of it, 1 s
+        // --timeout=3: the budget is 3/4 of it, 2.25 s
         Run r = run(PerftestTest.WRITE_BW, List.of("--loopback", "--debug", "--timeout=3", "-n", "20"), engine);
         assertThat(r.rc()).as(r.err()).isZero();
         java.util.regex.Matcher m = java.util.regex.Pattern.compile(" JIT warm-up: (\\d+) iterations of")
@@ -175,8 +175,8 @@ class WarmupTest {
         assertThat(m.find()).as(r.err()).isTrue();
         int done = Integer.parseInt(m.group(1));
         assertThat(done).isBetween(Warmup.PROBE_ITERATIONS, Warmup.AUTO_ITERATIONS);
-        // the probe's pair, perhaps a second pair, then the measured pair
-        assertThat(engine.atOpen.size()).isIn(4, 6);
+        // the probe's pair, perhaps further chunks' pairs (until C2 compiled the round methods), then the measured pair
+        assertThat(engine.atOpen.size()).isEven().isGreaterThanOrEqualTo(4);
         assertThat(done == Warmup.PROBE_ITERATIONS).isEqualTo(engine.atOpen.size() == 4);
     }
 
