@@ -180,8 +180,7 @@ final class WqeWriter {
         int cp = curPost;
         int idx = cp & wqeMask;
         long ctrl = (long) idx * WQEBB;
-        int fmCeSe = sqSignalBits | ((flags & SEND_FENCE) != 0 ? CTRL_FENCE : fmCache) | CE_SE[(flags >>> 1) & 3];
-        fmCache = 0;
+        int fmCeSe = fmCeSe(flags);
         int imm = ((IMM_OPS >>> opcode) & 1) != 0 ? Integer.reverseBytes(immOrInv) : 0;
         // bytes 8-11 be32(fm_ce_se): signature, 2 reserved, fm_ce_se; bytes 12-15 the immediate (big-endian)
         q.set(RAW64, ctrl + 8, ((long) fmCeSe << 24) | ((long) imm << 32));
@@ -216,16 +215,12 @@ final class WqeWriter {
      * wrap. Returns the WQE's index; the caller checked the room and the opcode.
      */
     int writeOne(int opcode, int flags, long raddr, int rkey, long addr, int len, int lkey) {
+        // under FreqInlineSize (325 bytecodes), so C2 inlines it into the caller: the bookkeeping is a call of its own
         MemorySegment q = sq;
         int cp = curPost;
         int idx = cp & wqeMask;
         long ctrl = (long) idx * WQEBB;
-        int fm = fmCache;
-        if (fm != 0) {
-            fmCache = 0;
-        }
-        int fmCeSe = sqSignalBits | ((flags & SEND_FENCE) != 0 ? CTRL_FENCE : fm) | CE_SE[(flags >>> 1) & 3];
-        q.set(RAW64, ctrl + 8, (long) fmCeSe << 24); // no immediate: bytes 12-15 are 0
+        q.set(RAW64, ctrl + 8, (long) fmCeSe(flags) << 24); // no immediate: bytes 12-15 are 0
         long seg = ctrl + 16;
         int size = 1;
         if (opcode != WR_SEND) {
@@ -241,13 +236,27 @@ final class WqeWriter {
         }
         int word0 = Integer.reverseBytes(((cp & 0xffff) << 8) | MLX5_OPCODE[opcode]);
         q.set(RAW64, ctrl, (word0 & 0xFFFF_FFFFL) | ((long) (qpnDs | (size << 24)) << 32));
+        wrote(ctrl, size);
+        return idx;
+    }
+
+    /** The control segment's fm_ce_se byte for {@code flags} (consumes the fence a previous WR asked for). */
+    private int fmCeSe(int flags) {
+        int fm = fmCache;
+        if (fm != 0) {
+            fmCache = 0;
+        }
+        return sqSignalBits | ((flags & SEND_FENCE) != 0 ? CTRL_FENCE : fm) | CE_SE[(flags >>> 1) & 3];
+    }
+
+    /** A WQE of {@code size} 16-byte units was written at {@code ctrl}: its wqe_head, cur_post, the chain's count. */
+    private void wrote(long ctrl, int size) {
         int n = nreq;
-        wqeHead[idx] = head + n;
-        curPost = cp + 1;
+        wqeHead[(int) (ctrl >>> 6)] = head + n;
+        curPost += (size * 16 + WQEBB - 1) / WQEBB;
         nreq = n + 1;
         lastCtrl = ctrl;
         lastSize = size;
-        return idx;
     }
 
     /** set_atomic_seg: FA writes only swap_add (compare stays as it was, the HCA ignores it). */
@@ -310,11 +319,7 @@ final class WqeWriter {
         }
         long ctrl = wCtrl;
         q.set(RAW64, ctrl, (wWord0 & 0xFFFF_FFFFL) | ((long) (qpnDs | (size << 24)) << 32));
-        wqeHead[(int) (ctrl >>> 6)] = head + nreq;
-        curPost += (size * 16 + WQEBB - 1) / WQEBB;
-        nreq++;
-        lastCtrl = ctrl;
-        lastSize = size;
+        wrote(ctrl, size);
     }
 
     /** Drops the WRs written since the last {@link #ring} (a chain refused before its doorbell): cur_post returns. */
