@@ -163,6 +163,7 @@ public final class SharedReceiveQueue extends VerbsObject {
      */
     public void resize(int newMaxWr) {
         String call = Errors.call("ibv_modify_srq", "srq", this, "max_wr", newMaxWr);
+        resource.checkOpen("ibv_modify_srq"); // closed first: not "unsupported" or a range error of a dead SRQ
         Context context = pd.context();
         if (!context.attributes().has(DeviceCapability.SRQ_RESIZE)) {
             throw Errors.unsupported(call, "SRQ resizing (IBV_DEVICE_SRQ_RESIZE)", context.device().name()

@@ -81,6 +81,7 @@ public final class CmId implements AutoCloseable {
 
     /** Binds to a local address and port ({@code rdma_bind_addr(3)}); port 0 picks one. */
     public void bindAddress(InetSocketAddress local) {
+        Objects.requireNonNull(local, "local (port 0 picks a port; the wildcard address is new InetSocketAddress(0))");
         String call = Errors.call("rdma_bind_addr", "id", this, "addr", local);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Errno.allocateCapture(arena);
@@ -131,7 +132,7 @@ public final class CmId implements AutoCloseable {
     public void resolveAddress(InetSocketAddress source, InetSocketAddress destination, Duration timeout) {
         Objects.requireNonNull(destination, "destination");
         String call = Errors.call("rdma_resolve_addr", "id", this, "src", source, "dst", destination, "timeout_ms",
-                timeout.toMillis());
+                Units.clampedMillis(timeout));
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Errno.allocateCapture(arena);
             MemorySegment src = source == null ? MemorySegment.NULL : SocketAddresses.toNative(source, arena);
@@ -144,7 +145,7 @@ public final class CmId implements AutoCloseable {
 
     /** Starts resolving the route to the resolved address ({@code rdma_resolve_route(3)}): ROUTE_RESOLVED or ROUTE_ERROR. */
     public void resolveRoute(Duration timeout) {
-        String call = Errors.call("rdma_resolve_route", "id", this, "timeout_ms", timeout.toMillis());
+        String call = Errors.call("rdma_resolve_route", "id", this, "timeout_ms", Units.clampedMillis(timeout));
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Errno.allocateCapture(arena);
             if (LibRdmacm.rdma_resolve_route(errno, resource.handle(call), Units.clampedMillis(timeout)) != 0) {
@@ -439,7 +440,7 @@ public final class CmId implements AutoCloseable {
      */
     public CmEvent await(CmEventType expected, Duration timeout) {
         String call = Errors.call("rdma_get_cm_event", "id", this, "expected", expected);
-        CmEvent e = channel.await(ev -> ev.id() == this || ev.listenId() == this, timeout, call, expected);
+        CmEvent e = channel.await(ev -> ev.id() == this || ev.listenId() == this, timeout, call, expected, resource);
         if (e.type() != expected) {
             throw CmEventException.of(call, expected, e);
         }
@@ -452,6 +453,7 @@ public final class CmId implements AutoCloseable {
      * connection can watch its own ID (for DISCONNECTED) on a channel the connections share.
      */
     public CmEvent pollEvent() {
+        resource.checkOpen("rdma_get_cm_event"); // a destroyed ID gets no events: say so rather than null forever
         return channel.poll(ev -> ev.id() == this || ev.listenId() == this);
     }
 

@@ -15,7 +15,7 @@ public final class CmTimeoutException extends VerbsException {
 
     CmTimeoutException(String call, CmEventType expected, Duration timeout) {
         super(call, "no " + (expected == null ? "rdma_cm" : expected.toString()) + " event within "
-                + timeout.toMillis() + " ms");
+                + dev.panverbs.core.internal.Units.clampedMillis(timeout) + " ms");
         this.expected = expected;
     }
 

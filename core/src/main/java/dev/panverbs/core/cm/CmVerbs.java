@@ -8,6 +8,7 @@ import dev.panverbs.core.CompletionQueue;
 import dev.panverbs.core.MemoryRegion;
 import dev.panverbs.core.QueuePair;
 import dev.panverbs.core.WorkCompletions;
+import dev.panverbs.core.internal.Units;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.EnumSet;
@@ -102,7 +103,7 @@ public final class CmVerbs {
     private static int await(CompletionQueue cq, CompletionQueue other, WorkCompletions completions,
                              Duration timeout, String verb) {
         Objects.requireNonNull(completions, "completions");
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long deadline = System.nanoTime() + Units.clampedNanos(timeout);
         CompletionChannel channel = cq.channel();
         if (channel != null && other != cq && other.channel() == channel) {
             throw new IllegalStateException(verb + ": " + cq + " and " + other + " of the ID's QP share "

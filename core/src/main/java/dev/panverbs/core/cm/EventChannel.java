@@ -11,6 +11,7 @@ import dev.panverbs.core.internal.Errors;
 import dev.panverbs.core.internal.FileDescriptors;
 import dev.panverbs.core.internal.NativeHandles;
 import dev.panverbs.core.internal.Resource;
+import dev.panverbs.core.internal.Units;
 import dev.panverbs.core.internal.ResourceKind;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -170,16 +171,22 @@ public final class EventChannel implements AutoCloseable {
      * @throws IllegalStateException if the channel is or gets closed
      */
     public CmEvent await(Duration timeout) {
-        return await(e -> true, timeout, "rdma_get_cm_event", null);
+        return await(e -> true, timeout, "rdma_get_cm_event", null, resource);
     }
 
-    /** Waits for the next event that {@code wanted} accepts; the others stay queued for {@link #poll()}. */
-    CmEvent await(Predicate<CmEvent> wanted, Duration timeout, String call, CmEventType expected) {
-        long deadline = System.nanoTime() + timeout.toNanos();
+    /**
+     * Waits for the next event that {@code wanted} accepts; the others stay queued for {@link #poll()}. Throws
+     * {@link IllegalStateException} within a slice once {@code waiter} (the channel or the awaiting ID) is closed,
+     * whatever the timeout: no event of a destroyed ID can arrive any more.
+     */
+    CmEvent await(Predicate<CmEvent> wanted, Duration timeout, String call, CmEventType expected, Resource waiter) {
+        Objects.requireNonNull(timeout, "timeout");
+        long deadline = System.nanoTime() + Units.clampedNanos(timeout);
         while (true) {
             lock.lock();
             try {
                 resource.checkOpen(call);
+                waiter.checkOpen(call);
                 for (Iterator<CmEvent> it = pending.iterator(); it.hasNext(); ) {
                     CmEvent e = it.next();
                     if (wanted.test(e)) {
@@ -205,6 +212,7 @@ public final class EventChannel implements AutoCloseable {
                 FileDescriptors.pollIn(fd, (int) Math.min(SLICE_MILLIS, Math.max(1, left / 1_000_000L)), toString());
             } catch (RuntimeException closedUnderUs) {
                 resource.checkOpen(call); // a close from another thread: say so
+                waiter.checkOpen(call);
                 throw closedUnderUs;
             }
         }

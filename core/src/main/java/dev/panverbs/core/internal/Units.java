@@ -18,6 +18,17 @@ public final class Units {
         return d.compareTo(java.time.Duration.ofMillis(Integer.MAX_VALUE)) >= 0 ? Integer.MAX_VALUE : (int) d.toMillis();
     }
 
+    /**
+     * {@code d} in nanoseconds for a deadline: 0 for a negative duration, at most {@code Long.MAX_VALUE / 4} (146
+     * years), so neither {@code toNanos()} nor {@code System.nanoTime() + } it overflows for a "forever" timeout.
+     */
+    public static long clampedNanos(java.time.Duration d) {
+        if (d.isNegative()) {
+            return 0;
+        }
+        return d.compareTo(java.time.Duration.ofNanos(Long.MAX_VALUE / 4)) > 0 ? Long.MAX_VALUE / 4 : d.toNanos();
+    }
+
     public static String bytes(long n) {
         String[] units = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
         int u = 0;

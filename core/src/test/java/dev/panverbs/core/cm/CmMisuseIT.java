@@ -1,0 +1,124 @@
+package dev.panverbs.core.cm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.panverbs.testing.RdmaTestDevice;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * rdma_cm misused on a real device: every verb of a closed ID or channel, waiting for events of an ID that is or
+ * gets closed (a closed ID never gets one: an {@link IllegalStateException} at once, not a wait as long as the
+ * timeout), "forever" timeouts, null addresses.
+ */
+class CmMisuseIT {
+    private static final Duration FOREVER = Duration.ofSeconds(Long.MAX_VALUE);
+    private static final Duration BOUND = Duration.ofSeconds(60); // TCG guest: generous, but a hang fails
+    private static final AtomicInteger PORT = new AtomicInteger(26_000 + (int) (ProcessHandle.current().pid() % 5000));
+
+    private InetAddress local;
+    private EventChannel channel;
+
+    @BeforeEach
+    void open() throws Exception {
+        RdmaTestDevice.name();
+        String addr = System.getenv("PANVERBS_ADDR");
+        assumeTrue(addr != null, "rdma_cm ITs need PANVERBS_ADDR (testbed/test sets it)");
+        local = InetAddress.getByName(addr);
+        channel = EventChannel.create();
+    }
+
+    @AfterEach
+    void close() {
+        if (channel != null) {
+            channel.close();
+        }
+    }
+
+    @Test
+    void everyVerbOfAClosedIdThrowsNamingItAndTheVerb() {
+        CmId id = channel.createId(PortSpace.TCP);
+        InetSocketAddress at = new InetSocketAddress(local, PORT.incrementAndGet());
+        id.close();
+        id.close(); // idempotent
+        assertThat(id.isClosed()).isTrue();
+        assertThatThrownBy(() -> id.bindAddress(at)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("is closed").hasMessageContaining("rdma_bind_addr");
+        assertThatThrownBy(() -> id.listen(4)).hasMessageContaining("is closed").hasMessageContaining("rdma_listen");
+        assertThatThrownBy(() -> id.resolveAddress(null, at, BOUND)).hasMessageContaining("rdma_resolve_addr");
+        assertThatThrownBy(() -> id.resolveRoute(BOUND)).hasMessageContaining("rdma_resolve_route");
+        assertThatThrownBy(id::context).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(id::localAddress).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(id::disconnect).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(id::pollEvent).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("is closed").hasMessageContaining("rdma_get_cm_event");
+        // no event of a destroyed ID can come: refused at once, not after the (here endless) timeout
+        assertTimeoutPreemptively(BOUND, () -> assertThatThrownBy(() -> id.await(CmEventType.ADDR_RESOLVED, FOREVER))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("is closed"));
+    }
+
+    @Test
+    void anIdClosedWhileAnotherThreadAwaitsItsEventWakesThatThread() throws Exception {
+        CmId listener = channel.createId(PortSpace.TCP);
+        listener.bindAddress(new InetSocketAddress(local, PORT.incrementAndGet()));
+        listener.listen(4);
+        CompletableFuture<Throwable> waiter = CompletableFuture.supplyAsync(() -> {
+            try {
+                listener.await(CmEventType.CONNECT_REQUEST, FOREVER); // nobody connects
+                return null;
+            } catch (Throwable t) {
+                return t;
+            }
+        });
+        Thread.sleep(300);
+        listener.close();
+        Throwable t = waiter.get(BOUND.toSeconds(), TimeUnit.SECONDS);
+        assertThat(t).isInstanceOf(IllegalStateException.class).hasMessageContaining("is closed");
+    }
+
+    @Test
+    void aClosedChannelRefusesAndItsIdsAreClosedWithIt() {
+        CmId id = channel.createId(PortSpace.UDP);
+        channel.close();
+        assertThat(id.isClosed()).isTrue();
+        assertThatThrownBy(() -> channel.createId(PortSpace.TCP)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("is closed").hasMessageContaining("rdma_create_id");
+        assertThatThrownBy(channel::poll).isInstanceOf(IllegalStateException.class);
+        assertTimeoutPreemptively(BOUND, () -> assertThatThrownBy(() -> channel.await(FOREVER))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("rdma_get_cm_event"));
+        assertThatCode(channel::close).doesNotThrowAnyException();
+        assertThatCode(id::close).doesNotThrowAnyException();
+    }
+
+    @Test
+    void foreverTimeoutsAndNullArguments() {
+        CmId id = channel.createId(PortSpace.TCP);
+        assertThatThrownBy(() -> channel.createId(null)).isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("portSpace");
+        assertThatThrownBy(() -> id.bindAddress(null)).isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("local");
+        assertThatThrownBy(() -> id.resolveAddress(null, null, BOUND)).isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("destination");
+        // Duration.ofSeconds(Long.MAX_VALUE) overflows toMillis()/toNanos(): it means "no limit", not an error
+        assertTimeoutPreemptively(BOUND, () -> {
+            id.resolveAddress(null, new InetSocketAddress(local, PORT.incrementAndGet()), FOREVER);
+            assertThat(id.await(CmEventType.ADDR_RESOLVED, FOREVER).type()).isEqualTo(CmEventType.ADDR_RESOLVED);
+            id.resolveRoute(FOREVER);
+            assertThat(id.await(CmEventType.ROUTE_RESOLVED, FOREVER).type()).isEqualTo(CmEventType.ROUTE_RESOLVED);
+        });
+        assertThat(channel.poll()).isNull();
+        assertThatThrownBy(() -> id.await(CmEventType.ESTABLISHED, Duration.ofMillis(-5)))
+                .isInstanceOf(CmTimeoutException.class).hasMessageContaining("ESTABLISHED");
+    }
+}
