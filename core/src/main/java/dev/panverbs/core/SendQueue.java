@@ -55,6 +55,10 @@ final class SendQueue extends WorkQueue {
                 if (!wrs.udAddressed[i]) {
                     throw rules.udUnaddressed(i);
                 }
+                AddressHandle ah = wrs.udAh[i]; // ibv_destroy_ah freed what the WR's wr.ud.ah points to
+                if (ah != null && ah.resource.isClosedRelaxed()) {
+                    throw rules.ahClosed(i, ah);
+                }
             }
         }
     }

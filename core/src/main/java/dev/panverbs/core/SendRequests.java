@@ -72,6 +72,8 @@ public final class SendRequests extends WorkRequests<SendRequests> {
 
     /** Whether WR i named its destination ({@link #ud} or {@link #xrcSrqn}); checked for UD and XRC at post. */
     final boolean[] udAddressed;
+    /** The AH each UD WR names: its handle is in the WR, so the post refuses one closed since (cold, UD only). */
+    final AddressHandle[] udAh;
     private int inlineBytes;
     /** Where {@link #inline} copies its data ({@code null} until first used); kept alive by this chain. */
     private HotMemory inlineMemory;
@@ -92,6 +94,7 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     SendRequests(WorkRequestRules rules, int capacity, int maxSge) {
         super("ibv_post_send", rules, capacity, maxSge, WR_SIZE);
         this.udAddressed = new boolean[capacity];
+        this.udAh = new AddressHandle[capacity];
     }
 
     /** {@code IBV_WR_SEND}. */
@@ -297,6 +300,7 @@ public final class SendRequests extends WorkRequests<SendRequests> {
             wrs.set(INT, w + UD_QPN, remoteQpn);
             wrs.set(INT, w + UD_QKEY, remoteQkey);
             udAddressed[i] = true;
+            udAh[i] = ah;
             return this;
         } catch (IllegalStateException e) {
             throw rules.ifClosed(e, "ibv_post_send");
@@ -325,6 +329,7 @@ public final class SendRequests extends WorkRequests<SendRequests> {
         wrs.set(INT, w + SEND_FLAGS, sendFlags); // imm_data: written by the opcodes that read it
         if (rules.addressedSends) { // read by the post for UD and XRC only
             udAddressed[count - 1] = false;
+            udAh[count - 1] = null;
         }
         inlineBytes = 0;
         sgeChecks = (opcode.writesLocalSges() ? SGE_LOCAL_WRITE : 0)

@@ -324,6 +324,12 @@ final class WorkRequestRules {
                 : "a UD send needs ud(ah, remoteQpn, remoteQkey)"));
     }
 
+    IllegalStateException ahClosed(int index, AddressHandle ah) {
+        return new IllegalStateException("ibv_post_send: work request " + index + " of " + qpName + " names " + ah
+                + ", closed since ud(ah, ...) (the provider would read the destroyed ibv_ah); address it again or"
+                + " clear() the chain. Nothing was posted");
+    }
+
     /** {@code xrcSrqn} on a QP that is not an XRC initiator. Cold. */
     IllegalStateException notXrc(String verb) {
         return new IllegalStateException(verb + ": " + qpName + " is a " + type + " QP; only XRC initiators "

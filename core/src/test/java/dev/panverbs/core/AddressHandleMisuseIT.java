@@ -1,0 +1,74 @@
+package dev.panverbs.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.EnumSet;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * An address handle closed between {@link SendRequests#ud} and the post: the staged WR holds the destroyed
+ * {@code ibv_ah} pointer, which the provider would read (a use after free); the post refuses it by name instead.
+ */
+class AddressHandleMisuseIT {
+    private static final int PORT = 1;
+    private static final int QKEY = 0x1234;
+
+    private CoreResources res;
+    private Context ctx;
+    private ProtectionDomain pd;
+
+    @BeforeEach
+    void open() {
+        res = new CoreResources();
+        ctx = res.context;
+        pd = res.pd;
+    }
+
+    @AfterEach
+    void close() {
+        res.close();
+    }
+
+    private AddressVector path() {
+        int gid = ctx.queryGid(PORT, 1).isZero() ? 0 : 1;
+        return AddressVector.builder(PORT).grh(ctx.queryGid(PORT, gid).toBytes(), gid, 64).build();
+    }
+
+    @Test
+    void aStagedUdSendWhoseAddressHandleWasClosedIsRefusedAtPost() {
+        CompletionQueue cq = ctx.createCq(16).build();
+        QueuePair ud = pd.createQp(QueuePairType.UD, cq, cq).build();
+        ud.toInit(PORT, QKEY);
+        ud.toRtr();
+        ud.toRts(0);
+        MemoryRegion mr = pd.allocate(4096, EnumSet.of(Access.LOCAL_WRITE));
+        AddressHandle ah = pd.createAh(path());
+        SendRequests s = ud.sendRequests();
+        s.send(1, SendFlag.SIGNALED_BIT).sge(mr, 0, 64).ud(ah, ud.qpNum(), QKEY);
+        ah.close();
+        assertThatThrownBy(s::post).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("ibv_post_send: work request 0").hasMessageContaining(ah.toString())
+                .hasMessageContaining("Nothing was posted");
+        assertThat(ud.sendQueue.tracker.outstanding()).isZero();
+        assertThat(s.pending()).isEqualTo(1);
+        assertThatThrownBy(() -> s.ud(ah, ud.qpNum(), QKEY)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+        // addressed again through a live AH, the same WR goes out
+        AddressHandle fresh = pd.createAh(path());
+        s.ud(fresh, ud.qpNum(), QKEY);
+        assertThat(s.post()).isEqualTo(1);
+        WorkCompletions wcs = WorkCompletions.allocate(4);
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        int n = 0;
+        while (n == 0 && System.nanoTime() < deadline) {
+            n = cq.poll(wcs);
+        }
+        assertThat(n).isEqualTo(1);
+        assertThat(wcs.get(0).wrId()).isEqualTo(1);
+        assertThat(wcs.get(0).status()).isEqualTo(WorkCompletionStatus.SUCCESS);
+    }
+}
