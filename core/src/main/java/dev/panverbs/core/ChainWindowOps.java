@@ -77,7 +77,8 @@ final class ChainWindowOps extends PostTarget {
             int wr = index[i];
             MemoryWindow mw = ops.window(i);
             if (wr >= from && ops.isBind(i) && mw.isClosed()
-                    && chain.opcodeValue(wr) == WorkRequestOpcode.BIND_MW.value() && chain.bindMwHandle(wr) == handles[i]) {
+                    && chain.opcodeValue(wr) == WorkRequestOpcode.BIND_MW.value()
+                    && chain.bindMwHandle(wr) == handles[i]) {
                 throw new IllegalStateException("ibv_post_send: work request " + wr + " of " + queue.qp + " binds "
                         + mw + ", closed since bindMw (the provider would read the freed ibv_mw); clear() the chain"
                         + " or stage the bind again with a live window. Nothing was posted");
