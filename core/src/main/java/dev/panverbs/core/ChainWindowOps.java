@@ -52,6 +52,7 @@ final class ChainWindowOps extends PostTarget {
         SendRequests chain = (SendRequests) wrs;
         int from = chain.posted;
         int count = chain.count();
+        refuseClosedWindows(chain, from);
         try {
             return queue.post(chain);
         } finally {
@@ -62,6 +63,25 @@ final class ChainWindowOps extends PostTarget {
                     ops.forget(--n);
                 }
                 chain.queue = queue;
+            }
+        }
+    }
+
+    /**
+     * A staged bind's WR carries its window's {@code ibv_mw} pointer: if the window was closed since
+     * ({@code ibv_dealloc_mw}), the provider would read freed memory. Refused by name, nothing posted (only chains
+     * with window operations pass here).
+     */
+    private void refuseClosedWindows(SendRequests chain, int from) {
+        for (int i = 0; i < n; i++) {
+            int wr = index[i];
+            MemoryWindow mw = ops.window(i);
+            if (wr >= from && ops.isBind(i) && mw.isClosed()
+                    && chain.opcodeValue(wr) == WorkRequestOpcode.BIND_MW.value()
+                    && chain.bindMwHandle(wr) == handles[i]) {
+                throw new IllegalStateException("ibv_post_send: work request " + wr + " of " + queue.qp + " binds "
+                        + mw + ", closed since bindMw (the provider would read the freed ibv_mw); clear() the chain"
+                        + " or stage the bind again with a live window. Nothing was posted");
             }
         }
     }

@@ -46,6 +46,10 @@ final class WindowRecords {
         rkeys[i] = rkey;
     }
 
+    MemoryWindow window(int i) {
+        return windows[i];
+    }
+
     boolean isBind(int i) {
         return regions[i] != null;
     }

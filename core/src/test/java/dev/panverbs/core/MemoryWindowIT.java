@@ -1,6 +1,7 @@
 package dev.panverbs.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
@@ -184,6 +185,27 @@ class MemoryWindowIT extends DataPathResources {
         mw.close(); // a remote invalidation is not seen by the library: closing the window releases the region
         target.close();
         assertThat(target.isClosed()).isTrue();
+    }
+
+    @Test
+    void aStagedBindWhoseWindowWasClosedIsRefusedAtPost() {
+        assumeWindows();
+        DeviceAttributes attrs = ctx.queryDevice();
+        assumeThat(attrs.has(DeviceCapability.MEM_WINDOW_TYPE_2A) || attrs.has(DeviceCapability.MEM_WINDOW_TYPE_2B))
+                .as("type 2 windows").isTrue();
+        CompletionQueue cq = ctx.createCq(16).build();
+        QueuePair b = pair(cq, EnumSet.of(SendOperation.BIND_MW, SendOperation.LOCAL_INV))[1];
+        MemoryRegion target = pd.allocate(4096, WINDOW_MR);
+        MemoryWindow mw = pd.allocMw(MemoryWindowType.TYPE_2);
+        SendRequests s = b.sendRequests();
+        s.bindMw(1, SendFlag.SIGNALED_BIT, mw, MemoryWindow.nextRkey(mw.rkey()), target, 0, 4096, RW);
+        mw.close(); // the staged WR still carries its ibv_mw pointer
+        assertThatThrownBy(s::post).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("ibv_post_send: work request 0").hasMessageContaining(mw.toString())
+                .hasMessageContaining("Nothing was posted");
+        assertThat(b.sendQueue.tracker.outstanding()).isZero();
+        s.clear();
+        assertThatCode(target::close).as("nothing references the region").doesNotThrowAnyException();
     }
 
     @Test
