@@ -234,6 +234,14 @@ public final class CmId implements AutoCloseable {
             throw new IllegalArgumentException(call + ": " + srq + " belongs to " + srq.protectionDomain()
                     + ", not " + pd);
         }
+        // librdmacm checks only the PD: the kernel would look the CQs' handles up in the PD's context, attaching
+        // the QP to whichever CQ of that context has the same number (or failing with a bare EINVAL)
+        for (CompletionQueue cq : new CompletionQueue[] {sendCq, recvCq}) {
+            if (cq.context() != pd.context()) {
+                throw new IllegalArgumentException(call + ": " + cq + " belongs to another context than " + pd
+                        + "; create the PD and both CQs through this ID's context()");
+            }
+        }
         MemorySegment idHandle = resource.handle(call);
         if (qp != null && !qp.isClosed()) {
             throw new IllegalStateException(call + ": " + this + " already has " + qp);

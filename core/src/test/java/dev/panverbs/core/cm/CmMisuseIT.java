@@ -6,6 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.panverbs.core.CompletionQueue;
+import dev.panverbs.core.Context;
+import dev.panverbs.core.Device;
+import dev.panverbs.core.ProtectionDomain;
+import dev.panverbs.core.QueuePairCapabilities;
 import dev.panverbs.testing.RdmaTestDevice;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -99,6 +104,23 @@ class CmMisuseIT {
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("rdma_get_cm_event"));
         assertThatCode(channel::close).doesNotThrowAnyException();
         assertThatCode(id::close).doesNotThrowAnyException();
+    }
+
+    @Test
+    void theQpOfAnIdNeedsCqsOfThePdsContext() {
+        CmId id = channel.createId(PortSpace.UDP);
+        id.bindAddress(new InetSocketAddress(local, PORT.incrementAndGet()));
+        Context ctx = id.context();
+        ProtectionDomain pd = ctx.allocPd();
+        CompletionQueue own = ctx.createCq(8).build(); // the number an alien CQ's handle would be taken for
+        try (Context other = Device.open(RdmaTestDevice.name())) {
+            CompletionQueue alien = other.createCq(8).build();
+            assertThatThrownBy(() -> id.createQp(pd, own, alien, new QueuePairCapabilities(4, 4, 1, 1, 0)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("rdma_create_qp(")
+                    .hasMessageContaining(alien.toString()).hasMessageContaining("another context");
+            assertThat(id.queuePair()).isEmpty();
+        }
+        assertThat(id.createQp(pd, own, own, new QueuePairCapabilities(4, 4, 1, 1, 0)).isClosed()).isFalse();
     }
 
     @Test
