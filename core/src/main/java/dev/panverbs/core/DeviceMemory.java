@@ -5,6 +5,7 @@ import dev.panverbs.bindings.ibverbs.VerbsContextInline;
 import dev.panverbs.bindings.ibverbs.VerbsInline;
 import dev.panverbs.bindings.verbs.ibv_alloc_dm_attr;
 import dev.panverbs.core.internal.Errors;
+import dev.panverbs.core.internal.Resource;
 import dev.panverbs.core.internal.ResourceKind;
 import dev.panverbs.core.internal.Units;
 
@@ -25,10 +26,34 @@ public final class DeviceMemory extends VerbsObject {
     private final long length;
 
     private DeviceMemory(Context context, MemorySegment dm, long length) {
+        this(context, dm, length, DeviceMemory::free);
+    }
+
+    /** With {@code free} as the destroy verb (the fake provider's in host tests). */
+    DeviceMemory(Context context, MemorySegment dm, long length, Resource.Destroyer free) {
         super(ResourceKind.DEVICE_MEMORY, "DeviceMemory[" + Units.bytes(length) + " " + Units.hex(dm.address())
-                + " on " + context.device().name() + "]", dm, DeviceMemory::free, context.resource);
+                + " on " + context.device().name() + "]", dm, free, context.resource);
         this.context = context;
         this.length = length;
+    }
+
+    /**
+     * Deregisters the regions over this memory, then frees it ({@code ibv_free_dm}). DMA safety: each region's own
+     * {@link MemoryRegion#close()} runs first, so while work requests still reference one (or windows are bound to
+     * it) the close is refused with {@link IllegalStateException} and the memory stays allocated; the resource
+     * cascade alone would deregister a region under the NIC. Closing the context or a PD closes the QPs first.
+     */
+    @Override
+    public synchronized void close() {
+        if (isClosed()) {
+            return;
+        }
+        for (Resource child : resource.children()) {
+            if (child.owner() instanceof MemoryRegion mr) {
+                mr.close();
+            }
+        }
+        super.close();
     }
 
     private static void free(MemorySegment dm) {
@@ -83,6 +108,7 @@ public final class DeviceMemory extends VerbsObject {
     public void copyTo(long offset, MemorySegment source) {
         String call = Errors.call("ibv_memcpy_to_dm", "dm", this, "offset", offset, "length", source.byteSize());
         checkRange(call, offset, source.byteSize());
+        requireNative(call, source, "source");
         int rc = VerbsInline.ibv_memcpy_to_dm(resource.handle("ibv_memcpy_to_dm"), offset, source,
                 source.byteSize());
         if (rc != 0) {
@@ -97,6 +123,7 @@ public final class DeviceMemory extends VerbsObject {
         if (target.isReadOnly()) {
             throw new IllegalArgumentException(call + ": the target segment is read-only");
         }
+        requireNative(call, target, "target");
         int rc = VerbsInline.ibv_memcpy_from_dm(target, resource.handle("ibv_memcpy_from_dm"), offset,
                 target.byteSize());
         if (rc != 0) {
@@ -128,6 +155,14 @@ public final class DeviceMemory extends VerbsObject {
                 throw Errors.failure(call, Errno.get(errno));
             }
             return MemoryRegion.ofDeviceMemory(pd, this, mr, length, zeroBased);
+        }
+    }
+
+    /** The provider's memcpy needs an address: a heap segment would fail deep in the linker without the verb. */
+    private static void requireNative(String call, MemorySegment segment, String what) {
+        if (!segment.isNative()) {
+            throw new IllegalArgumentException(call + ": the " + what + " is a heap segment; copy it to native memory"
+                    + " (Arena.allocate) first");
         }
     }
 

@@ -80,8 +80,15 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
      */
     static MemoryRegion ofDeviceMemory(ProtectionDomain pd, DeviceMemory dm, MemorySegment mr, long length,
                                        Set<Access> access) {
-        return new MemoryRegion(pd, mr, null, length, 0, dm.toString(), access, new Registration(null), pd.resource,
-                dm.resource);
+        return ofDeviceMemory(pd, dm, mr, length, access, LibIbverbs::ibv_dereg_mr);
+    }
+
+    /** The same with {@code dereg} as the destroy verb (the fake provider's in host tests). */
+    static MemoryRegion ofDeviceMemory(ProtectionDomain pd, DeviceMemory dm, MemorySegment mr, long length,
+                                       Set<Access> access, java.util.function.ToIntFunction<MemorySegment> dereg) {
+        Registration r = new Registration(null);
+        r.dereg = dereg;
+        return new MemoryRegion(pd, mr, null, length, 0, dm.toString(), access, r, pd.resource, dm.resource);
     }
 
     /**

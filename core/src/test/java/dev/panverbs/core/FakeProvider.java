@@ -161,6 +161,22 @@ public final class FakeProvider {
     }
 
     /**
+     * Device memory of {@code length} bytes on the fake context (a host allocation standing in for NIC memory),
+     * with a region over it in the default PD whose lkey = rkey = {@code key}; {@code freed} runs at ibv_free_dm.
+     */
+    public MemoryRegion registerDeviceMemory(long length, int key, Runnable freed) {
+        MemorySegment mem = Arena.ofAuto().allocate(length, 64);
+        DeviceMemory dm = new DeviceMemory(context, mem, length, h -> freed.run());
+        MemorySegment mr = call("fake_reg_mr", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                        ValueLayout.ADDRESS, U64, ValueLayout.JAVA_INT),
+                pd.resource.handle("fake_reg_mr"), mem, length, key);
+        MethodHandle dereg = downcall("fake_dereg_mr", FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS),
+                false);
+        return MemoryRegion.ofDeviceMemory(pd, dm, mr, length, EnumSet.of(Access.LOCAL_WRITE, Access.ZERO_BASED),
+                h -> invokeInt(dereg, h));
+    }
+
+    /**
      * An XRC initiator ({@code XRC_SEND}) in RTS sending to {@code cq}: no receive queue of its own; its WRs must name
      * a remote SRQ number. The fake executes its WRs like an RC QP's.
      */

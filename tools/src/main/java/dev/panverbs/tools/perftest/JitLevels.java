@@ -4,7 +4,9 @@ import com.sun.management.HotSpotDiagnosticMXBean;
 
 import java.lang.management.ManagementFactory;
 import java.lang.reflect.Method;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import javax.management.DynamicMBean;
 
@@ -21,17 +23,15 @@ final class JitLevels {
         "dev.panverbs.tools.perftest.LatencyRunner.", "dev.panverbs.tools.perftest.BwRunner.",
     };
     private static final String SUFFIX = "Rounds(";
+    private static final String PANVERBS = "dev.panverbs.";
 
     private static volatile DynamicMBean dcmd;
     private static volatile boolean looked;
 
     private JitLevels() { }
 
-    /**
-     * The highest tier in use per round method that has compiled code ({@code writeRounds -> 4}), sorted by
-     * name; null when this JVM cannot tell (no DiagnosticCommand MBean).
-     */
-    static Map<String, Integer> roundMethods() {
+    /** The code list now; null when this JVM cannot tell (the DiagnosticCommand MBean is not reachable). */
+    static Snapshot snapshot() {
         DynamicMBean dcmd = diagnosticCommands();
         if (dcmd == null) {
             return null;
@@ -81,34 +81,55 @@ final class JitLevels {
     }
 
     /**
+     * What the code list says: the highest tier in use per round method ({@code writeRounds -> 4}) and the compile
+     * ids of every panverbs method's C2 code in use (a deoptimization makes one disappear).
+     */
+    record Snapshot(Map<String, Integer> rounds, Set<Integer> c2Ids) {
+        /** Whether there is a round method and all of them are at tier 4 (C2). */
+        boolean allAtC2() {
+            return !rounds.isEmpty() && rounds.values().stream().allMatch(l -> l == 4);
+        }
+
+        /**
+         * Whether the C2 code is stable from {@code before} to this one: the round methods at tier 4 in both, and
+         * none of the C2 code in use then deoptimized since. The warm-up runs one more fresh pair between the two:
+         * a branch its profile never saw taken (a new memory region's key, say, which the run's first post brings)
+         * is an uncommon trap in C2 code, and it must fire there, not in the timed section.
+         */
+        boolean stableSince(Snapshot before) {
+            return before != null && before.allAtC2() && allAtC2() && c2Ids.containsAll(before.c2Ids);
+        }
+    }
+
+    /**
      * Parses the code list: one nmethod per line, {@code "<compile id> <tier> <state> <class.method(sig)ret> [...]"},
      * state 0 = in use (an nmethod made not entrant is not counted).
      */
-    static Map<String, Integer> parse(String list) {
+    static Snapshot parse(String list) {
         Map<String, Integer> levels = new TreeMap<>();
+        Set<Integer> c2 = new HashSet<>();
         for (String line : list.split("\n")) {
             String[] f = line.trim().split(" ", 5);
-            if (f.length < 4 || !f[3].contains(SUFFIX)) {
+            if (f.length < 4 || !f[3].startsWith(PANVERBS) || !"0".equals(f[2])) {
                 continue;
             }
+            int id;
+            int level;
+            try {
+                id = Integer.parseInt(f[0]);
+                level = Integer.parseInt(f[1]);
+            } catch (NumberFormatException e) {
+                continue;
+            }
+            if (level == 4) {
+                c2.add(id);
+            }
             for (String c : CLASSES) {
-                if (f[3].startsWith(c)) {
-                    String name = f[3].substring(c.length(), f[3].indexOf('('));
-                    int level;
-                    try {
-                        level = "0".equals(f[2]) ? Integer.parseInt(f[1]) : 0;
-                    } catch (NumberFormatException e) {
-                        continue;
-                    }
-                    levels.merge(name, level, Math::max);
+                if (f[3].startsWith(c) && f[3].contains(SUFFIX)) {
+                    levels.merge(f[3].substring(c.length(), f[3].indexOf('(')), level, Math::max);
                 }
             }
         }
-        return levels;
-    }
-
-    /** Whether {@code levels} has a round method and all of them at tier 4 (C2). */
-    static boolean allAtC2(Map<String, Integer> levels) {
-        return levels != null && !levels.isEmpty() && levels.values().stream().allMatch(l -> l == 4);
+        return new Snapshot(levels, c2);
     }
 }

@@ -9,7 +9,6 @@ import java.io.PrintStream;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -25,8 +24,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * the same code paths as the real run: a copy of the real parameters (transport, verb, QP count, depths, inline
  * size, moderation, post list, {@code ibv_wr_*} or old post), with only the iteration count, the message size
  * (at most 4 KiB, above any inline limit, so the same branches are taken) and the addresses changed. An
- * automatic warm-up runs a short probe, then chunks until C2 has compiled the runners' round methods
- * ({@link JitLevels}), bounded in time (45 s or 3/4 of --timeout, see {@link #budgetNanos}), so a peer waiting
+ * automatic warm-up runs a short probe, then chunks until C2 has compiled the runners' round methods and a fresh
+ * pair deoptimized none of panverbs' C2 code ({@link JitLevels.Snapshot#stableSince}), bounded in time (45 s or 3/4 of --timeout, see {@link #budgetNanos}), so a peer waiting
  * in the exchange never times out; an explicit {@code --jit_warmup=N} runs N iterations. -R/-z runs (an rdma_cm
  * exchange, whose peer would wait against CM and RNR timers) are not warmed up. Duration
  * runs (-D) are not warmed up: perftest's own margin (--margin) serves them.
@@ -93,7 +92,7 @@ final class Warmup {
         int target = client.iters;
         int done = 0;
         int rc = 0;
-        Map<String, Integer> levels = null;
+        JitLevels.Snapshot levels = null;
         long settleLimit = SETTLE_LIMIT_NANOS;
         if (p.jitWarmup > 0) {
             rc = runPair(server, client, engine, sink, target);
@@ -109,18 +108,22 @@ final class Warmup {
             // then chunks, each as long as all before it, until C2 has compiled every round method (or the
             // budget or AUTO_ITERATIONS runs out): a fixed-length run left them at tier 3 on a slow machine
             boolean c2 = JitLevels.c2Available();
-            while (rc == 0 && done < target) {
-                levels = JitLevels.roundMethods();
-                if (!c2 || JitLevels.allAtC2(levels)) { // C1 only: nothing more to wait for
+            JitLevels.Snapshot before = null;
+            while (rc == 0 && done < target && c2) { // C1 only: nothing to wait for
+                levels = JitLevels.snapshot();
+                if (levels != null && levels.stableSince(before)) {
                     break;
                 }
                 long used = System.nanoTime() - start;
                 long fit = (budget - used) / Math.max(1, used / done);
-                // each chunk sets up a new pair (seconds under emulation): at least as long as all before it
-                int more = (int) Math.min(Math.min(target - done, fit), Math.max(done, fit / 2));
+                // each chunk sets up a new pair (seconds under emulation): at least as long as all before it, but
+                // once C2 has compiled the round methods, one short pair that shows its code survives fresh resources
+                int more = (int) Math.min(Math.min(target - done, fit),
+                        levels != null && levels.allAtC2() ? probe : Math.max(done, fit / 2));
                 if (more < probe / 2) {
                     break;
                 }
+                before = levels;
                 rc = runPair(server, client, engine, sink, more);
                 done += more;
             }
@@ -131,10 +134,10 @@ final class Warmup {
         long ran = System.nanoTime() - start;
         long settled = settle(settleLimit);
         if (p.debug) {
-            levels = JitLevels.roundMethods();
+            levels = JitLevels.snapshot();
             err.printf(" JIT warm-up: %d iterations of %d B in %d ms, compiler settled after %d ms; round methods"
                     + " at tier %s%s%n", done, client.size, ran / 1_000_000, settled / 1_000_000,
-                    levels == null ? "(unknown)" : levels,
+                    levels == null ? "(unknown)" : levels.rounds(),
                     rc == 0 ? "" : "; it failed (the run goes on):\n" + log.toString(StandardCharsets.UTF_8));
             err.flush();
         }

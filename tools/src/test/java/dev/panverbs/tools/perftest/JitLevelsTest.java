@@ -3,6 +3,7 @@ package dev.panverbs.tools.perftest;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;
+import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -23,18 +24,29 @@ class JitLevelsTest {
 
     @Test
     void aRoundMethodCountsOnlyWithCodeInUse() {
-        Map<String, Integer> levels = JitLevels.parse(LIST);
+        JitLevels.Snapshot s = JitLevels.parse(LIST);
         // writeRounds' C2 code was made not entrant (state 1): its tier-2 code is what runs
-        assertThat(levels).containsExactly(Map.entry("senderRounds", 4), Map.entry("writeRounds", 2));
-        assertThat(JitLevels.allAtC2(levels)).isFalse();
-        assertThat(JitLevels.allAtC2(Map.of("senderRounds", 4))).isTrue();
-        assertThat(JitLevels.allAtC2(Map.of())).isFalse();
-        assertThat(JitLevels.allAtC2(null)).isFalse();
+        assertThat(s.rounds()).containsExactly(Map.entry("senderRounds", 4), Map.entry("writeRounds", 2));
+        assertThat(s.c2Ids()).containsExactlyInAnyOrder(1502, 1439); // not the JDK's, not the one not entrant
+        assertThat(s.allAtC2()).isFalse();
+        assertThat(new JitLevels.Snapshot(Map.of("senderRounds", 4), Set.of()).allAtC2()).isTrue();
+        assertThat(new JitLevels.Snapshot(Map.of(), Set.of()).allAtC2()).isFalse();
+    }
+
+    @Test
+    void stableOnlyWhenNoC2CodeWasLostAcrossAFreshPair() {
+        JitLevels.Snapshot before = new JitLevels.Snapshot(Map.of("sendRounds", 4), Set.of(10, 11));
+        assertThat(new JitLevels.Snapshot(Map.of("sendRounds", 4), Set.of(10, 11, 12)).stableSince(before)).isTrue();
+        // 11 deoptimized (an uncommon trap a fresh pair's first post hit): not yet
+        assertThat(new JitLevels.Snapshot(Map.of("sendRounds", 4), Set.of(10, 12)).stableSince(before)).isFalse();
+        assertThat(new JitLevels.Snapshot(Map.of("sendRounds", 3), Set.of(10, 11)).stableSince(before)).isFalse();
+        assertThat(before.stableSince(null)).isFalse();
+        assertThat(before.stableSince(new JitLevels.Snapshot(Map.of("sendRounds", 3), Set.of()))).isFalse();
     }
 
     @Test
     void thisJvmAnswers() {
-        // the DiagnosticCommand MBean is there on the JDKs the tools run on: the warm-up depends on it
-        assertThat(JitLevels.roundMethods()).isNotNull();
+        // the DiagnosticCommand MBean is reachable with the launcher's (and this module's surefire) --add-opens
+        assertThat(JitLevels.snapshot()).isNotNull();
     }
 }
