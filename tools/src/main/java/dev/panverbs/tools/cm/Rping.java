@@ -4,6 +4,7 @@ import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
+import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -58,6 +59,9 @@ public final class Rping implements Callable<Integer> {
     boolean selfCreateQp;
     @Option(names = "-t", paramLabel = "tos", hidden = true)
     Integer tos;
+    @Option(names = "--peer-timeout", paramLabel = "seconds", hidden = true,
+            description = "give up when the peer sends nothing for this long once connected (rping waits forever)")
+    int peerTimeout = 60;
     @Option(names = {"-h", "--help"}, usageHelp = true, description = "show this help")
     boolean help;
 
@@ -66,7 +70,8 @@ public final class Rping implements Callable<Integer> {
 
     /** The settings of one validated run. */
     record Settings(boolean server, InetSocketAddress address, InetSocketAddress source, int size, int count,
-                    boolean verbose, boolean validate, boolean debug, boolean selfCreateQp, boolean persistent) {}
+                    boolean verbose, boolean validate, boolean debug, boolean selfCreateQp, boolean persistent,
+                    Duration peerTimeout) {}
 
     @Override
     public Integer call() throws Exception {
@@ -93,6 +98,10 @@ public final class Rping implements Callable<Integer> {
             err.printf("Invalid count %d%n", count);
             return null;
         }
+        if (peerTimeout <= 0) {
+            err.printf("Invalid peer timeout %d (seconds, at least 1)%n", peerTimeout);
+            return null;
+        }
         if (client == server) {
             spec.commandLine().usage(err);
             return null;
@@ -113,7 +122,7 @@ public final class Rping implements Callable<Integer> {
         }
         InetSocketAddress src = source == null ? null : new InetSocketAddress(InetAddress.getByName(source), 0);
         return new Settings(server, at, src, size, count, verbose, validate, debug, selfCreateQp,
-                persistent && server);
+                persistent && server, Duration.ofSeconds(peerTimeout));
     }
 
     /** Parses {@code args} and runs; returns the exit status. */

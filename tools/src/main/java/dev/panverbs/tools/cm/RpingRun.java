@@ -339,10 +339,12 @@ final class RpingRun {
 
     /**
      * The next completion of {@code opcode}, skipping SEND completions; {@code null} once the connection is gone
-     * (DISCONNECTED, or flushed work requests). Any other error status is reported as rping does and ends the run.
+     * (DISCONNECTED, or flushed work requests). Any other error status is reported as rping does and ends the run,
+     * and so does a peer that sends nothing for {@code --peer-timeout}.
      */
     private WorkCompletion next(WorkCompletionOpcode opcode) {
         int idle = 0;
+        long deadline = System.nanoTime() + s.peerTimeout().toNanos();
         while (true) {
             if (cq.poll(wcs) == 1) {
                 WorkCompletion wc = wcs.get(0);
@@ -372,6 +374,12 @@ final class RpingRun {
                     err.flush();
                     disconnected = true;
                     return null;
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    // rping would wait forever; a live peer answers each message at once
+                    throw new IllegalStateException("no " + opcode + " completion for " + s.peerTimeout().toSeconds()
+                            + " s: the " + (s.server() ? "client" : "server") + " is connected but sends nothing "
+                            + "(is it an rping of the same -S? a stuck peer?)");
                 }
                 LockSupport.parkNanos(20_000); // rping sleeps in ibv_get_cq_event; do not starve the peer
             } else {

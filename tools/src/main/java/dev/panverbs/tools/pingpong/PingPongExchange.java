@@ -78,7 +78,7 @@ public final class PingPongExchange {
                 socket.setSoTimeout(timeoutMillis(timeout));
                 socket.setTcpNoDelay(true);
                 socket.getOutputStream().write(local.encode());
-                byte[] msg = readFully(socket.getInputStream(), PingPongDestination.WIRE_SIZE, "the server's address",
+                byte[] msg = readFully(socket, PingPongDestination.WIRE_SIZE, "the server's address",
                         timeout);
                 PingPongDestination remote = PingPongDestination.decode(msg);
                 socket.getOutputStream().write(DONE);
@@ -119,7 +119,7 @@ public final class PingPongExchange {
         try (socket) {
             socket.setSoTimeout(timeoutMillis(timeout));
             socket.setTcpNoDelay(true);
-            byte[] msg = readFully(socket.getInputStream(), PingPongDestination.WIRE_SIZE, "the client's address",
+            byte[] msg = readFully(socket, PingPongDestination.WIRE_SIZE, "the client's address",
                     timeout);
             PingPongDestination remote = PingPongDestination.decode(msg);
             try {
@@ -130,7 +130,7 @@ public final class PingPongExchange {
                 throw new IOException("Couldn't connect to remote QP: " + e.getMessage(), e);
             }
             socket.getOutputStream().write(local.encode());
-            byte[] done = readFully(socket.getInputStream(), DONE.length, "\"done\"", timeout);
+            byte[] done = readFully(socket, DONE.length, "\"done\"", timeout);
             if (!Arrays.equals(done, DONE)) {
                 throw new PingPongProtocolException("expected \"done\\0\" from the client after the addresses, got \""
                         + PingPongProtocolException.printable(done) + "\"");
@@ -139,12 +139,23 @@ public final class PingPongExchange {
         }
     }
 
-    /** Reads exactly {@code n} bytes, turning EOF and timeouts into protocol errors that say how far it got. */
-    static byte[] readFully(InputStream in, int n, String what, Duration timeout) throws IOException {
+    /**
+     * Reads exactly {@code n} bytes within {@code timeout} in all, turning EOF and timeouts into protocol errors
+     * that say how far it got. The deadline is for the whole message, not each read: a peer dribbling one byte
+     * just under the timeout must not stretch the wait to {@code n} timeouts.
+     */
+    static byte[] readFully(Socket socket, int n, String what, Duration timeout) throws IOException {
+        InputStream in = socket.getInputStream();
         byte[] buf = new byte[n];
         int got = 0;
+        long deadline = System.nanoTime() + timeout.toNanos();
         try {
             while (got < n) {
+                long left = (deadline - System.nanoTime()) / 1_000_000L;
+                if (left <= 0) {
+                    throw new SocketTimeoutException();
+                }
+                socket.setSoTimeout((int) Math.min(Integer.MAX_VALUE, left));
                 int r = in.read(buf, got, n - got);
                 if (r < 0) {
                     throw new EOFException();

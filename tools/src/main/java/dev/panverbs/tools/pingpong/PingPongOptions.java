@@ -50,6 +50,10 @@ public final class PingPongOptions {
     @Option(order = 11, names = {"-c", "--chk"}, description = "validate received buffer")
     boolean chk;
 
+    @Option(order = 13, names = "--peer-timeout", paramLabel = "<seconds>", converter = CInteger.class, hidden = true,
+            description = "give up when no completion arrives for this long (the C tools wait forever)")
+    long peerTimeout = Settings.DEFAULT_PEER_TIMEOUT;
+
     @Option(order = 12, names = {"-h", "--help"}, usageHelp = true, description = "print this help and exit")
     boolean help;
 
@@ -65,9 +69,10 @@ public final class PingPongOptions {
         check(rxDepth >= 1 && rxDepth <= 1 << 20, "-r/--rx-depth must be 1..1048576, got " + rxDepth);
         check(iters >= 1 && iters <= Integer.MAX_VALUE, "-n/--iters must be 1.." + Integer.MAX_VALUE + ", got " + iters);
         check(sl >= 0 && sl <= 15, "-l/--sl must be 0..15, got " + sl);
+        check(peerTimeout >= 1 && peerTimeout <= 86_400, "--peer-timeout must be 1..86400 s, got " + peerTimeout);
         check(gidIdx <= Integer.MAX_VALUE && gidIdx >= Integer.MIN_VALUE, "-g/--gid-idx out of range: " + gidIdx);
         return new Settings(serverName, (int) port, ibDev, (int) ibPort, (int) sz, mtu, (int) rxDepth, (int) iters,
-                (int) sl, events, gidIdx < 0 ? -1 : (int) gidIdx, chk, false);
+                (int) sl, events, gidIdx < 0 ? -1 : (int) gidIdx, chk, false, (int) peerTimeout);
     }
 
     private void check(boolean ok, String message) {
@@ -82,9 +87,21 @@ public final class PingPongOptions {
      * @param serverName the server to connect to, or {@code null} to be the server
      * @param gidIndex   the local GID index, or -1 for none
      * @param newSend    post with the {@code ibv_wr_*} API (rc_pingpong {@code -N})
+     * @param peerTimeoutSeconds how long the run waits for a completion before it gives up on the peer
      */
     public record Settings(String serverName, int port, String ibDev, int ibPort, int size, int mtu, int rxDepth,
-                           int iters, int sl, boolean events, int gidIndex, boolean chk, boolean newSend) {
+                           int iters, int sl, boolean events, int gidIndex, boolean chk, boolean newSend,
+                           int peerTimeoutSeconds) {
+        /** Default of {@code --peer-timeout}: far above any exchange's time, far below forever. */
+        public static final int DEFAULT_PEER_TIMEOUT = 60;
+
+        /** Settings with the default peer timeout. */
+        public Settings(String serverName, int port, String ibDev, int ibPort, int size, int mtu, int rxDepth,
+                        int iters, int sl, boolean events, int gidIndex, boolean chk, boolean newSend) {
+            this(serverName, port, ibDev, ibPort, size, mtu, rxDepth, iters, sl, events, gidIndex, chk, newSend,
+                    DEFAULT_PEER_TIMEOUT);
+        }
+
         /** Whether this side is the client (a host was given). */
         public boolean isClient() {
             return serverName != null;
@@ -93,7 +110,7 @@ public final class PingPongOptions {
         /** A copy with {@link #newSend} set. */
         public Settings withNewSend(boolean n) {
             return new Settings(serverName, port, ibDev, ibPort, size, mtu, rxDepth, iters, sl, events, gidIndex, chk,
-                    n);
+                    n, peerTimeoutSeconds);
         }
     }
 }

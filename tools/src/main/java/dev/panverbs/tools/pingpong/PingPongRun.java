@@ -27,6 +27,7 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.lang.foreign.MemorySegment;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.EnumSet;
 import java.util.List;
 
@@ -243,17 +244,30 @@ final class PingPongRun {
         int rcnt = 0;
         int scnt = 0;
         long start = System.nanoTime();
+        long idleLimit = s.peerTimeoutSeconds() * 1_000_000_000L;
         while (rcnt < iters || scnt < iters) {
+            // the C tools wait forever; a peer that died, or runs fewer -n, must not hang this side
+            long lastProgress = System.nanoTime();
             if (channel != null) {
-                CompletionQueue evCq = channel.getCqEvent();
+                CompletionQueue evCq = channel.getCqEvent(Duration.ofNanos(idleLimit)).orElse(null);
+                if (evCq == null) {
+                    return stalled(rcnt, scnt, iters);
+                }
                 if (evCq != cq) {
                     return fail("CQ event for unknown CQ " + evCq);
                 }
                 cq.reqNotify(false);
             }
             int ne;
+            int spins = 0;
             do {
                 ne = cq.poll(wcs);
+                if (ne < 1 && ++spins == 4096) {
+                    spins = 0;
+                    if (System.nanoTime() - lastProgress > idleLimit) {
+                        return stalled(rcnt, scnt, iters);
+                    }
+                }
             } while (channel == null && ne < 1);
             while (ne > 0) {
                 for (int i = 0; i < ne; i++) {
@@ -301,6 +315,12 @@ final class PingPongRun {
         }
         out.flush();
         return status;
+    }
+
+    private int stalled(int rcnt, int scnt, int iters) {
+        return fail("no completion for " + s.peerTimeoutSeconds() + " s after " + rcnt + " of " + iters
+                + " receives and " + scnt + " of " + iters + " sends: the peer stopped (did it fail, or run fewer"
+                + " iterations with another -n?)");
     }
 
     private int fail(String message) {

@@ -126,7 +126,7 @@ public final class RpcClient implements AutoCloseable {
                 socket.setSoTimeout(timeout);
                 socket.setTcpNoDelay(true);
                 mine.write(socket.getOutputStream());
-                peer = RpcHandshake.read(socket.getInputStream(), RpcHandshake.SERVER);
+                peer = RpcHandshake.read(socket, RpcHandshake.SERVER, options.timeout());
             }
             // the server is already in RTS: it connected before answering
             local.connect(l.qp, peer, psn);

@@ -6,8 +6,10 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Arrays;
 
 /**
@@ -90,6 +92,34 @@ record RpcHandshake(int role, int lid, int mtu, int qpn, int psn, byte[] gid, in
         d.writeShort(Math.min(text.length, 0xffff));
         d.write(text, 0, Math.min(text.length, 0xffff));
         d.flush();
+    }
+
+    /**
+     * {@link #read(InputStream, int)} from {@code socket} within {@code timeout} in all: each read waits only for
+     * what is left, so a peer dribbling a byte just under the timeout cannot stretch the handshake to 72 timeouts
+     * (and hold up the server's accept loop that long).
+     */
+    static RpcHandshake read(Socket socket, int expectedRole, Duration timeout) throws IOException {
+        InputStream raw = socket.getInputStream();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        InputStream bounded = new InputStream() {
+            @Override
+            public int read() throws IOException {
+                byte[] one = new byte[1];
+                return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+                long left = (deadline - System.nanoTime()) / 1_000_000L;
+                if (left <= 0) {
+                    throw new SocketTimeoutException();
+                }
+                socket.setSoTimeout((int) Math.min(Integer.MAX_VALUE, left));
+                return raw.read(b, off, len);
+            }
+        };
+        return read(bounded, expectedRole);
     }
 
     /**

@@ -170,7 +170,7 @@ public final class RpcServer implements AutoCloseable {
         String peer = socket.getRemoteSocketAddress().toString();
         socket.setSoTimeout((int) Math.min(Integer.MAX_VALUE, options.timeout().toMillis()));
         socket.setTcpNoDelay(true);
-        RpcHandshake client = RpcHandshake.read(socket.getInputStream(), RpcHandshake.CLIENT);
+        RpcHandshake client = RpcHandshake.read(socket, RpcHandshake.CLIENT, options.timeout());
         RpcHandshake[] answer = new RpcHandshake[1];
         ServerConnection c;
         try {

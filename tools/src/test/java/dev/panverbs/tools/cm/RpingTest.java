@@ -70,6 +70,17 @@ class RpingTest {
     }
 
     @Test
+    void peerTimeoutDefaultsTo60AndMustBePositive() throws Exception {
+        Rping r = new Rping();
+        new picocli.CommandLine(r).parseArgs("-s");
+        assertThat(r.settings(new PrintWriter(new StringWriter())).peerTimeout()).hasSeconds(60);
+        Rping five = new Rping();
+        new picocli.CommandLine(five).parseArgs("-s", "--peer-timeout", "5");
+        assertThat(five.settings(new PrintWriter(new StringWriter())).peerTimeout()).hasSeconds(5);
+        assertThat(run("-s", "--peer-timeout", "0")[2]).contains("Invalid peer timeout 0");
+    }
+
+    @Test
     void clusteredFlagsParseAsGetoptDoes() throws Exception {
         Rping r = new Rping();
         new picocli.CommandLine(r).parseArgs("-cvVd", "-a", "10.0.0.1", "-p", "9999", "-C", "3", "-S", "100");

@@ -174,4 +174,22 @@ class RdmaCmOptionTest {
                 .isInstanceOf(ExchangeException.class).hasMessageContaining("QP 1 address")
                 .hasMessageContaining("perftest");
     }
+
+    /** Whatever 0..80 bytes a peer sends: a KeyMessage or an ExchangeException naming the step, nothing else. */
+    @Test
+    void randomBytesGiveAKeyOrAnExchangeException() {
+        java.util.Random r = new java.util.Random(56);
+        int refused = 0;
+        for (int i = 0; i < 2000; i++) {
+            byte[] m = new byte[i % 10 == 0 ? r.nextInt(81) : 56];
+            r.nextBytes(m);
+            try {
+                assertThat(CmKeyMessage.decode(m, r.nextBoolean(), "QP 2 address")).isNotNull();
+            } catch (ExchangeException e) {
+                assertThat(e).hasMessageContaining("QP 2 address");
+                refused++;
+            }
+        }
+        assertThat(refused).isPositive();
+    }
 }

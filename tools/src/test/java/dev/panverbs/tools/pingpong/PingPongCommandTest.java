@@ -68,6 +68,19 @@ class PingPongCommandTest {
     }
 
     @Test
+    void peerTimeoutIsHiddenDefaultsTo60AndRefusesZero() {
+        assertThat(rc()).isZero();
+        assertThat(seen.get().peerTimeoutSeconds()).isEqualTo(60);
+        assertThat(ud("--peer-timeout", "5")).isZero();
+        assertThat(seen.get().peerTimeoutSeconds()).isEqualTo(5);
+        assertThat(seen.get().withNewSend(true).peerTimeoutSeconds()).isEqualTo(5);
+        assertThat(rc("--peer-timeout", "0")).isEqualTo(1);
+        assertThat(err.toString()).contains("--peer-timeout must be 1..86400 s, got 0");
+        assertThat(rc("--help")).isZero();
+        assertThat(out.toString()).doesNotContain("peer-timeout");
+    }
+
+    @Test
     void negativeGidIndexMeansNone() {
         assertThat(rc("-g", "-5")).isZero();
         assertThat(seen.get().gidIndex()).isEqualTo(-1);

@@ -89,4 +89,25 @@ class PingPongDestinationTest {
         assertThatThrownBy(() -> new PingPongDestination(0, 0, -1, new byte[16])).hasMessageContaining("PSN");
         assertThatThrownBy(() -> new PingPongDestination(0, 0, 0, new byte[15])).hasMessageContaining("16 bytes");
     }
+
+    /** Whatever 0..120 bytes a peer sends: a destination or a PingPongProtocolException quoting them, nothing else. */
+    @Test
+    void randomBytesGiveADestinationOrAProtocolException() {
+        java.util.Random r = new java.util.Random(52);
+        for (int i = 0; i < 2000; i++) {
+            byte[] m = new byte[i % 10 == 0 ? r.nextInt(121) : PingPongDestination.WIRE_SIZE];
+            r.nextBytes(m);
+            if (i % 3 == 0 && m.length > 0) { // mostly hex text, so that decoding gets past the first checks
+                byte[] valid = new PingPongDestination(r.nextInt(0x10000), r.nextInt(0x1000000),
+                        r.nextInt(0x1000000), new byte[16]).encode();
+                System.arraycopy(valid, 0, m, 0, Math.min(valid.length, m.length));
+                m[r.nextInt(m.length)] = (byte) r.nextInt(256);
+            }
+            try {
+                assertThat(PingPongDestination.decode(m)).isNotNull();
+            } catch (PingPongProtocolException e) {
+                assertThat(e).hasMessageStartingWith("malformed address message from the peer");
+            }
+        }
+    }
 }

@@ -164,6 +164,54 @@ class PingPongExchangeTest {
         }
     }
 
+    /** The timeout bounds the whole message: a peer sending a byte every 100 ms cannot stretch it to 52 reads. */
+    @Test
+    void clientServerDribblesSlowerThanTheDeadline() throws Exception {
+        CompletableFuture<Void> release = new CompletableFuture<>();
+        int port = fakeServer(s -> {
+            s.getInputStream().readNBytes(52);
+            for (byte b : SERVER.encode()) {
+                if (release.isDone()) {
+                    return;
+                }
+                s.getOutputStream().write(b);
+                Thread.sleep(100);
+            }
+            release.join();
+        });
+        try {
+            assertThatThrownBy(() -> PingPongExchange.client("127.0.0.1", port, CLIENT, SHORT))
+                    .isInstanceOf(PingPongProtocolException.class)
+                    .hasMessageStartingWith("timed out after 500 ms waiting for the server's address (")
+                    .hasMessageContaining(" of 52 bytes received: \"0002");
+        } finally {
+            release.complete(null);
+        }
+    }
+
+    @Test
+    void serverClientDribblesSlowerThanTheDeadline() throws Exception {
+        ServerSocket listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+        CompletableFuture<PingPongDestination> server = CompletableFuture.supplyAsync(() -> {
+            try {
+                return PingPongExchange.server(listener, SERVER, remote -> { }, SHORT);
+            } catch (IOException e) {
+                throw new java.util.concurrent.CompletionException(e);
+            }
+        });
+        try (Socket c = new Socket(InetAddress.getLoopbackAddress(), listener.getLocalPort())) {
+            for (byte b : CLIENT.encode()) {
+                if (server.isDone()) {
+                    break;
+                }
+                c.getOutputStream().write(b);
+                Thread.sleep(100);
+            }
+            assertThatThrownBy(server::join).hasCauseInstanceOf(PingPongProtocolException.class)
+                    .hasMessageContaining("timed out after 500 ms waiting for the client's address (");
+        }
+    }
+
     @Test
     void clientServerSendsGarbage() throws Exception {
         int port = fakeServer(s -> {

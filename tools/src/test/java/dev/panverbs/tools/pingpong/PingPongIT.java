@@ -214,6 +214,33 @@ class PingPongIT {
         assertThat(server.output()).contains("ud_pingpong: the peer closed the connection after 7 of 52 bytes");
     }
 
+    /** A peer that stops after 3 of the 50 iterations: this side gives up after --peer-timeout, never hangs. */
+    private void serverOutlivesItsPeer(boolean ud, String... more) throws Exception {
+        int port = PORTS.getAndIncrement();
+        List<String> server = new ArrayList<>(List.of("-d", device, "-g", gidIndex, "-s", "1024", "-n", "50", "-p",
+                Integer.toString(port), "--peer-timeout", "5"));
+        server.addAll(List.of(more));
+        List<String> client = new ArrayList<>(List.of("-d", device, "-g", gidIndex, "-s", "1024", "-n", "3", "-p",
+                Integer.toString(port), "127.0.0.1"));
+        PingPongSide s = PingPongSide.java(ud, server);
+        PingPongSide.awaitListening(port, TIMEOUT);
+        PingPongSide c = PingPongSide.java(ud, client);
+        c.assertCompleted(1024, 3, TIMEOUT);
+        assertThat(s.await(TIMEOUT)).as(s.output()).isEqualTo(1);
+        assertThat(s.output()).contains((ud ? "ud" : "rc") + "_pingpong: no completion for 5 s after 3 of 50 "
+                + "receives and 3 of 50 sends: the peer stopped");
+    }
+
+    @Test
+    void rcServerGivesUpOnAPeerThatRunsFewerIterations() throws Exception {
+        serverOutlivesItsPeer(false);
+    }
+
+    @Test
+    void udServerWithEventsGivesUpOnAPeerThatRunsFewerIterations() throws Exception {
+        serverOutlivesItsPeer(true, "-e");
+    }
+
     @Test
     void roceWithoutGidIndexIsRefusedWithAHint() throws Exception {
         try (Context ctx = Device.open(device)) {

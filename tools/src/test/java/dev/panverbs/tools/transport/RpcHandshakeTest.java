@@ -6,6 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
@@ -90,5 +94,55 @@ class RpcHandshakeTest {
         assertThatThrownBy(() -> RpcHandshake.read(new ByteArrayInputStream(out.toByteArray()), RpcHandshake.SERVER))
                 .isInstanceOf(RpcException.class)
                 .hasMessage("the server rejected the connection: client asks for 70000 slots");
+    }
+
+    /** A peer on a loopback socket that writes {@code wire} one byte every {@code pauseMillis}, then waits. */
+    private static RpcHandshake readFromDribblingPeer(byte[] wire, long pauseMillis, Duration timeout)
+            throws Exception {
+        try (ServerSocket listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+             Socket peer = new Socket(InetAddress.getLoopbackAddress(), listener.getLocalPort());
+             Socket socket = listener.accept()) {
+            Thread writer = Thread.ofVirtual().start(() -> {
+                try {
+                    for (byte b : wire) {
+                        peer.getOutputStream().write(b);
+                        Thread.sleep(pauseMillis);
+                    }
+                } catch (IOException | InterruptedException e) {
+                    // the reader gave up and closed: what the test provokes
+                }
+            });
+            try {
+                return RpcHandshake.read(socket, RpcHandshake.CLIENT, timeout);
+            } finally {
+                writer.interrupt();
+            }
+        }
+    }
+
+    @Test
+    void socketReadBoundsTheWholeHandshakeNotEachRead() {
+        // 72 bytes at 50 ms each take 3.6 s; every single read is far under the 500 ms timeout
+        assertThatThrownBy(() -> readFromDribblingPeer(bytes(client()), 50, Duration.ofMillis(500)))
+                .isInstanceOf(RpcProtocolException.class)
+                .hasMessageContaining("timed out waiting for the peer's handshake");
+    }
+
+    @Test
+    void socketReadOfAPromptPeerSucceeds() throws Exception {
+        assertThat(readFromDribblingPeer(bytes(client()), 0, Duration.ofSeconds(10))).isEqualTo(client());
+    }
+
+    @Test
+    void socketReadOfAPeerThatClosesAfterPartOfTheHandshake() {
+        assertThatThrownBy(() -> {
+            try (ServerSocket listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+                 Socket peer = new Socket(InetAddress.getLoopbackAddress(), listener.getLocalPort());
+                 Socket socket = listener.accept()) {
+                peer.getOutputStream().write(Arrays.copyOf(bytes(client()), 30));
+                peer.close();
+                RpcHandshake.read(socket, RpcHandshake.CLIENT, Duration.ofSeconds(10));
+            }
+        }).isInstanceOf(RpcProtocolException.class).hasMessage("the peer closed the connection during the handshake");
     }
 }
