@@ -63,6 +63,17 @@ final class TestFlows {
         s.out.flush();
     }
 
+    /** Lets the compiler drain before the timed section (Warmup.beforeTimedSection); {@code --debug} says how long. */
+    private void beforeTimed(boolean timedHere) {
+        if (!timedHere) {
+            return;
+        }
+        long waited = Warmup.beforeTimedSection(p);
+        if (p.debug && waited > 0) {
+            s.err.printf(" JIT: waited %d ms for the compiler before the timed section%n", waited / 1_000_000);
+        }
+    }
+
     private void sync(String step) {
         s.ex.handShake(s.my[0], step);
     }
@@ -89,6 +100,7 @@ final class TestFlows {
         }
         s.out.print(PerftestOutput.bwResultsHeader(p));
         s.out.flush();
+        beforeTimed(!p.isServer() || p.duplex); // a BW server is passive or receiving: the client times
         long budget = s.runBudgetMillis() * (p.testMethod == TestMethod.ALL ? 23 : 1);
         if (p.isServer() && !p.duplex) {
             syncLong("end of test", budget);
@@ -154,6 +166,7 @@ final class TestFlows {
         }
         s.out.print(PerftestOutput.bwResultsHeader(p));
         s.out.flush();
+        beforeTimed(!p.isServer() || p.duplex); // a BW server is passive or receiving: the client times
         int maxPow = p.connection == Connection.UD ? log2(p.mtuBytes()) : 23;
         long[] posted = new long[p.numQps];
         long[] nextRecv = new long[p.numQps];
@@ -191,6 +204,7 @@ final class TestFlows {
         sync("sync after RTR");
         s.out.print(PerftestOutput.latResultsHeader(p));
         s.out.flush();
+        beforeTimed(true);
         MemorySegment buf = s.res.buffer(0);
         for (long size : sizes(23)) {
             p.size = size;
@@ -225,6 +239,7 @@ final class TestFlows {
         }
         s.out.print(PerftestOutput.latResultsHeader(p));
         s.out.flush();
+        beforeTimed(true);
         for (long size : sizes(23)) {
             p.size = size;
             configureSend();
@@ -249,6 +264,7 @@ final class TestFlows {
         }
         s.out.print(PerftestOutput.latResultsHeader(p));
         s.out.flush();
+        beforeTimed(true);
         int maxPow = p.connection == Connection.UD ? log2(p.mtuBytes()) : 23;
         long[] posted = new long[1];
         long[] nextRecv = new long[1];

@@ -175,6 +175,25 @@ final class Warmup {
         return q;
     }
 
+    /** How long the compiler may take at most to drain before a timed section (see {@link #beforeTimedSection}). */
+    static final long BEFORE_TIMED_LIMIT_NANOS = 1_000_000_000L;
+
+    /**
+     * Right before a timed section, in a JVM that ran a warm-up: lets the compiler drain the methods the exchange and
+     * the header just made hot (the key-message parser, the statistics, JDK string code), at most {@link
+     * #BEFORE_TIMED_LIMIT_NANOS}. Compiled on a compiler thread during the timed section, they took a CPU from the
+     * spinning post/poll loop: under emulation, default {@code ib_write_lat} runs showed multi-millisecond stalls
+     * (99th percentile 4-8 ms, t_typical unaffected) with those compilations, and no GC, safepoint or
+     * deoptimization, inside the section. Returns how long it waited (0 when no warm-up ran or there is no C2).
+     */
+    static long beforeTimedSection(PerftestParameters p) {
+        // not wanted(p): a loopback pair runs with --jit_warmup=0 after its process warmed up for it
+        if (p.testType != TestType.ITERATIONS || WARMED.isEmpty() || !JitLevels.c2Available()) {
+            return 0;
+        }
+        return settle(BEFORE_TIMED_LIMIT_NANOS);
+    }
+
     /** Forgets the shapes warmed up so far (tests). */
     static void forget() {
         WARMED.clear();

@@ -162,6 +162,23 @@ class WarmupTest {
         assertThat(engine.atOpen).hasSize(4); // the warm-up pair, then the measured pair
         assertThat(r.err()).containsOnlyOnce(" JIT warm-up: 200 iterations of 4096 B in "); // 64 KiB capped
         assertThat(r.out()).containsPattern("\\n \\d+ +50 ");
+        // the client (it times a BW run) let the compiler drain before its timed section, within the limit
+        java.util.regex.Matcher m = java.util.regex.Pattern
+                .compile(" JIT: waited (\\d+) ms for the compiler before the timed section").matcher(r.err());
+        if (JitLevels.c2Available()) {
+            assertThat(m.find()).as(r.err()).isTrue();
+            assertThat(Long.parseLong(m.group(1))).isLessThanOrEqualTo(Warmup.BEFORE_TIMED_LIMIT_NANOS / 1_000_000
+                    + 1000); // the limit is checked between 50 ms sleeps; a loaded machine oversleeps
+            assertThat(m.find()).as("only the client waits").isFalse();
+        }
+    }
+
+    @Test
+    void noWaitBeforeTheTimedSectionWithoutAWarmup() {
+        Run r = run(PerftestTest.WRITE_LAT, List.of("--loopback", "--jit_warmup=0", "--debug", "-n", "20"),
+                new RecordingEngine(1));
+        assertThat(r.rc()).as(r.err()).isZero();
+        assertThat(r.err()).doesNotContain("waited");
     }
 
     @Test
