@@ -50,12 +50,17 @@ final class WqeWriter {
     };
 
     /**
-     * All of native memory as one segment, held in a constant: C2 folds its scope and size, so a store through it is
-     * one {@code mov} plus one compare (no per-store scope loads, no per-store bound against the ring segment). The
-     * hot WQE stores go through {@link #put}, whose offset mask keeps every store inside the ring by construction
-     * (the ring stays mapped while the QP's producer guard is held, which every post-path call checks first).
+     * All of native memory as one segment, held in a constant: C2 folds its scope and size. The hot WQE stores go
+     * through it at {@link #at} addresses, which are inside the ring by construction (offset masks) and, for C2,
+     * provably below its size (constant masks), so a store is one {@code mov}: no per-store scope loads, no
+     * per-store bounds branch. The ring stays mapped while the QP's producer guard is held, which every post-path
+     * call checks first.
      */
     private static final MemorySegment NATIVE = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+    /** User-space addresses on x86-64 (57-bit with LA57: the user half is below 2^56); checked at construction. */
+    private static final long ADDR_BITS = (1L << 56) - 1;
+    /** Ring offsets (a ring is far below 4 GiB): bounds every offset C2 sees. */
+    private static final long RING_BITS = (1L << 32) - 1;
 
     private final MemorySegment sq;
     /** The ring's address and {@code (qend - 1) & ~7}: {@code sqBase + (off & putMask)} is an 8-byte slot in it. */
@@ -115,6 +120,10 @@ final class WqeWriter {
             throw new IllegalArgumentException("the send queue must be native memory");
         }
         this.sqBase = sq.address();
+        if ((sqBase & ~ADDR_BITS) != 0 || (long) wqeCount * WQEBB > RING_BITS) {
+            throw new IllegalArgumentException("send queue at 0x" + Long.toHexString(sqBase) + " of " + wqeCount
+                    + " WQEBBs: outside the user address space this writer assumes");
+        }
         this.qend = (long) wqeCount * WQEBB;
         this.putMask = (qend - 1) & ~7L;
         this.wqeMask = wqeCount - 1;
@@ -229,29 +238,39 @@ final class WqeWriter {
         int cp = curPost;
         int idx = cp & wqeMask;
         long ctrl = (long) idx * WQEBB;
-        put(ctrl + 8, (long) fmCeSe(flags) << 24); // no immediate: bytes 12-15 are 0
-        long seg = ctrl + 16;
+        long w = at(ctrl); // the 48 bytes written here are in this one WQEBB
+        MemorySegment m = NATIVE;
+        m.set(RAW64, w + 8, (long) fmCeSe(flags) << 24); // no immediate: bytes 12-15 are 0
+        long seg = w + 16;
         int size = 1;
         if (opcode != WR_SEND) {
-            put(seg, Long.reverseBytes(raddr));
-            put(seg + 8, Integer.reverseBytes(rkey) & 0xFFFF_FFFFL);
+            m.set(RAW64, seg, Long.reverseBytes(raddr));
+            m.set(RAW64, seg + 8, Integer.reverseBytes(rkey) & 0xFFFF_FFFFL);
             seg += 16;
             size++;
         }
         if (len != 0) {
-            put(seg, (Integer.reverseBytes(len) & 0xFFFF_FFFFL) | ((long) Integer.reverseBytes(lkey) << 32));
-            put(seg + 8, Long.reverseBytes(addr));
+            m.set(RAW64, seg, (Integer.reverseBytes(len) & 0xFFFF_FFFFL) | ((long) Integer.reverseBytes(lkey) << 32));
+            m.set(RAW64, seg + 8, Long.reverseBytes(addr));
             size++;
         }
         int word0 = Integer.reverseBytes(((cp & 0xffff) << 8) | MLX5_OPCODE[opcode]);
-        put(ctrl, (word0 & 0xFFFF_FFFFL) | ((long) (qpnDs | (size << 24)) << 32));
+        m.set(RAW64, w, (word0 & 0xFFFF_FFFFL) | ((long) (qpnDs | (size << 24)) << 32));
         wrote(ctrl, size);
         return idx;
     }
 
     /** Stores 8 bytes at ring offset {@code off} (8-aligned, below {@code qend}; the mask keeps it in the ring). */
     private void put(long off, long v) {
-        NATIVE.set(RAW64, sqBase + (off & putMask), v);
+        NATIVE.set(RAW64, (sqBase & ADDR_BITS) + (off & putMask & RING_BITS), v);
+    }
+
+    /**
+     * The address of the WQEBB at ring offset {@code ctrl} (a multiple of 64 below {@code qend}): its 64 bytes are in
+     * the ring, and {@code at(ctrl) + k} for a constant {@code k < 64} is provably below {@link #NATIVE}'s size.
+     */
+    private long at(long ctrl) {
+        return (sqBase & ADDR_BITS) + (ctrl & putMask & RING_BITS & ~63L);
     }
 
     /** The control segment's fm_ce_se byte for {@code flags} (consumes the fence a previous WR asked for). */
