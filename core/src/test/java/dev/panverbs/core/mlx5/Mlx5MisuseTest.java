@@ -359,6 +359,23 @@ class Mlx5MisuseTest {
     }
 
     @Test
+    void anXrcInitiatorHasNoDirectQueues() {
+        CompletionQueue xcq = fp.createCq(16);
+        QueuePair ini = fp.createXrcInitiator(xcq, 8, Set.of());
+        DirectCompletionQueue xdcq = DirectCompletionQueue.over(xcq, new Mlx5CompletionQueueView(
+                Mlx5Model.invalidCqes(arena.allocate(16 * 64, 64), 16), 16, 64, arena.allocate(8, 8),
+                arena.allocate(8, 8), 4));
+        assertThatThrownBy(() -> DirectSendQueue.over(ini, new Mlx5QueuePairView(arena.allocate(16 * 64, 64), 16, 64,
+                arena.allocate(8, 8), arena.allocate(512, 64), 256, ini.qpNum()), xdcq, true, false))
+                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("RC")
+                .hasMessageContaining("XRC_SEND");
+        assertThatThrownBy(() -> DirectReceiveQueue.over(ini, new Mlx5ReceiveQueueView(arena.allocate(16 * 32, 64),
+                16, 32, arena.allocate(8, 8), ini.qpNum()), xdcq)).isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("XRC initiator").hasMessageContaining("no receive queue");
+        ini.close();
+    }
+
+    @Test
     void aRegionCannotCloseWhileAnyWrNamingItIsInFlightOnEitherQueue() throws Throwable {
         MemorySegment seg = arena.allocate(256, 64);
         MemoryRegion mr = fp.register(seg, 0x3333);
