@@ -20,8 +20,10 @@ final class DirectPathAccess extends DirectPath {
     @Override
     public SendSide receiveSide(QueuePair qp) {
         if (qp.receiveQueue == null) {
-            throw new UnsupportedOperationException(qp + " takes its receives from a shared receive queue; direct "
-                    + "receive posting writes the QP's own receive queue");
+            throw new UnsupportedOperationException(qp + (qp.type() == QueuePairType.XRC_SEND
+                    ? " is an XRC initiator: it has no receive queue (its peers' XRC SRQs receive)"
+                    : " takes its receives from a shared receive queue") + "; direct receive posting writes the QP's "
+                    + "own receive queue");
         }
         return new Side(qp.receiveQueue, false, qp, false);
     }

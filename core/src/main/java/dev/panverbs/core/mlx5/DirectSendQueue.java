@@ -156,11 +156,11 @@ public final class DirectSendQueue {
         if (count == 0) {
             return;
         }
-        boolean held = side.heldByMe();
-        drop();
-        if (held) {
-            side.exit();
+        if (!side.heldByMe()) {
+            throw lost(); // another thread's chain stays; one whose guard a close took is dropped
         }
+        drop();
+        side.exit();
     }
 
     /** WRs started and not yet posted. */
@@ -324,6 +324,11 @@ public final class DirectSendQueue {
         }
         try {
             s.checkOpen(VERB); // after the mark: a close that passed this waits for the post (CallGuard)
+            if ((writer.dbrecCounter() & 0xFFFF) != (writer.curPost & 0xFFFF)) {
+                // checked before any WQE is written: this queue's producer index is stale (another queue or
+                // libmlx5 posted, or a RESET restarted the record), so writing at it could overwrite rung WQEs
+                throw staleRecord();
+            }
             int r = s.room();
             if (r <= 0) {
                 throw full(0);
@@ -344,12 +349,27 @@ public final class DirectSendQueue {
         }
     }
 
-    /** Cold: the chain's guard is gone; drops the chain and names why. */
+    /**
+     * Cold: this thread does not hold the chain's guard. A close of the QP took it (the ring is unmapped): the chain
+     * is dropped. Otherwise the chain is another thread's and stays untouched (dropping it would leave that thread's
+     * guard held for ever, and a close of the QP waiting for it).
+     */
     private RuntimeException lost() {
-        drop();
-        side.checkOpen(VERB);
-        return new IllegalStateException(VERB + ": the chain started on " + qp + " lost the QP's producer guard "
-                + "(built on another thread?); it was dropped");
+        try {
+            side.checkOpen(VERB);
+        } catch (RuntimeException closed) {
+            drop();
+            return closed;
+        }
+        return new IllegalStateException(VERB + ": a chain of " + count + " WRs on " + qp + " is open on another "
+                + "thread, which holds the QP's producer guard until its post() or clear(); a DirectSendQueue has "
+                + "one producer thread: build, post and clear each chain on one thread. Nothing was changed");
+    }
+
+    private IllegalStateException staleRecord() {
+        return new IllegalStateException(VERB + ": the doorbell record of " + qp + " no longer holds this queue's "
+                + "producer counter: the QP went through RESET (libmlx5 restarts its counters), was posted through "
+                + "libmlx5 or through another DirectSendQueue; nothing was written; open a new DirectSendQueue");
     }
 
     private IllegalStateException full(int pending) {
@@ -422,6 +442,10 @@ public final class DirectSendQueue {
         if (!data.isNative()) {
             throw new IllegalArgumentException(VERB + ": inline data must be a native segment");
         }
+        if (!data.scope().isAlive()) {
+            throw new IllegalStateException(VERB + ": the inline data of WR " + i + " on " + qp + " is a segment "
+                    + "whose arena is closed (its memory is freed); copy the data before closing its arena");
+        }
         long total = curInlineBytes + data.byteSize();
         if (total > maxInline) {
             throw new IllegalArgumentException(VERB + ": " + total + " inline bytes on WR " + i + " exceed "
@@ -457,9 +481,7 @@ public final class DirectSendQueue {
             // open since open(): a close on another thread waits for this post, one on this thread fails held()
             s.checkState(VERB);
             if ((w.dbrecCounter() & 0xFFFF) != (chainStart & 0xFFFF)) {
-                throw new IllegalStateException(VERB + ": the doorbell record of " + qp + " no longer holds this "
-                        + "queue's producer counter: the QP went through RESET (libmlx5 restarts its counters) or was "
-                        + "posted through libmlx5; open a new DirectSendQueue");
+                throw staleRecord();
             }
             long t = chainTail;
             long[] r = rec;
