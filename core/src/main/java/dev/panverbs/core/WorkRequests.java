@@ -71,7 +71,9 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     private final long wrSize;
     /** log2 of {@link #wrSize} (128 and 32 bytes): the hot offsets shift instead of multiplying by a field. */
     private final int wrShift;
-    private final MemorySegment sges;
+    /** Where the SGE lists start in {@link #wrs}, which spans them too: an SGE and its WR's {@code num_sge} are
+     * written through one segment, so C2 checks that segment (class, bounds base, liveness) once per SGE. */
+    private final long sgeStart;
     final WorkRequestRules rules;
     private final int capacity;
     final int maxSge;
@@ -83,6 +85,14 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     private final int[] stagedFirst;
     private final int[] stagedLast;
     private int nStaged;
+    /**
+     * The newest staged entry (index {@code nStaged - 1}) lives in these fields, the older ones in the arrays: a
+     * chain of one key (the common case) touches no array, and a same-key SGE updates one field. {@code topKey} is
+     * never nulled, so a chain that reuses the previous chain's key stores no reference.
+     */
+    private KeySnapshot topKey;
+    private int topFirst;
+    private int topLast;
     /**
      * The last snapshot an SGE of this chain named and that passed the full {@link WorkRequestRules#checkSge} (open,
      * in this QP's PD: immutable facts of that object), kept across {@link #clear()}: {@code sge(...)} skips those
@@ -132,8 +142,8 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         long chainBytes = capacity * wrSize;
         long sgeBytes = (long) capacity * this.maxSge * SGE_SIZE;
         this.memory = HotMemory.allocate(chainBytes + sgeBytes + Long.BYTES, Long.BYTES);
-        this.wrs = memory.segment.asSlice(0, chainBytes);
-        this.sges = memory.segment.asSlice(chainBytes, sgeBytes);
+        this.wrs = memory.segment.asSlice(0, chainBytes + sgeBytes);
+        this.sgeStart = chainBytes;
         this.badWr = memory.segment.asSlice(chainBytes + sgeBytes, Long.BYTES);
         this.wrsAddress = wrs.address();
         this.stagedKeys = new KeySnapshot[capacity * this.maxSge];
@@ -141,7 +151,7 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         this.stagedLast = new int[capacity * this.maxSge];
         this.tracker = new WorkQueueTracker(capacity, this.maxSge);
         this.heads = new MemorySegment[capacity];
-        long sgesAddress = sges.address();
+        long sgesAddress = wrs.address() + chainBytes;
         for (int i = 0; i < capacity; i++) {
             wrs.set(LONG, i * wrSize + SG_LIST, sgesAddress + i * this.maxSge * SGE_SIZE);
             relink(i); // pre-linked: posting n WRs only cuts the chain after WR n-1 for the duration of the call
@@ -207,19 +217,19 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         if (n == maxSge) {
             throw rules.tooManySges(maxSge);
         }
-        long s = ((long) wr * maxSge + n) * SGE_SIZE;
-        sges.set(LONG, s + SGE_ADDR, addr);
-        sges.set(LONG, s + SGE_LENGTH, pair(length, lkey));
+        long s = sgeStart + ((long) wr * maxSge + n) * SGE_SIZE;
+        MemorySegment m = wrs;
+        m.set(LONG, s + SGE_ADDR, addr);
+        m.set(LONG, s + SGE_LENGTH, pair(length, lkey));
+        m.set(INT, ((long) wr << wrShift) + NUM_SGE, n + 1);
         tracker.stageRef(base + wr, n, key == null ? 0L : key.trackingId);
         if (key != null) {
-            int ks = nStaged;
-            if (ks > 0 && stagedKeys[ks - 1] == key) { // the common case: the same key as the previous SGE
-                stagedLast[ks - 1] = wr;
+            if (nStaged > 0 && topKey == key) { // the common case: the same key as the previous SGE
+                topLast = wr;
             } else {
                 stage(key, wr);
             }
         }
-        wrs.set(INT, ((long) wr << wrShift) + NUM_SGE, n + 1);
         currentSges = n + 1;
     }
 
@@ -230,9 +240,8 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     final void stageKeyOnly(KeySnapshot key) {
         int wr = current();
         tracker.stageRef(base + wr, 0, key.trackingId);
-        int s = nStaged;
-        if (s > 0 && stagedKeys[s - 1] == key) {
-            stagedLast[s - 1] = wr;
+        if (nStaged > 0 && topKey == key) {
+            topLast = wr;
         } else {
             stage(key, wr);
         }
@@ -241,12 +250,35 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     /** Records a key that differs from the previous SGE's (kept out of the inlined path). */
     private void stage(KeySnapshot key, int wr) {
         int s = nStaged;
-        if (stagedKeys[s] != key) { // no reference store (and no G1 barrier) when the previous chain staged it
-            stagedKeys[s] = key;
+        if (s > 0) { // a second key in this chain: the top entry moves into the arrays
+            KeySnapshot top = topKey;
+            if (stagedKeys[s - 1] != top) { // no reference store (and no G1 barrier) when a previous chain put it
+                stagedKeys[s - 1] = top;
+            }
+            stagedFirst[s - 1] = topFirst;
+            stagedLast[s - 1] = topLast;
         }
-        stagedFirst[s] = wr;
-        stagedLast[s] = wr;
+        if (topKey != key) {
+            topKey = key;
+        }
+        topFirst = wr;
+        topLast = wr;
         nStaged = s + 1;
+    }
+
+    /** Staged key {@code i} (the top one is in the fields). */
+    private KeySnapshot stagedKey(int i) {
+        return i == nStaged - 1 ? topKey : stagedKeys[i];
+    }
+
+    /** The first WR that named staged key {@code i}. */
+    private int stagedFirst(int i) {
+        return i == nStaged - 1 ? topFirst : stagedFirst[i];
+    }
+
+    /** The last WR that named staged key {@code i}. */
+    private int stagedLast(int i) {
+        return i == nStaged - 1 ? topLast : stagedLast[i];
     }
 
     /**
@@ -318,8 +350,8 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     final int firstStaleKey(int from, int n) {
         int end = from + n;
         for (int i = 0; i < nStaged; i++) {
-            if (stagedLast[i] >= from && stagedFirst[i] < end) {
-                KeySnapshot k = stagedKeys[i];
+            if (stagedLast(i) >= from && stagedFirst(i) < end) {
+                KeySnapshot k = stagedKey(i);
                 if (DataPathAccess.snapshot(k.owner) != k || !k.memoryAlive()) {
                     return i;
                 }
@@ -330,7 +362,7 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
 
     /** The refusal for staged key {@code i} found stale by a post from WR {@code from} (cold). */
     final IllegalStateException staleKey(String verb, int i, int from) {
-        return rules.staleKey(verb, stagedKeys[i], Math.max(stagedFirst[i], from));
+        return rules.staleKey(verb, stagedKey(i), Math.max(stagedFirst(i), from));
     }
 
     /** Cuts the chain after WR {@code last} (for the duration of one post). */
