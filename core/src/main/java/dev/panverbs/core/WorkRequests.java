@@ -67,6 +67,8 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     final MemorySegment wrs;
     /** {@code struct ibv_send_wr **bad_wr} / {@code ibv_recv_wr **}: one cell after the SGE lists. */
     final MemorySegment badWr;
+    /** Where {@link #badWr} is in {@link #wrs}: the post clears and reads it through {@code wrs} (one checked segment). */
+    private final long badWrAt;
     final long wrsAddress;
     private final long wrSize;
     /** log2 of {@link #wrSize} (128 and 32 bytes): the hot offsets shift instead of multiplying by a field. */
@@ -142,7 +144,8 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         long chainBytes = capacity * wrSize;
         long sgeBytes = (long) capacity * this.maxSge * SGE_SIZE;
         this.memory = HotMemory.allocate(chainBytes + sgeBytes + Long.BYTES, Long.BYTES);
-        this.wrs = memory.segment.asSlice(0, chainBytes + sgeBytes);
+        this.wrs = memory.segment; // spans the WRs, their SGE lists and the bad_wr cell
+        this.badWrAt = chainBytes + sgeBytes;
         this.sgeStart = chainBytes;
         this.badWr = memory.segment.asSlice(chainBytes + sgeBytes, Long.BYTES);
         this.wrsAddress = wrs.address();
@@ -389,6 +392,16 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
             heads[i] = s;
         }
         return s;
+    }
+
+    /** Clears the {@code bad_wr} cell before a provider call. */
+    final void clearBadWr() {
+        wrs.set(LONG, badWrAt, 0L);
+    }
+
+    /** The index of the WR the provider's {@code bad_wr} names (meaningful after a refusal). */
+    final int badIndex() {
+        return indexOf(wrs.get(LONG, badWrAt));
     }
 
     /** The index of the WR at native address {@code badWr}, as the provider reports it. */

@@ -49,7 +49,8 @@ public final class DirectSendQueue {
             new java.util.concurrent.ConcurrentHashMap<>();
 
     private final QueuePair qp;
-    private final DirectPath path = DirectPath.get();
+    /** A constant: C2 binds its calls without a receiver check (see {@link DirectPath}). */
+    private static final DirectPath PATH = DirectPath.get();
     private final DirectPath.SendSide side;
     final WqeWriter writer;
     /** The provider wr_id (tracker position and route token) of the WR whose WQE starts at each index. */
@@ -75,10 +76,13 @@ public final class DirectSendQueue {
     private int curInlineBytes;
     /** The current WR was started by the builder form and is not ended yet (more SGEs or inline data may follow). */
     private boolean curOpen;
-    // per WR of the chain: the caller's wr_id and the tracking ids of the keys its SGEs name (0 for inline)
-    private final long[] wrIds;
-    private final int[] nsge;
-    private final long[] keyIds;
+    /**
+     * One record per WR of the chain, {@link #stride} longs from {@code i * stride}: the caller's wr_id, the SGE
+     * count, then the tracking ids of the keys its SGEs name (0 for inline). One array, so C2 checks one range per WR
+     * where three arrays took three.
+     */
+    private final long[] rec;
+    private final int stride;
     /** The distinct key snapshots of the chain (consecutive SGEs of one key are one entry), re-checked at post. */
     private final Object[] keys;
     private int nkeys;
@@ -96,7 +100,7 @@ public final class DirectSendQueue {
             throw new IllegalArgumentException(cq.completionQueue() + " is not the send CQ of " + qp);
         }
         this.qp = qp;
-        this.side = path.sendSide(qp);
+        this.side = PATH.sendSide(qp);
         if (side.sigAll()) {
             // mlx5_ib enables requester scatter-to-CQE for sq_sig_all RC QPs: RDMA READ and atomic results of up to
             // 32 bytes then arrive inside the CQE and the provider copies them out at poll time, which this path
@@ -121,14 +125,10 @@ public final class DirectSendQueue {
         this.sqUserWrId = new long[view.sqWqeCount()];
         this.token = side.encode(0);
         this.positionMask = side.encode(-1L) ^ token;
-        this.wrIds = new long[capacity];
-        this.nsge = new int[capacity];
-        this.keyIds = new long[capacity * maxSge];
+        this.stride = 2 + maxSge;
+        this.rec = new long[capacity * stride];
         this.keys = new Object[capacity * maxSge];
-        cq.poller.target(view.qpNum()).send(sqWrid, sqUserWrId, (idx, providerWrId) -> {
-            writer.completed(idx);
-            return side.retire(providerWrId);
-        });
+        cq.poller.target(view.qpNum()).send(sqWrid, sqUserWrId, (idx, providerWrId) -> side.retire(providerWrId));
     }
 
     /**
@@ -250,23 +250,22 @@ public final class DirectSendQueue {
     private DirectSendQueue startWithSge(int op, long wrId, int sendFlags, long ra, int rk, LocalKey key, long offset,
                                          int length) {
         checkFlags(sendFlags);
-        DirectPath p = path;
+        DirectPath p = PATH;
         Object snap = p.checkNextSge(qp, lastKey, key, offset, length, op == WR_RDMA_READ, "RDMA READ");
         int i = next();
         int idx = writer.writeOne(op, sendFlags, ra, rk, p.address(snap) + offset, length, p.lkey(snap));
         sqWrid[idx] = token | ((chainTail + i) & positionMask);
         sqUserWrId[idx] = wrId;
-        wrIds[i] = wrId;
-        nsge[i] = 1;
-        keyIds[i * maxSge] = p.trackingId(snap);
+        long[] r = rec;
+        int b = i * stride;
+        r[b] = wrId;
+        r[b + 1] = 1;
+        r[b + 2] = p.trackingId(snap);
         if (snap != lastKey) { // consecutive SGEs of one key: one entry to re-check at post
             keys[nkeys++] = snap;
             lastKey = snap;
         }
-        if (curOpen) {
-            curOpen = false;
-        }
-        count = i + 1;
+        count = i + 1; // next() ended an open builder WR (a chain's first WR finds none open)
         return this;
     }
 
@@ -284,8 +283,9 @@ public final class DirectSendQueue {
         int idx = writer.begin(op, sendFlags, immOrInv, ra, rk, sw, ca);
         sqWrid[idx] = token | ((chainTail + i) & positionMask);
         sqUserWrId[idx] = wrId;
-        wrIds[i] = wrId;
-        nsge[i] = 0;
+        int b = i * stride;
+        rec[b] = wrId;
+        rec[b + 1] = 0;
         curOp = op;
         curPieces = 0;
         curInline = false;
@@ -310,6 +310,7 @@ public final class DirectSendQueue {
             }
             if (curOpen) {
                 writer.end(); // the previous WR is complete: its control segment gets its size
+                curOpen = false;
             }
         }
         return i;
@@ -404,7 +405,7 @@ public final class DirectSendQueue {
         if (atomic && (length != 8 || n != 0)) {
             throw new IllegalArgumentException(VERB + ": an atomic WR takes one 8-byte SGE, not " + length + " bytes");
         }
-        Object snap = path.checkNextSge(qp, lastKey, key, offset, length, op == WR_RDMA_READ || atomic,
+        Object snap = PATH.checkNextSge(qp, lastKey, key, offset, length, op == WR_RDMA_READ || atomic,
                 atomic ? "an atomic" : "RDMA READ");
         addSge(i, n, snap, offset, length);
         return this;
@@ -412,14 +413,15 @@ public final class DirectSendQueue {
 
     /** Records and writes SGE {@code n} of WR {@code i} over the checked key {@code snap}. */
     private void addSge(int i, int n, Object snap, long offset, int length) {
-        DirectPath p = path;
+        DirectPath p = PATH;
         if (snap != lastKey) { // consecutive SGEs of one key: one entry to re-check at post
             keys[nkeys++] = snap;
             lastKey = snap;
         }
-        keyIds[i * maxSge + n] = p.trackingId(snap);
+        int b = i * stride;
+        rec[b + 2 + n] = p.trackingId(snap);
         curPieces = n + 1;
-        nsge[i] = n + 1;
+        rec[b + 1] = n + 1;
         writer.data(p.address(snap) + offset, length, p.lkey(snap));
     }
 
@@ -482,22 +484,23 @@ public final class DirectSendQueue {
                 throw staleRecord();
             }
             long t = chainTail;
-            int ms = maxSge;
+            long[] r = rec;
+            int st = stride;
             s.restage(t + n); // a classic chain pending on this queue moves after these (once per post)
-            for (int k = 0; k < n; k++) {
-                int c = nsge[k];
+            for (int k = 0, b = 0; k < n; k++, b += st) {
+                int c = (int) r[b + 1];
                 if (c == 1) {
-                    s.put(t + k, wrIds[k], keyIds[k * ms]);
+                    s.put(t + k, r[b], r[b + 2]);
                 } else {
-                    s.put(t + k, wrIds[k], keyIds, k * ms, c);
+                    s.put(t + k, r[b], r, b + 2, c);
                 }
             }
             s.publish(t + n); // references visible before the keys are re-read (MemoryRegion.close's handshake)
             for (int j = 0; j < nkeys; j++) {
                 Object snap = keys[j];
-                if (path.stale(snap)) {
+                if (PATH.stale(snap)) {
                     s.rollback(t);
-                    throw path.staleKey(qp, snap, VERB);
+                    throw PATH.staleKey(qp, snap, VERB);
                 }
             }
             w.ring(true); // the publish fence above ordered the WQE stores
