@@ -426,7 +426,7 @@ class Mlx5MisuseTest {
         cqBuf.set(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), 56, 0x08 << 24 | 0xABCDE);
         cqBuf.set(ValueLayout.JAVA_BYTE, 63, (byte) 0x00);
         assertThatThrownBy(() -> dcq.poll(wcs)).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("direct poll").hasMessageContaining("CompletionQueue.poll");
+                .hasMessageContaining("mlx5 direct CQE poll").hasMessageContaining("CompletionQueue.poll");
         assertThat(wcs.count()).isZero();
         // the model's next CQE goes after the consumed one: a 32-CQE view from index 1 (owner 0 in both laps' view)
         Mlx5Model.qpFn.invokeExact(sq, 64, dbrec, qp.qpNum(), cqBuf.asSlice(64), 32, rcqBuf, 64, 0x999);
@@ -434,6 +434,21 @@ class Mlx5MisuseTest {
         assertThat(ring()).isEqualTo(1);
         assertThat(dcq.poll(wcs)).isEqualTo(1);
         assertThat(wcs.get(0).wrId()).isEqualTo(7);
+    }
+
+    @Test
+    void completionsBeforeAnUnattributableCqeAreReturnedAndTheNextPollRefusesIt() throws Throwable {
+        dsq.rdmaWrite(5, SIG, mrRemote.rkey(), remote.address(), mrLocal, 0, 8).post();
+        assertThat(ring()).isEqualTo(1); // its CQE at index 0
+        cqBuf.set(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), 64 + 56, 0x08 << 24 | 0xABCDE);
+        cqBuf.set(ValueLayout.JAVA_BYTE, 64 + 63, (byte) 0x00); // an unknown QP's CQE at index 1
+        assertThat(dcq.poll(wcs)).as("the completion before it is not lost").isEqualTo(1);
+        assertThat(wcs.get(0).wrId()).isEqualTo(5);
+        assertThatThrownBy(() -> dcq.poll(wcs)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("mlx5 direct CQE poll").hasMessageContaining("consumed");
+        assertThat(wcs.count()).isZero();
+        assertThat(dcq.poll(wcs)).isZero();
+        mrLocal.close(); // the returned completion retired its WR
     }
 
     private DirectReceiveQueue receiveQueue() {
