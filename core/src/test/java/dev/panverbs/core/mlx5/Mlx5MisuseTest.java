@@ -209,13 +209,21 @@ class Mlx5MisuseTest {
     }
 
     @Test
-    void moreSgesThanTheQueueTakesAndMisshapedAtomicsAreRefused() throws Throwable {
+    void moreSgesThanTheQueueTakesAndMisshapedOrMisalignedAtomicsAreRefused() throws Throwable {
         dsq.rdmaWrite(1, SIG, mrRemote.rkey(), remote.address());
         for (int k = 0; k < 4; k++) {
             dsq.sge(mrLocal, 8L * k, 8);
         }
         assertThatThrownBy(() -> dsq.sge(mrLocal, 64, 8)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(SEND_VERB).hasMessageContaining("max_send_sge=4");
+        for (long off : new long[] {1, 4, 7}) {
+            assertThatThrownBy(() -> dsq.atomicFetchAdd(9, SIG, mrRemote.rkey(), remote.address() + off, 1))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(SEND_VERB)
+                    .hasMessageContaining("not 8-byte aligned");
+            assertThatThrownBy(() -> dsq.atomicCmpSwp(9, SIG, mrRemote.rkey(), remote.address() + off, 0, 1))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not 8-byte aligned");
+        }
+        assertThat(dsq.pending()).as("a misaligned atomic starts nothing").isEqualTo(1);
         dsq.atomicFetchAdd(2, SIG, mrRemote.rkey(), remote.address(), 1);
         assertThatThrownBy(() -> dsq.sge(mrLocal, 0, 16)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("one 8-byte SGE");
