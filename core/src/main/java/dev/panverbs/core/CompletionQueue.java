@@ -145,7 +145,7 @@ public class CompletionQueue extends VerbsObject {
         long head = 0;
         for (int i = 0; i < n; i++) {
             long at = i * WC_SIZE + WC_WR_ID;
-            long providerWrId = array.get(ValueLayout.JAVA_LONG, at);
+            long providerWrId = array.get(ValueLayout.JAVA_LONG_UNALIGNED, at);
             WorkQueue q = CompletionRoutes.route(table, providerWrId);
             long wrId;
             if (q == null) { // a shared receive queue's token, or not ours
@@ -169,7 +169,7 @@ public class CompletionQueue extends VerbsObject {
                 }
             }
             if (wrId != providerWrId) {
-                array.set(ValueLayout.JAVA_LONG, at, wrId);
+                array.set(ValueLayout.JAVA_LONG_UNALIGNED, at, wrId);
             }
         }
         if (tracker != null) {

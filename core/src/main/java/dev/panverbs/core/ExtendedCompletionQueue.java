@@ -227,7 +227,7 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
         long providerWrId = ops.wr_id();
         long wrId = CompletionRoutes.retire(routes.table(), providerWrId);
         if (wrId != providerWrId) { // a field of ibv_cq_ex that the provider rewrites at every start/next_poll
-            ops.cq().set(ValueLayout.JAVA_LONG, CQ_EX_WR_ID, wrId);
+            ops.cq().set(ValueLayout.JAVA_LONG_UNALIGNED, CQ_EX_WR_ID, wrId);
         }
     }
 

@@ -41,7 +41,7 @@ public final class WorkCompletion {
     private static final int GRH = verbs_h.IBV_WC_GRH();
 
     /** {@code __be32}: the wire order, so the Java value is what the sender passed. */
-    private static final ValueLayout.OfInt NETWORK_INT = ValueLayout.JAVA_INT.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfInt NETWORK_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
 
     private final MemorySegment array;
     private long base;
@@ -57,7 +57,7 @@ public final class WorkCompletion {
 
     /** The 64-bit id the work request was posted with ({@code wr_id}). */
     public long wrId() {
-        return array.get(ValueLayout.JAVA_LONG, base + WR_ID);
+        return array.get(ValueLayout.JAVA_LONG_UNALIGNED, base + WR_ID);
     }
 
     /** The completion status ({@code status}). */
@@ -67,7 +67,7 @@ public final class WorkCompletion {
 
     /** The raw C status ({@code enum ibv_wc_status}). */
     public int statusValue() {
-        return array.get(ValueLayout.JAVA_INT, base + STATUS);
+        return array.get(ValueLayout.JAVA_INT_UNALIGNED, base + STATUS);
     }
 
     /** Whether the status is {@link WorkCompletionStatus#SUCCESS}. */
@@ -77,17 +77,17 @@ public final class WorkCompletion {
 
     /** The operation ({@code opcode}); valid only on success. */
     public WorkCompletionOpcode opcode() {
-        return WorkCompletionOpcode.of(array.get(ValueLayout.JAVA_INT, base + OPCODE));
+        return WorkCompletionOpcode.of(array.get(ValueLayout.JAVA_INT_UNALIGNED, base + OPCODE));
     }
 
     /** Provider-specific error syndrome ({@code vendor_err}). */
     public int vendorErr() {
-        return array.get(ValueLayout.JAVA_INT, base + VENDOR_ERR);
+        return array.get(ValueLayout.JAVA_INT_UNALIGNED, base + VENDOR_ERR);
     }
 
     /** Bytes transferred ({@code byte_len}): received bytes, or the length of an RDMA READ/atomic. */
     public int byteLen() {
-        return array.get(ValueLayout.JAVA_INT, base + BYTE_LEN);
+        return array.get(ValueLayout.JAVA_INT_UNALIGNED, base + BYTE_LEN);
     }
 
     /**
@@ -100,22 +100,22 @@ public final class WorkCompletion {
 
     /** The rkey the peer invalidated with SEND_WITH_INV ({@code invalidated_rkey}), valid when {@link #hasInv()}. */
     public int invalidatedRkey() {
-        return array.get(ValueLayout.JAVA_INT, base + IMM_DATA);
+        return array.get(ValueLayout.JAVA_INT_UNALIGNED, base + IMM_DATA);
     }
 
     /** The local QP number this completion belongs to ({@code qp_num}). */
     public int qpNum() {
-        return array.get(ValueLayout.JAVA_INT, base + QP_NUM);
+        return array.get(ValueLayout.JAVA_INT_UNALIGNED, base + QP_NUM);
     }
 
     /** The remote QP number of a UD receive ({@code src_qp}). */
     public int srcQp() {
-        return array.get(ValueLayout.JAVA_INT, base + SRC_QP);
+        return array.get(ValueLayout.JAVA_INT_UNALIGNED, base + SRC_QP);
     }
 
     /** The raw {@code wc_flags} ({@code IBV_WC_GRH}, {@code IBV_WC_WITH_IMM}, ...). */
     public int wcFlags() {
-        return array.get(ValueLayout.JAVA_INT, base + WC_FLAGS);
+        return array.get(ValueLayout.JAVA_INT_UNALIGNED, base + WC_FLAGS);
     }
 
     /** Whether immediate data arrived ({@code IBV_WC_WITH_IMM}). */

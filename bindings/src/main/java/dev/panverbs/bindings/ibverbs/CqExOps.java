@@ -80,12 +80,12 @@ public final class CqExOps {
 
     /** {@code cq->status}: the {@code enum ibv_wc_status} of the current completion. */
     public int status() {
-        return cq.get(ValueLayout.JAVA_INT, CqExInline.STATUS);
+        return cq.get(ValueLayout.JAVA_INT_UNALIGNED, CqExInline.STATUS);
     }
 
     /** {@code cq->wr_id}: the work request ID of the current completion. */
     public long wr_id() {
-        return cq.get(ValueLayout.JAVA_LONG, CqExInline.WR_ID);
+        return cq.get(ValueLayout.JAVA_LONG_UNALIGNED, CqExInline.WR_ID);
     }
 
     /** {@link CqExInline#ibv_start_poll} through the slot read at bind time. */

@@ -211,12 +211,22 @@ public final class DirectSendQueue {
     /** {@code IBV_WR_ATOMIC_CMP_AND_SWP}; the original 8 bytes land in the (single, 8-byte) SGE. */
     public DirectSendQueue atomicCmpSwp(long wrId, int sendFlags, int rkey, long remoteAddr, long compare,
                                         long swapValue) {
-        return start(WR_ATOMIC_CMP_AND_SWP, wrId, sendFlags, 0, remoteAddr, rkey, swapValue, compare);
+        return start(WR_ATOMIC_CMP_AND_SWP, wrId, sendFlags, 0, aligned(remoteAddr), rkey, swapValue, compare);
     }
 
     /** {@code IBV_WR_ATOMIC_FETCH_AND_ADD}; the original 8 bytes land in the (single, 8-byte) SGE. */
     public DirectSendQueue atomicFetchAdd(long wrId, int sendFlags, int rkey, long remoteAddr, long add) {
-        return start(WR_ATOMIC_FETCH_AND_ADD, wrId, sendFlags, 0, remoteAddr, rkey, 0, add);
+        return start(WR_ATOMIC_FETCH_AND_ADD, wrId, sendFlags, 0, aligned(remoteAddr), rkey, 0, add);
+    }
+
+    /** An atomic's remote address, refused (before the WR starts) unless 8-byte aligned, as the core's paths do. */
+    private static long aligned(long remoteAddr) {
+        if ((remoteAddr & 7) != 0) {
+            throw new IllegalArgumentException(VERB + ": atomic remote address 0x" + Long.toHexString(remoteAddr)
+                    + " is not 8-byte aligned (IB atomics operate on aligned 64-bit words; the responder would reject "
+                    + "the WR and the QP would go to ERR)");
+        }
+        return remoteAddr;
     }
 
     // ---- one call per WR of one SGE (the common shape): op(...).sge(key, offset, length) with one guard check ----

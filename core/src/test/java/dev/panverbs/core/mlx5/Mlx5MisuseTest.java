@@ -209,13 +209,21 @@ class Mlx5MisuseTest {
     }
 
     @Test
-    void moreSgesThanTheQueueTakesAndMisshapedAtomicsAreRefused() throws Throwable {
+    void moreSgesThanTheQueueTakesAndMisshapedOrMisalignedAtomicsAreRefused() throws Throwable {
         dsq.rdmaWrite(1, SIG, mrRemote.rkey(), remote.address());
         for (int k = 0; k < 4; k++) {
             dsq.sge(mrLocal, 8L * k, 8);
         }
         assertThatThrownBy(() -> dsq.sge(mrLocal, 64, 8)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(SEND_VERB).hasMessageContaining("max_send_sge=4");
+        for (long off : new long[] {1, 4, 7}) {
+            assertThatThrownBy(() -> dsq.atomicFetchAdd(9, SIG, mrRemote.rkey(), remote.address() + off, 1))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(SEND_VERB)
+                    .hasMessageContaining("not 8-byte aligned");
+            assertThatThrownBy(() -> dsq.atomicCmpSwp(9, SIG, mrRemote.rkey(), remote.address() + off, 0, 1))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not 8-byte aligned");
+        }
+        assertThat(dsq.pending()).as("a misaligned atomic starts nothing").isEqualTo(1);
         dsq.atomicFetchAdd(2, SIG, mrRemote.rkey(), remote.address(), 1);
         assertThatThrownBy(() -> dsq.sge(mrLocal, 0, 16)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("one 8-byte SGE");
@@ -426,7 +434,7 @@ class Mlx5MisuseTest {
         cqBuf.set(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), 56, 0x08 << 24 | 0xABCDE);
         cqBuf.set(ValueLayout.JAVA_BYTE, 63, (byte) 0x00);
         assertThatThrownBy(() -> dcq.poll(wcs)).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("direct poll").hasMessageContaining("CompletionQueue.poll");
+                .hasMessageContaining("mlx5 direct CQE poll").hasMessageContaining("CompletionQueue.poll");
         assertThat(wcs.count()).isZero();
         // the model's next CQE goes after the consumed one: a 32-CQE view from index 1 (owner 0 in both laps' view)
         Mlx5Model.qpFn.invokeExact(sq, 64, dbrec, qp.qpNum(), cqBuf.asSlice(64), 32, rcqBuf, 64, 0x999);
@@ -434,6 +442,21 @@ class Mlx5MisuseTest {
         assertThat(ring()).isEqualTo(1);
         assertThat(dcq.poll(wcs)).isEqualTo(1);
         assertThat(wcs.get(0).wrId()).isEqualTo(7);
+    }
+
+    @Test
+    void completionsBeforeAnUnattributableCqeAreReturnedAndTheNextPollRefusesIt() throws Throwable {
+        dsq.rdmaWrite(5, SIG, mrRemote.rkey(), remote.address(), mrLocal, 0, 8).post();
+        assertThat(ring()).isEqualTo(1); // its CQE at index 0
+        cqBuf.set(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), 64 + 56, 0x08 << 24 | 0xABCDE);
+        cqBuf.set(ValueLayout.JAVA_BYTE, 64 + 63, (byte) 0x00); // an unknown QP's CQE at index 1
+        assertThat(dcq.poll(wcs)).as("the completion before it is not lost").isEqualTo(1);
+        assertThat(wcs.get(0).wrId()).isEqualTo(5);
+        assertThatThrownBy(() -> dcq.poll(wcs)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("mlx5 direct CQE poll").hasMessageContaining("consumed");
+        assertThat(wcs.count()).isZero();
+        assertThat(dcq.poll(wcs)).isZero();
+        mrLocal.close(); // the returned completion retired its WR
     }
 
     private DirectReceiveQueue receiveQueue() {
