@@ -39,6 +39,19 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
 
     private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
 
+    /**
+     * All of native memory as one segment, held in a constant: C2 folds its class, scope and size, so a hot store
+     * through it at an {@link #at} address is one {@code mov}, with no per-store segment loads and bounds branch (as
+     * the mlx5 {@code WqeWriter} does). {@link #at} keeps every such store inside this chain's own allocation by
+     * construction (a power-of-two size and an offset mask), whatever the offset; the allocation lives as long as
+     * this object, which {@link WorkQueue#post} keeps reachable across the provider call.
+     */
+    static final MemorySegment NATIVE = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+    /** User-space addresses on x86-64 and aarch64 are below 2^56 (checked at construction). */
+    private static final long ADDR_BITS = (1L << 56) - 1;
+    /** A chain's allocation is below 4 GiB (checked at construction): bounds every offset for C2. */
+    private static final long OFFSET_BITS = (1L << 32) - 1;
+
     static {
         if (ibv_recv_wr.wr_id$offset() != WR_ID || ibv_recv_wr.next$offset() != NEXT
                 || ibv_recv_wr.sg_list$offset() != SG_LIST || ibv_recv_wr.num_sge$offset() != NUM_SGE) {
@@ -70,6 +83,8 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     /** Where {@link #badWr} is in {@link #wrs}: the post clears and reads it through {@code wrs} (one checked segment). */
     private final long badWrAt;
     final long wrsAddress;
+    /** The allocation's size (a power of two) - 1: {@link #at} masks every offset with it. */
+    private final long memMask;
     private final long wrSize;
     /** log2 of {@link #wrSize} (128 and 32 bytes): the hot offsets shift instead of multiplying by a field. */
     private final int wrShift;
@@ -143,12 +158,22 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         this.wrShift = Long.numberOfTrailingZeros(wrSize);
         long chainBytes = capacity * wrSize;
         long sgeBytes = (long) capacity * this.maxSge * SGE_SIZE;
-        this.memory = HotMemory.allocate(chainBytes + sgeBytes + Long.BYTES, Long.BYTES);
+        long bytes = chainBytes + sgeBytes + Long.BYTES;
+        long size = Long.highestOneBit(bytes - 1) << 1; // a power of two: at() keeps any offset inside
+        if (size > OFFSET_BITS + 1) {
+            throw new IllegalArgumentException("a work-request chain of " + bytes + " bytes (over 4 GiB)");
+        }
+        this.memory = HotMemory.allocate(size, Long.BYTES);
+        this.memMask = size - 1;
         this.wrs = memory.segment; // spans the WRs, their SGE lists and the bad_wr cell
         this.badWrAt = chainBytes + sgeBytes;
         this.sgeStart = chainBytes;
         this.badWr = memory.segment.asSlice(chainBytes + sgeBytes, Long.BYTES);
         this.wrsAddress = wrs.address();
+        if ((wrsAddress & ~ADDR_BITS) != 0) {
+            throw new IllegalStateException("native memory at 0x" + Long.toHexString(wrsAddress) + " is outside the "
+                    + "user address space this chain assumes");
+        }
         this.stagedKeys = new KeySnapshot[capacity * this.maxSge];
         this.stagedFirst = new int[capacity * this.maxSge];
         this.stagedLast = new int[capacity * this.maxSge];
@@ -159,6 +184,15 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
             wrs.set(LONG, i * wrSize + SG_LIST, sgesAddress + i * this.maxSge * SGE_SIZE);
             relink(i); // pre-linked: posting n WRs only cuts the chain after WR n-1 for the duration of the call
         }
+    }
+
+    /**
+     * The native address of byte {@code offset} of this chain's allocation, for a store through {@link #NATIVE}: inside
+     * the allocation whatever {@code offset} is (the mask), and for C2 provably below {@code NATIVE}'s size (the
+     * constant masks), so the store needs no bounds branch.
+     */
+    final long at(long offset) {
+        return (wrsAddress & ADDR_BITS) + (offset & memMask & OFFSET_BITS);
     }
 
     @SuppressWarnings("unchecked")
@@ -221,10 +255,9 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
             throw rules.tooManySges(maxSge);
         }
         long s = sgeStart + ((long) wr * maxSge + n) * SGE_SIZE;
-        MemorySegment m = wrs;
-        m.set(LONG, s + SGE_ADDR, addr);
-        m.set(LONG, s + SGE_LENGTH, pair(length, lkey));
-        m.set(INT, ((long) wr << wrShift) + NUM_SGE, n + 1);
+        NATIVE.set(LONG, at(s + SGE_ADDR), addr);
+        NATIVE.set(LONG, at(s + SGE_LENGTH), pair(length, lkey));
+        NATIVE.set(INT, at(((long) wr << wrShift) + NUM_SGE), n + 1);
         tracker.stageRef(base + wr, n, key == null ? 0L : key.trackingId);
         if (key != null) {
             if (nStaged > 0 && topKey == key) { // the common case: the same key as the previous SGE
@@ -301,8 +334,8 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         long p = base + i;
         long w = (long) i << wrShift;
         tracker.stageWr(p, wrId);
-        wrs.set(LONG, w + WR_ID, tracker.encode(p));
-        wrs.set(LONG, w + NUM_SGE, pair(0, opcode));
+        NATIVE.set(LONG, at(w + WR_ID), tracker.encode(p));
+        NATIVE.set(LONG, at(w + NUM_SGE), pair(0, opcode));
         count = i + 1;
         currentSges = 0;
         return w;
@@ -370,12 +403,12 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
 
     /** Cuts the chain after WR {@code last} (for the duration of one post). */
     final void terminate(int last) {
-        wrs.set(LONG, last * wrSize + NEXT, 0L);
+        NATIVE.set(LONG, at(last * wrSize + NEXT), 0L);
     }
 
     /** Restores the pre-linked {@code next} of WR {@code last}. */
     final void relink(int last) {
-        wrs.set(LONG, last * wrSize + NEXT, last + 1 < capacity ? wrsAddress + (last + 1) * wrSize : 0L);
+        NATIVE.set(LONG, at(last * wrSize + NEXT), last + 1 < capacity ? wrsAddress + (last + 1) * wrSize : 0L);
     }
 
     /**
@@ -396,7 +429,7 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
 
     /** Clears the {@code bad_wr} cell before a provider call. */
     final void clearBadWr() {
-        wrs.set(LONG, badWrAt, 0L);
+        NATIVE.set(LONG, at(badWrAt), 0L);
     }
 
     /** The index of the WR the provider's {@code bad_wr} names (meaningful after a refusal). */
