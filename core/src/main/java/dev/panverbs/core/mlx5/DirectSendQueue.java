@@ -498,11 +498,13 @@ public final class DirectSendQueue {
             int st = stride;
             s.restage(t + n); // a classic chain pending on this queue moves after these (once per post)
             for (int k = 0, b = 0; k < n; k++, b += st) {
+                long id = r[b]; // the three loads before the branch: one range check pair (C2 smears them)
                 int c = (int) r[b + 1];
+                long key0 = r[b + 2];
                 if (c == 1) {
-                    s.put(t + k, r[b], r[b + 2]);
+                    s.put(t + k, id, key0);
                 } else {
-                    s.put(t + k, r[b], r, b + 2, c);
+                    s.put(t + k, id, r, b + 2, c);
                 }
             }
             s.publish(t + n); // references visible before the keys are re-read (MemoryRegion.close's handshake)

@@ -70,6 +70,9 @@ final class WqeWriter {
     private final int wqeMask;
     private final MemorySegment dbrec;
     private final MemorySegment bf;
+    /** The send counter's address in the doorbell record, and the BlueFlame register's: {@link #NATIVE} accesses. */
+    private final long dbrecSend;
+    private final long bfBase;
     private final int bfSize;
     private final boolean bfUsable;
     private final boolean preferBf;
@@ -129,6 +132,13 @@ final class WqeWriter {
         this.wqeMask = wqeCount - 1;
         this.dbrec = dbrec;
         this.bf = bf;
+        if (!dbrec.isNative() || dbrec.byteSize() < 8 || !bf.isNative() || bf.byteSize() < (long) bfSize + 8
+                || ((dbrec.address() | bf.address()) & ~ADDR_BITS) != 0) {
+            throw new IllegalArgumentException("doorbell record " + dbrec + " (8 bytes) or BlueFlame register " + bf
+                    + " (" + bfSize + " + 8 bytes at least) not in native user memory");
+        }
+        this.dbrecSend = dbrec.address() + 4;
+        this.bfBase = bf.address();
         this.bfSize = bfSize;
         this.bfUsable = bfUsable;
         this.preferBf = preferBf;
@@ -390,7 +400,7 @@ final class WqeWriter {
         head += n;
         // udma_to_device_barrier (a compiler barrier on x86): the WQE stores before the record store
         VarHandle.releaseFence();
-        dbrec.set(BE32, 4, curPost & 0xffff);
+        NATIVE.set(BE32, dbrecSend & ADDR_BITS, curPost & 0xffff);
         if (!wqesFenced) {
             // mmio_wc_start (sfence on x86): a locked instruction also drains the write-combining buffers
             VarHandle.fullFence();
@@ -403,7 +413,9 @@ final class WqeWriter {
                 VarHandle.fullFence(); // mmio_flush_writes, inside the lock as libmlx5 does
             }
         } else {
-            reg.set(RAW64, dst, sq.get(RAW64, lastCtrl)); // mmio_write64_be of the control segment's first 8 bytes
+            // mmio_write64_be of the control segment's first 8 bytes; dst is 0 or bfSize (& bfSize: identity), both
+            // with 8 bytes of the register after them (checked at construction)
+            NATIVE.set(RAW64, (bfBase & ADDR_BITS) + (dst & bfSize & RING_BITS), NATIVE.get(RAW64, at(lastCtrl)));
             VarHandle.fullFence(); // mmio_flush_writes
         }
         bfOffset ^= bfSize;
@@ -429,7 +441,7 @@ final class WqeWriter {
 
     /** The send counter in the doorbell record ({@code be32toh(dbrec[1])}). */
     int dbrecCounter() {
-        return dbrec.get(BE32, 4);
+        return NATIVE.get(BE32, dbrecSend & ADDR_BITS);
     }
 
     /** The BlueFlame register (tests). */
