@@ -46,9 +46,9 @@ public final class WorkCompletions {
         }
         this.capacity = capacity;
         this.memory = HotMemory.allocate(WorkRequests.maskableSize(capacity * WC_SIZE), 8);
-        this.array = memory.segment;
+        this.array = memory.segment.asSlice(0, capacity * WC_SIZE);
         this.address = array.address();
-        this.mask = array.byteSize() - 1;
+        this.mask = memory.segment.byteSize() - 1; // the whole (power-of-two) allocation
         WorkRequests.checkMaskable(address);
         this.flyweight = new WorkCompletion(this);
     }
