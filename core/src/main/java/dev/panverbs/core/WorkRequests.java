@@ -159,10 +159,7 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         long chainBytes = capacity * wrSize;
         long sgeBytes = (long) capacity * this.maxSge * SGE_SIZE;
         long bytes = chainBytes + sgeBytes + Long.BYTES;
-        long size = Long.highestOneBit(bytes - 1) << 1; // a power of two: at() keeps any offset inside
-        if (size > OFFSET_BITS + 1) {
-            throw new IllegalArgumentException("a work-request chain of " + bytes + " bytes (over 4 GiB)");
-        }
+        long size = maskableSize(bytes); // a power of two: at() keeps any offset inside
         this.memory = HotMemory.allocate(size, Long.BYTES);
         this.memMask = size - 1;
         this.wrs = memory.segment; // spans the WRs, their SGE lists and the bad_wr cell
@@ -170,10 +167,7 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         this.sgeStart = chainBytes;
         this.badWr = memory.segment.asSlice(chainBytes + sgeBytes, Long.BYTES);
         this.wrsAddress = wrs.address();
-        if ((wrsAddress & ~ADDR_BITS) != 0) {
-            throw new IllegalStateException("native memory at 0x" + Long.toHexString(wrsAddress) + " is outside the "
-                    + "user address space this chain assumes");
-        }
+        checkMaskable(wrsAddress);
         this.stagedKeys = new KeySnapshot[capacity * this.maxSge];
         this.stagedFirst = new int[capacity * this.maxSge];
         this.stagedLast = new int[capacity * this.maxSge];
@@ -192,7 +186,33 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
      * constant masks), so the store needs no bounds branch.
      */
     final long at(long offset) {
-        return (wrsAddress & ADDR_BITS) + (offset & memMask & OFFSET_BITS);
+        return masked(wrsAddress, offset, memMask);
+    }
+
+    /**
+     * {@code address + (offset & mask)} for a store or load through {@link #NATIVE}: {@code address} is a
+     * power-of-two allocation of {@code mask + 1} bytes (below 4 GiB, at a user-space address), so the result is in
+     * it whatever {@code offset} is, and C2 sees it below {@code NATIVE}'s size from the constant masks.
+     */
+    static long masked(long address, long offset, long mask) {
+        return (address & ADDR_BITS) + (offset & mask & OFFSET_BITS);
+    }
+
+    /** The power-of-two size {@link #masked} needs for {@code bytes}, checked (cold). */
+    static long maskableSize(long bytes) {
+        long size = Math.max(Long.highestOneBit(Math.max(bytes, 2) - 1) << 1, 8);
+        if (size > OFFSET_BITS + 1) {
+            throw new IllegalArgumentException("a native array of " + bytes + " bytes (over 4 GiB)");
+        }
+        return size;
+    }
+
+    /** Refuses an allocation outside the user address space {@link #masked} assumes (cold). */
+    static void checkMaskable(long address) {
+        if ((address & ~ADDR_BITS) != 0) {
+            throw new IllegalStateException("native memory at 0x" + Long.toHexString(address) + " is outside the "
+                    + "user address space the hot paths assume");
+        }
     }
 
     @SuppressWarnings("unchecked")
