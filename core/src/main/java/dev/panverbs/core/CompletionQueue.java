@@ -127,7 +127,7 @@ public class CompletionQueue extends VerbsObject {
             throw pollFailed(n);
         }
         completions.count(n);
-        retire(array, n);
+        retire(completions, n);
         return n;
     }
 
@@ -137,15 +137,15 @@ public class CompletionQueue extends VerbsObject {
      * its doorbell) and its head is stored once, after the last completion of that queue (the head only moves
      * forward: until then its WRs count as outstanding, which is the safe side for {@link MemoryRegion#close()}).
      */
-    private void retire(MemorySegment array, int n) {
+    private void retire(WorkCompletions completions, int n) {
         WorkQueue[] table = routes.table();
         WorkQueueTracker tracker = null;
         WorkQueue queue = null;
         long tail = 0;
         long head = 0;
         for (int i = 0; i < n; i++) {
-            long at = i * WC_SIZE + WC_WR_ID;
-            long providerWrId = array.get(ValueLayout.JAVA_LONG, at);
+            long at = completions.at(i * WC_SIZE + WC_WR_ID); // one mov per access, inside the array (masked)
+            long providerWrId = WorkRequests.NATIVE.get(ValueLayout.JAVA_LONG_UNALIGNED, at);
             WorkQueue q = CompletionRoutes.route(table, providerWrId);
             long wrId;
             if (q == null) { // a shared receive queue's token, or not ours
@@ -169,7 +169,7 @@ public class CompletionQueue extends VerbsObject {
                 }
             }
             if (wrId != providerWrId) {
-                array.set(ValueLayout.JAVA_LONG, at, wrId);
+                WorkRequests.NATIVE.set(ValueLayout.JAVA_LONG_UNALIGNED, at, wrId);
             }
         }
         if (tracker != null) {

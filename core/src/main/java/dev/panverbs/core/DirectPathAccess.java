@@ -4,7 +4,7 @@ import dev.panverbs.core.internal.DirectPath;
 import java.lang.foreign.MemorySegment;
 
 /** Implements {@link DirectPath} over the package-private tracker, guard, rules and snapshots. */
-final class DirectPathAccess implements DirectPath {
+final class DirectPathAccess extends DirectPath {
 
     static {
         DirectPath.Holder.install(new DirectPathAccess());
@@ -20,8 +20,10 @@ final class DirectPathAccess implements DirectPath {
     @Override
     public SendSide receiveSide(QueuePair qp) {
         if (qp.receiveQueue == null) {
-            throw new UnsupportedOperationException(qp + " takes its receives from a shared receive queue; direct "
-                    + "receive posting writes the QP's own receive queue");
+            throw new UnsupportedOperationException(qp + (qp.type() == QueuePairType.XRC_SEND
+                    ? " is an XRC initiator: it has no receive queue (its peers' XRC SRQs receive)"
+                    : " takes its receives from a shared receive queue") + "; direct receive posting writes the QP's "
+                    + "own receive queue");
         }
         return new Side(qp.receiveQueue, false, qp, false);
     }
@@ -31,7 +33,13 @@ final class DirectPathAccess implements DirectPath {
         return new Poll(cq);
     }
 
-    private record Poll(CompletionQueue cq) implements PollSide {
+    private static final class Poll extends PollSide {
+        private final CompletionQueue cq;
+
+        Poll(CompletionQueue cq) {
+            this.cq = cq;
+        }
+
         @Override
         public boolean enter() {
             return cq.pollGuard.enter(Thread.currentThread());
@@ -114,7 +122,24 @@ final class DirectPathAccess implements DirectPath {
         completions.count(n);
     }
 
-    private record Side(WorkQueue q, boolean sigAll, QueuePair qp, boolean send) implements SendSide {
+    private static final class Side extends SendSide {
+        private final WorkQueue q;
+        private final boolean sigAll;
+        private final QueuePair qp;
+        private final boolean send;
+
+        Side(WorkQueue q, boolean sigAll, QueuePair qp, boolean send) {
+            this.q = q;
+            this.sigAll = sigAll;
+            this.qp = qp;
+            this.send = send;
+        }
+
+        @Override
+        public boolean sigAll() {
+            return sigAll;
+        }
+
         @Override
         public void checkState(String verb) {
             if (send) {
@@ -201,7 +226,5 @@ final class DirectPathAccess implements DirectPath {
         public int outstanding() {
             return q.tracker.outstanding();
         }
-
-
     }
 }

@@ -106,14 +106,14 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     /** {@code IBV_WR_SEND_WITH_IMM}; {@code immData} in host order, the receiver's {@link WorkCompletion#immData()}. */
     public SendRequests sendWithImm(long wrId, int sendFlags, int immData) {
         long w = start(WorkRequestOpcode.SEND_WITH_IMM, wrId, sendFlags);
-        wrs.set(BE32, w + IMM_DATA, immData);
+        NATIVE.set(BE32, at(w + IMM_DATA), immData);
         return this;
     }
 
     /** {@code IBV_WR_SEND_WITH_INV}: send and invalidate {@code invalidateRkey} at the receiver. */
     public SendRequests sendWithInv(long wrId, int sendFlags, int invalidateRkey) {
         long w = start(WorkRequestOpcode.SEND_WITH_INV, wrId, sendFlags);
-        wrs.set(INT, w + IMM_DATA, invalidateRkey);
+        NATIVE.set(INT, at(w + IMM_DATA), invalidateRkey);
         return this;
     }
 
@@ -128,7 +128,7 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     public SendRequests rdmaWriteWithImm(long wrId, int sendFlags, int rkey, long remoteAddr, int immData) {
         long w = start(WorkRequestOpcode.RDMA_WRITE_WITH_IMM, wrId, sendFlags);
         remote(w, rkey, remoteAddr);
-        wrs.set(BE32, w + IMM_DATA, immData);
+        NATIVE.set(BE32, at(w + IMM_DATA), immData);
         return this;
     }
 
@@ -159,7 +159,7 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     /** {@code IBV_WR_LOCAL_INV}: invalidate local {@code invalidateRkey} (memory windows / fast-registered MRs). */
     public SendRequests localInv(long wrId, int sendFlags, int invalidateRkey) {
         long w = start(WorkRequestOpcode.LOCAL_INV, wrId, sendFlags);
-        wrs.set(INT, w + IMM_DATA, invalidateRkey);
+        NATIVE.set(INT, at(w + IMM_DATA), invalidateRkey);
         return this;
     }
 
@@ -326,7 +326,7 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     private long start(WorkRequestOpcode opcode, long wrId, int sendFlags) {
         rules.checkOpcode(opcode);
         long w = startWr(wrId, opcode.value()); // with num_sge, in one store
-        wrs.set(INT, w + SEND_FLAGS, sendFlags); // imm_data: written by the opcodes that read it
+        NATIVE.set(INT, at(w + SEND_FLAGS), sendFlags); // imm_data: written by the opcodes that read it
         if (rules.addressedSends) { // read by the post for UD and XRC only
             udAddressed[count - 1] = false;
             udAh[count - 1] = null;
@@ -351,18 +351,18 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     }
 
     private void remote(long w, int rkey, long remoteAddr) {
-        wrs.set(LONG, w + RDMA_ADDR, remoteAddr);
-        wrs.set(INT, w + RDMA_RKEY, rkey);
+        NATIVE.set(LONG, at(w + RDMA_ADDR), remoteAddr);
+        NATIVE.set(INT, at(w + RDMA_RKEY), rkey);
     }
 
     private void atomic(long w, int rkey, long remoteAddr, long compareAdd, long swap) {
         if ((remoteAddr & 7) != 0) {
             throw rules.unalignedAtomic(remoteAddr);
         }
-        wrs.set(LONG, w + ATOMIC_ADDR, remoteAddr);
-        wrs.set(LONG, w + ATOMIC_COMPARE_ADD, compareAdd);
-        wrs.set(LONG, w + ATOMIC_SWAP, swap);
-        wrs.set(INT, w + ATOMIC_RKEY, rkey);
+        NATIVE.set(LONG, at(w + ATOMIC_ADDR), remoteAddr);
+        NATIVE.set(LONG, at(w + ATOMIC_COMPARE_ADD), compareAdd);
+        NATIVE.set(LONG, at(w + ATOMIC_SWAP), swap);
+        NATIVE.set(INT, at(w + ATOMIC_RKEY), rkey);
     }
 
     /** The {@code bind_mw.mw} handle written into WR {@code i} (window bookkeeping). */

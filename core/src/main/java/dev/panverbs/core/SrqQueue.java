@@ -4,7 +4,6 @@ import dev.panverbs.bindings.ibverbs.ContextOps;
 import dev.panverbs.core.internal.Resource;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 
 /**
  * A shared receive queue's posting side: its {@link ReceiveRequests} chain for {@code ibv_post_srq_recv(3)}, its
@@ -14,7 +13,6 @@ import java.lang.foreign.ValueLayout;
  * Package-private: users reach it through {@link SharedReceiveQueue#receiveRequests()}.
  */
 final class SrqQueue extends PostTarget {
-    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
     static final String VERB = "ibv_post_srq_recv";
 
     final SrqTracker tracker;
@@ -104,7 +102,7 @@ final class SrqQueue extends PostTarget {
         wrs.terminate(last);
         int rc;
         MemorySegment badWr = wrs.badWr;
-        badWr.set(LONG, 0, 0L);
+        wrs.clearBadWr();
         try {
             rc = ops.ibv_post_srq_recv(h, wrs.chainFrom(from), badWr);
         } catch (RuntimeException | Error e) { // the provider was not reached: nothing posted
@@ -116,7 +114,7 @@ final class SrqQueue extends PostTarget {
         }
         int accepted = take;
         if (rc != 0) {
-            int bad = wrs.indexOf(badWr.get(LONG, 0));
+            int bad = wrs.badIndex();
             accepted = bad >= from && bad < from + take ? bad - from : 0;
             tracker.release(slots, accepted, take);
         }

@@ -41,13 +41,21 @@ public final class WorkCompletion {
     private static final int GRH = verbs_h.IBV_WC_GRH();
 
     /** {@code __be32}: the wire order, so the Java value is what the sender passed. */
-    private static final ValueLayout.OfInt NETWORK_INT = ValueLayout.JAVA_INT.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfInt NETWORK_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
 
+    /** The array polled into: this flyweight keeps it (and so its native memory) reachable. */
+    private final WorkCompletions owner;
     private final MemorySegment array;
     private long base;
 
-    WorkCompletion(MemorySegment array) {
-        this.array = array;
+    WorkCompletion(WorkCompletions owner) {
+        this.owner = owner;
+        this.array = owner.array();
+    }
+
+    /** The address of field {@code offset} of the current completion, for a load through {@code NATIVE}. */
+    private long at(long offset) {
+        return owner.at(base + offset);
     }
 
     WorkCompletion position(long offset) {
@@ -57,7 +65,7 @@ public final class WorkCompletion {
 
     /** The 64-bit id the work request was posted with ({@code wr_id}). */
     public long wrId() {
-        return array.get(ValueLayout.JAVA_LONG, base + WR_ID);
+        return WorkRequests.NATIVE.get(ValueLayout.JAVA_LONG_UNALIGNED, at(WR_ID));
     }
 
     /** The completion status ({@code status}). */
@@ -67,7 +75,7 @@ public final class WorkCompletion {
 
     /** The raw C status ({@code enum ibv_wc_status}). */
     public int statusValue() {
-        return array.get(ValueLayout.JAVA_INT, base + STATUS);
+        return WorkRequests.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(STATUS));
     }
 
     /** Whether the status is {@link WorkCompletionStatus#SUCCESS}. */
@@ -77,17 +85,17 @@ public final class WorkCompletion {
 
     /** The operation ({@code opcode}); valid only on success. */
     public WorkCompletionOpcode opcode() {
-        return WorkCompletionOpcode.of(array.get(ValueLayout.JAVA_INT, base + OPCODE));
+        return WorkCompletionOpcode.of(WorkRequests.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(OPCODE)));
     }
 
     /** Provider-specific error syndrome ({@code vendor_err}). */
     public int vendorErr() {
-        return array.get(ValueLayout.JAVA_INT, base + VENDOR_ERR);
+        return WorkRequests.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(VENDOR_ERR));
     }
 
     /** Bytes transferred ({@code byte_len}): received bytes, or the length of an RDMA READ/atomic. */
     public int byteLen() {
-        return array.get(ValueLayout.JAVA_INT, base + BYTE_LEN);
+        return WorkRequests.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(BYTE_LEN));
     }
 
     /**
@@ -95,27 +103,27 @@ public final class WorkCompletion {
      * equal to the {@code int} the sender passed.
      */
     public int immData() {
-        return array.get(NETWORK_INT, base + IMM_DATA);
+        return WorkRequests.NATIVE.get(NETWORK_INT, at(IMM_DATA));
     }
 
     /** The rkey the peer invalidated with SEND_WITH_INV ({@code invalidated_rkey}), valid when {@link #hasInv()}. */
     public int invalidatedRkey() {
-        return array.get(ValueLayout.JAVA_INT, base + IMM_DATA);
+        return WorkRequests.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(IMM_DATA));
     }
 
     /** The local QP number this completion belongs to ({@code qp_num}). */
     public int qpNum() {
-        return array.get(ValueLayout.JAVA_INT, base + QP_NUM);
+        return WorkRequests.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(QP_NUM));
     }
 
     /** The remote QP number of a UD receive ({@code src_qp}). */
     public int srcQp() {
-        return array.get(ValueLayout.JAVA_INT, base + SRC_QP);
+        return WorkRequests.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(SRC_QP));
     }
 
     /** The raw {@code wc_flags} ({@code IBV_WC_GRH}, {@code IBV_WC_WITH_IMM}, ...). */
     public int wcFlags() {
-        return array.get(ValueLayout.JAVA_INT, base + WC_FLAGS);
+        return WorkRequests.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(WC_FLAGS));
     }
 
     /** Whether immediate data arrived ({@code IBV_WC_WITH_IMM}). */
@@ -135,22 +143,22 @@ public final class WorkCompletion {
 
     /** {@code pkey_index} (GSI QPs). */
     public int pkeyIndex() {
-        return Short.toUnsignedInt(array.get(ValueLayout.JAVA_SHORT, base + PKEY_INDEX));
+        return Short.toUnsignedInt(WorkRequests.NATIVE.get(ValueLayout.JAVA_SHORT, at(PKEY_INDEX)));
     }
 
     /** Source LID of a UD receive ({@code slid}). */
     public int slid() {
-        return Short.toUnsignedInt(array.get(ValueLayout.JAVA_SHORT, base + SLID));
+        return Short.toUnsignedInt(WorkRequests.NATIVE.get(ValueLayout.JAVA_SHORT, at(SLID)));
     }
 
     /** Service level of a UD receive ({@code sl}). */
     public int sl() {
-        return Byte.toUnsignedInt(array.get(ValueLayout.JAVA_BYTE, base + SL));
+        return Byte.toUnsignedInt(WorkRequests.NATIVE.get(ValueLayout.JAVA_BYTE, at(SL)));
     }
 
     /** {@code dlid_path_bits}. */
     public int dlidPathBits() {
-        return Byte.toUnsignedInt(array.get(ValueLayout.JAVA_BYTE, base + DLID_PATH_BITS));
+        return Byte.toUnsignedInt(WorkRequests.NATIVE.get(ValueLayout.JAVA_BYTE, at(DLID_PATH_BITS)));
     }
 
     /** Copies this completion's {@code struct ibv_wc} into {@code dst} (cold: verbs that take a whole wc). */

@@ -30,6 +30,12 @@ public final class WorkCompletions {
     /** The array: no arena acquire per {@code ibv_poll_cq} ({@link HotMemory}); kept alive by this object. */
     private final HotMemory memory;
     private final MemorySegment array;
+    /**
+     * The array's address and its power-of-two size - 1: the poll path and the flyweight read and write it through
+     * {@link WorkRequests#NATIVE} at {@link #at} addresses (one {@code mov} each, inside the array by the mask).
+     */
+    private final long address;
+    private final long mask;
     private final int capacity;
     private final WorkCompletion flyweight;
     private int count;
@@ -39,9 +45,12 @@ public final class WorkCompletions {
             throw new IllegalArgumentException("capacity must be at least 1, got " + capacity);
         }
         this.capacity = capacity;
-        this.memory = HotMemory.allocate(ibv_wc.layout(), capacity);
-        this.array = memory.segment;
-        this.flyweight = new WorkCompletion(array);
+        this.memory = HotMemory.allocate(WorkRequests.maskableSize(capacity * WC_SIZE), 8);
+        this.array = memory.segment.asSlice(0, capacity * WC_SIZE);
+        this.address = array.address();
+        this.mask = memory.segment.byteSize() - 1; // the whole (power-of-two) allocation
+        WorkRequests.checkMaskable(address);
+        this.flyweight = new WorkCompletion(this);
     }
 
     /** A native array of {@code capacity} completions (the {@code num_entries} of each {@code ibv_poll_cq}). */
@@ -72,6 +81,11 @@ public final class WorkCompletions {
 
     private IndexOutOfBoundsException outOfRange(int index) {
         return new IndexOutOfBoundsException("completion " + index + " of " + count + " polled");
+    }
+
+    /** The native address of byte {@code offset} of the array (masked into it). */
+    long at(long offset) {
+        return WorkRequests.masked(address, offset, mask);
     }
 
     MemorySegment array() {

@@ -3,7 +3,6 @@ package dev.panverbs.core;
 import dev.panverbs.core.internal.Resource;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 
 /**
  * One work queue: a QP's send queue ({@code ibv_post_send}) or receive queue ({@code ibv_post_recv}), later a shared
@@ -14,7 +13,6 @@ import java.lang.foreign.ValueLayout;
  * {@link MemoryRegion#close()}'s in-flight scan.
  */
 abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQueue {
-    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
     static final int ENOMEM = dev.panverbs.bindings.verbs.verbs_h.ENOMEM();
 
     final WorkQueueTracker tracker;
@@ -107,7 +105,7 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
         wrs.terminate(last);
         int rc;
         MemorySegment badWr = wrs.badWr;
-        badWr.set(LONG, 0, 0L);
+        wrs.clearBadWr();
         try {
             rc = callProvider(h, wrs.chainFrom(from), badWr);
         } catch (RuntimeException | Error e) { // the provider was not reached (e.g. a missing slot): no reference
@@ -117,7 +115,7 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
             wrs.relink(last);
             wrs.memory.keepAlive();
         }
-        int accepted = rc == 0 ? take : accepted(wrs.indexOf(badWr.get(LONG, 0)), from, take);
+        int accepted = rc == 0 ? take : accepted(wrs.badIndex(), from, take);
         if (accepted < take) {
             tracker.rollback(t + accepted);
         }

@@ -39,6 +39,19 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
 
     private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
 
+    /**
+     * All of native memory as one segment, held in a constant: C2 folds its class, scope and size, so a hot store
+     * through it at an {@link #at} address is one {@code mov}, with no per-store segment loads and bounds branch (as
+     * the mlx5 {@code WqeWriter} does). {@link #at} keeps every such store inside this chain's own allocation by
+     * construction (a power-of-two size and an offset mask), whatever the offset; the allocation lives as long as
+     * this object, which {@link WorkQueue#post} keeps reachable across the provider call.
+     */
+    static final MemorySegment NATIVE = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+    /** User-space addresses on x86-64 and aarch64 are below 2^56 (checked at construction). */
+    private static final long ADDR_BITS = (1L << 56) - 1;
+    /** A chain's allocation is below 4 GiB (checked at construction): bounds every offset for C2. */
+    private static final long OFFSET_BITS = (1L << 32) - 1;
+
     static {
         if (ibv_recv_wr.wr_id$offset() != WR_ID || ibv_recv_wr.next$offset() != NEXT
                 || ibv_recv_wr.sg_list$offset() != SG_LIST || ibv_recv_wr.num_sge$offset() != NUM_SGE) {
@@ -67,11 +80,17 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     final MemorySegment wrs;
     /** {@code struct ibv_send_wr **bad_wr} / {@code ibv_recv_wr **}: one cell after the SGE lists. */
     final MemorySegment badWr;
+    /** Where {@link #badWr} is in {@link #wrs}: the post clears and reads it through {@code wrs} (one checked segment). */
+    private final long badWrAt;
     final long wrsAddress;
+    /** The allocation's size (a power of two) - 1: {@link #at} masks every offset with it. */
+    private final long memMask;
     private final long wrSize;
     /** log2 of {@link #wrSize} (128 and 32 bytes): the hot offsets shift instead of multiplying by a field. */
     private final int wrShift;
-    private final MemorySegment sges;
+    /** Where the SGE lists start in {@link #wrs}, which spans them too: an SGE and its WR's {@code num_sge} are
+     * written through one segment, so C2 checks that segment (class, bounds base, liveness) once per SGE. */
+    private final long sgeStart;
     final WorkRequestRules rules;
     private final int capacity;
     final int maxSge;
@@ -83,6 +102,14 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     private final int[] stagedFirst;
     private final int[] stagedLast;
     private int nStaged;
+    /**
+     * The newest staged entry (index {@code nStaged - 1}) lives in these fields, the older ones in the arrays: a
+     * chain of one key (the common case) touches no array, and a same-key SGE updates one field. {@code topKey} is
+     * never nulled, so a chain that reuses the previous chain's key stores no reference.
+     */
+    private KeySnapshot topKey;
+    private int topFirst;
+    private int topLast;
     /**
      * The last snapshot an SGE of this chain named and that passed the full {@link WorkRequestRules#checkSge} (open,
      * in this QP's PD: immutable facts of that object), kept across {@link #clear()}: {@code sge(...)} skips those
@@ -131,20 +158,60 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         this.wrShift = Long.numberOfTrailingZeros(wrSize);
         long chainBytes = capacity * wrSize;
         long sgeBytes = (long) capacity * this.maxSge * SGE_SIZE;
-        this.memory = HotMemory.allocate(chainBytes + sgeBytes + Long.BYTES, Long.BYTES);
-        this.wrs = memory.segment.asSlice(0, chainBytes);
-        this.sges = memory.segment.asSlice(chainBytes, sgeBytes);
+        long bytes = chainBytes + sgeBytes + Long.BYTES;
+        long size = maskableSize(bytes); // a power of two: at() keeps any offset inside
+        this.memory = HotMemory.allocate(size, Long.BYTES);
+        this.memMask = size - 1;
+        this.wrs = memory.segment; // spans the WRs, their SGE lists and the bad_wr cell
+        this.badWrAt = chainBytes + sgeBytes;
+        this.sgeStart = chainBytes;
         this.badWr = memory.segment.asSlice(chainBytes + sgeBytes, Long.BYTES);
         this.wrsAddress = wrs.address();
+        checkMaskable(wrsAddress);
         this.stagedKeys = new KeySnapshot[capacity * this.maxSge];
         this.stagedFirst = new int[capacity * this.maxSge];
         this.stagedLast = new int[capacity * this.maxSge];
         this.tracker = new WorkQueueTracker(capacity, this.maxSge);
         this.heads = new MemorySegment[capacity];
-        long sgesAddress = sges.address();
+        long sgesAddress = wrs.address() + chainBytes;
         for (int i = 0; i < capacity; i++) {
             wrs.set(LONG, i * wrSize + SG_LIST, sgesAddress + i * this.maxSge * SGE_SIZE);
             relink(i); // pre-linked: posting n WRs only cuts the chain after WR n-1 for the duration of the call
+        }
+    }
+
+    /**
+     * The native address of byte {@code offset} of this chain's allocation, for a store through {@link #NATIVE}: inside
+     * the allocation whatever {@code offset} is (the mask), and for C2 provably below {@code NATIVE}'s size (the
+     * constant masks), so the store needs no bounds branch.
+     */
+    final long at(long offset) {
+        return masked(wrsAddress, offset, memMask);
+    }
+
+    /**
+     * {@code address + (offset & mask)} for a store or load through {@link #NATIVE}: {@code address} is a
+     * power-of-two allocation of {@code mask + 1} bytes (below 4 GiB, at a user-space address), so the result is in
+     * it whatever {@code offset} is, and C2 sees it below {@code NATIVE}'s size from the constant masks.
+     */
+    static long masked(long address, long offset, long mask) {
+        return (address & ADDR_BITS) + (offset & mask & OFFSET_BITS);
+    }
+
+    /** The power-of-two size {@link #masked} needs for {@code bytes}, checked (cold). */
+    static long maskableSize(long bytes) {
+        long size = Math.max(Long.highestOneBit(Math.max(bytes, 2) - 1) << 1, 8);
+        if (size > OFFSET_BITS + 1) {
+            throw new IllegalArgumentException("a native array of " + bytes + " bytes (over 4 GiB)");
+        }
+        return size;
+    }
+
+    /** Refuses an allocation outside the user address space {@link #masked} assumes (cold). */
+    static void checkMaskable(long address) {
+        if ((address & ~ADDR_BITS) != 0) {
+            throw new IllegalStateException("native memory at 0x" + Long.toHexString(address) + " is outside the "
+                    + "user address space the hot paths assume");
         }
     }
 
@@ -207,19 +274,18 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         if (n == maxSge) {
             throw rules.tooManySges(maxSge);
         }
-        long s = ((long) wr * maxSge + n) * SGE_SIZE;
-        sges.set(LONG, s + SGE_ADDR, addr);
-        sges.set(LONG, s + SGE_LENGTH, pair(length, lkey));
+        long s = sgeStart + ((long) wr * maxSge + n) * SGE_SIZE;
+        NATIVE.set(LONG, at(s + SGE_ADDR), addr);
+        NATIVE.set(LONG, at(s + SGE_LENGTH), pair(length, lkey));
+        NATIVE.set(INT, at(((long) wr << wrShift) + NUM_SGE), n + 1);
         tracker.stageRef(base + wr, n, key == null ? 0L : key.trackingId);
         if (key != null) {
-            int ks = nStaged;
-            if (ks > 0 && stagedKeys[ks - 1] == key) { // the common case: the same key as the previous SGE
-                stagedLast[ks - 1] = wr;
+            if (nStaged > 0 && topKey == key) { // the common case: the same key as the previous SGE
+                topLast = wr;
             } else {
                 stage(key, wr);
             }
         }
-        wrs.set(INT, ((long) wr << wrShift) + NUM_SGE, n + 1);
         currentSges = n + 1;
     }
 
@@ -230,9 +296,8 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     final void stageKeyOnly(KeySnapshot key) {
         int wr = current();
         tracker.stageRef(base + wr, 0, key.trackingId);
-        int s = nStaged;
-        if (s > 0 && stagedKeys[s - 1] == key) {
-            stagedLast[s - 1] = wr;
+        if (nStaged > 0 && topKey == key) {
+            topLast = wr;
         } else {
             stage(key, wr);
         }
@@ -241,12 +306,35 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     /** Records a key that differs from the previous SGE's (kept out of the inlined path). */
     private void stage(KeySnapshot key, int wr) {
         int s = nStaged;
-        if (stagedKeys[s] != key) { // no reference store (and no G1 barrier) when the previous chain staged it
-            stagedKeys[s] = key;
+        if (s > 0) { // a second key in this chain: the top entry moves into the arrays
+            KeySnapshot top = topKey;
+            if (stagedKeys[s - 1] != top) { // no reference store (and no G1 barrier) when a previous chain put it
+                stagedKeys[s - 1] = top;
+            }
+            stagedFirst[s - 1] = topFirst;
+            stagedLast[s - 1] = topLast;
         }
-        stagedFirst[s] = wr;
-        stagedLast[s] = wr;
+        if (topKey != key) {
+            topKey = key;
+        }
+        topFirst = wr;
+        topLast = wr;
         nStaged = s + 1;
+    }
+
+    /** Staged key {@code i} (the top one is in the fields). */
+    private KeySnapshot stagedKey(int i) {
+        return i == nStaged - 1 ? topKey : stagedKeys[i];
+    }
+
+    /** The first WR that named staged key {@code i}. */
+    private int stagedFirst(int i) {
+        return i == nStaged - 1 ? topFirst : stagedFirst[i];
+    }
+
+    /** The last WR that named staged key {@code i}. */
+    private int stagedLast(int i) {
+        return i == nStaged - 1 ? topLast : stagedLast[i];
     }
 
     /**
@@ -266,8 +354,8 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         long p = base + i;
         long w = (long) i << wrShift;
         tracker.stageWr(p, wrId);
-        wrs.set(LONG, w + WR_ID, tracker.encode(p));
-        wrs.set(LONG, w + NUM_SGE, pair(0, opcode));
+        NATIVE.set(LONG, at(w + WR_ID), tracker.encode(p));
+        NATIVE.set(LONG, at(w + NUM_SGE), pair(0, opcode));
         count = i + 1;
         currentSges = 0;
         return w;
@@ -318,8 +406,8 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     final int firstStaleKey(int from, int n) {
         int end = from + n;
         for (int i = 0; i < nStaged; i++) {
-            if (stagedLast[i] >= from && stagedFirst[i] < end) {
-                KeySnapshot k = stagedKeys[i];
+            if (stagedLast(i) >= from && stagedFirst(i) < end) {
+                KeySnapshot k = stagedKey(i);
                 if (DataPathAccess.snapshot(k.owner) != k || !k.memoryAlive()) {
                     return i;
                 }
@@ -330,17 +418,17 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
 
     /** The refusal for staged key {@code i} found stale by a post from WR {@code from} (cold). */
     final IllegalStateException staleKey(String verb, int i, int from) {
-        return rules.staleKey(verb, stagedKeys[i], Math.max(stagedFirst[i], from));
+        return rules.staleKey(verb, stagedKey(i), Math.max(stagedFirst(i), from));
     }
 
     /** Cuts the chain after WR {@code last} (for the duration of one post). */
     final void terminate(int last) {
-        wrs.set(LONG, last * wrSize + NEXT, 0L);
+        NATIVE.set(LONG, at(last * wrSize + NEXT), 0L);
     }
 
     /** Restores the pre-linked {@code next} of WR {@code last}. */
     final void relink(int last) {
-        wrs.set(LONG, last * wrSize + NEXT, last + 1 < capacity ? wrsAddress + (last + 1) * wrSize : 0L);
+        NATIVE.set(LONG, at(last * wrSize + NEXT), last + 1 < capacity ? wrsAddress + (last + 1) * wrSize : 0L);
     }
 
     /**
@@ -357,6 +445,16 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
             heads[i] = s;
         }
         return s;
+    }
+
+    /** Clears the {@code bad_wr} cell before a provider call. */
+    final void clearBadWr() {
+        NATIVE.set(LONG, at(badWrAt), 0L);
+    }
+
+    /** The index of the WR the provider's {@code bad_wr} names (meaningful after a refusal). */
+    final int badIndex() {
+        return indexOf(wrs.get(LONG, badWrAt));
     }
 
     /** The index of the WR at native address {@code badWr}, as the provider reports it. */

@@ -76,4 +76,22 @@ class XrcHostTest {
                     .hasMessageContaining("ibv_wr_set_xrc_srqn");
         }
     }
+
+    @Test
+    void anInitiatorRefusesASrqNumberBeforeAnyWrAndEveryWrOnceClosed() {
+        CompletionQueue cq = fake.createCq(64);
+        QueuePair ini = fake.createXrcInitiator(cq, 16, EnumSet.noneOf(SendOperation.class));
+        MemoryRegion buf = fake.register(Arena.ofShared().allocate(4096, 64), 0x63);
+        SendRequests s = ini.sendRequests();
+        assertThatThrownBy(() -> s.xrcSrqn(7)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("start one first");
+        s.send(1, SendFlag.SIGNALED_BIT).sge(buf, 0, 8).xrcSrqn(7);
+        ini.close();
+        assertThatThrownBy(s::post).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThatThrownBy(() -> s.send(2, 0)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+        assertThatThrownBy(ini::sendRequests).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+        buf.close(); // nothing was posted: nothing holds the region
+    }
 }

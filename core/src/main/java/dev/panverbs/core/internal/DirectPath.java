@@ -13,39 +13,46 @@ import java.lang.foreign.MemorySegment;
  * native array behind {@link WorkCompletions}. Implemented by a package-private class of {@code dev.panverbs.core};
  * this package is not exported, so only the library's own packages reach it.
  */
-public interface DirectPath {
+public abstract class DirectPath {
+    // abstract classes, not interfaces: each has one final implementation, so C2 binds a call through a field of
+    // these types by class hierarchy analysis, with no receiver class check per call (an interface-typed receiver
+    // gets one, the verifier does not check interface types)
+
+    protected DirectPath() {}
 
     /** The implementation, installed when {@code dev.panverbs.core.DirectPathAccess} initialises. */
-    static DirectPath get() {
+    public static DirectPath get() {
         return Holder.INSTANCE;
     }
 
     /** The send side of {@code qp}, for a post path that writes WQEs itself. */
-    SendSide sendSide(QueuePair qp);
+    public abstract SendSide sendSide(QueuePair qp);
 
     /**
      * The receive side of {@code qp} (its own receive queue: refused for a QP on an SRQ), the same tracker and
      * guard protocol; {@link SendSide#sigAll()} is false.
      */
-    SendSide receiveSide(QueuePair qp);
+    public abstract SendSide receiveSide(QueuePair qp);
 
     /** The poll guard of {@code cq}, for a poll path that reads the CQ buffer itself. */
-    PollSide pollSide(CompletionQueue cq);
+    public abstract PollSide pollSide(CompletionQueue cq);
 
     /**
      * A CQ's poll guard as {@code CompletionQueue.poll} uses it: {@link #enter()}, then {@link #checkOpen} (after
      * {@code close()} the CQ buffer is unmapped), read, {@link #exit()}; {@code close()} waits for a poll in progress.
      */
-    interface PollSide {
-        boolean enter();
+    public abstract static class PollSide {
+        protected PollSide() {}
 
-        void exit();
+        public abstract boolean enter();
+
+        public abstract void exit();
 
         /** Throws the CQ's closed exception naming {@code verb}. */
-        void checkOpen(String verb);
+        public abstract void checkOpen(String verb);
 
         /** The refusal when {@link #enter()} failed (cold). */
-        RuntimeException busy(String verb);
+        public abstract RuntimeException busy(String verb);
     }
 
     /**
@@ -53,7 +60,8 @@ public interface DirectPath {
      * NIC writes into it) and returns the key's current snapshot (opaque), which {@link #address}, {@link #lkey},
      * {@link #trackingId} and {@link #stale} read. Throws as {@code SendRequests.sge} does.
      */
-    Object checkSge(QueuePair qp, LocalKey key, long offset, int length, boolean nicWrites, String use);
+    public abstract Object checkSge(QueuePair qp, LocalKey key, long offset, int length, boolean nicWrites,
+                                    String use);
 
     /**
      * {@link #checkSge} for the next SGE of a chain whose previous SGE returned {@code previous}: the key's snapshot
@@ -61,87 +69,89 @@ public interface DirectPath {
      * that same snapshot (immutable: open and in this PD when checked) only its memory and the range are checked
      * again, plus LOCAL_WRITE when the NIC writes.
      */
-    Object checkNextSge(QueuePair qp, Object previous, LocalKey key, long offset, int length, boolean nicWrites,
-                        String use);
+    public abstract Object checkNextSge(QueuePair qp, Object previous, LocalKey key, long offset, int length,
+                                        boolean nicWrites, String use);
 
-    long address(Object snapshot);
+    public abstract long address(Object snapshot);
 
-    int lkey(Object snapshot);
+    public abstract int lkey(Object snapshot);
 
-    long trackingId(Object snapshot);
+    public abstract long trackingId(Object snapshot);
 
     /** Whether the key was closed, re-registered or its memory freed since {@code snapshot} was taken. */
-    boolean stale(Object snapshot);
+    public abstract boolean stale(Object snapshot);
 
     /** The refusal of a post naming a stale key (cold). */
-    IllegalStateException staleKey(QueuePair qp, Object snapshot, String verb);
+    public abstract IllegalStateException staleKey(QueuePair qp, Object snapshot, String verb);
 
     /** The {@code struct ibv_wc} array behind {@code completions}. */
-    MemorySegment completionArray(WorkCompletions completions);
+    public abstract MemorySegment completionArray(WorkCompletions completions);
 
     /** Sets how many entries of {@code completions} are valid. */
-    void completionCount(WorkCompletions completions, int n);
+    public abstract void completionCount(WorkCompletions completions, int n);
 
     /**
      * One work queue's tracker and guard, as {@code WorkQueue}'s post loop uses them: {@link #tail()} → {@link #put}
      * → {@link #publish} → re-check the keys → ring; {@link #rollback} what was not rung; the poller {@link #retire}s.
      */
-    interface SendSide {
-        /** Marks this thread as posting (one producer; close waits for it); false if another call holds it. */
-        boolean enter();
+    public abstract static class SendSide {
+        protected SendSide() {}
 
-        void exit();
+        /** Marks this thread as posting (one producer; close waits for it); false if another call holds it. */
+        public abstract boolean enter();
+
+        public abstract void exit();
 
         /** The refusal when {@link #enter()} failed or the QP is closed (cold). */
-        RuntimeException busy(String verb);
+        public abstract RuntimeException busy(String verb);
 
         /** Throws the QP's closed exception naming {@code verb}: after close the send ring is unmapped. */
-        void checkOpen(String verb);
+        public abstract void checkOpen(String verb);
 
         /**
          * Refuses a post in a state that cannot take it (sends: RTS/SQD, receives: INIT and later), as the core's
          * own post paths do: one volatile read of the tracked state.
          */
-        void checkState(String verb);
+        public abstract void checkState(String verb);
 
-        int room();
+        public abstract int room();
 
-        long tail();
+        public abstract long tail();
 
-        long encode(long position);
+        public abstract long encode(long position);
 
         /**
          * Moves a chain pending on this queue's core {@code WorkRequests} (built, not posted) to start at
          * {@code first}: call once before {@link #put}ting the positions below it.
          */
-        void restage(long first);
+        public abstract void restage(long first);
 
-        void put(long position, long wrId, long[] keyIds, int from, int count);
+        public abstract void put(long position, long wrId, long[] keyIds, int from, int count);
 
         /** {@link #put} of a WR with one key reference ({@code keyId}; 0: none). */
-        void put(long position, long wrId, long keyId);
+        public abstract void put(long position, long wrId, long keyId);
 
         /**
          * Whether this thread still holds the mark taken by {@link #enter()}: a chain built across calls holds it
          * from its first WR to its post, and a {@code close()} of the QP on the same thread takes it away (the send
          * ring is unmapped then, so nothing may be written into it).
          */
-        boolean heldByMe();
+        public abstract boolean heldByMe();
 
-        void publish(long newTail);
+        public abstract void publish(long newTail);
 
-        void rollback(long position);
+        public abstract void rollback(long position);
 
-        long retire(long providerWrId);
+        public abstract long retire(long providerWrId);
 
-        int outstanding();
+        public abstract int outstanding();
 
         /** {@code ibv_qp_init_attr.sq_sig_all}. */
-        boolean sigAll();
+        public abstract boolean sigAll();
     }
 
     /** Lazy holder: loading the implementation class installs it. */
-    final class Holder {
+    public static final class Holder {
         private static DirectPath installed;
         static final DirectPath INSTANCE = load();
 

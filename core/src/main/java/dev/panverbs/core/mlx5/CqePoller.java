@@ -160,6 +160,8 @@ final class CqePoller {
     private int retireIdx;
     int consIndex;
     int armSn;
+    /** How many completions the last poll that returned {@link #POLL_ERR} had written before the refused CQE. */
+    int polledBeforeError;
 
     /**
      * @param buf          the CQ buffer, {@code ncqe * 64} bytes ({@code mlx5dv_cq.buf}, CQE size 64)
@@ -256,7 +258,11 @@ final class CqePoller {
         }
         retireDeferred();
         dbrec.set(BE32, 0, consIndex & 0xFF_FFFF);
-        return err == POLL_ERR ? POLL_ERR : n;
+        if (err == POLL_ERR) {
+            polledBeforeError = n;
+            return POLL_ERR;
+        }
+        return n;
     }
 
     /**

@@ -24,6 +24,8 @@ public final class DirectCompletionQueue {
     private final CompletionQueue cq;
     private final DirectPath path = DirectPath.get();
     private final DirectPath.PollSide guard;
+    /** A CQE was refused after the completions the last poll returned: the next poll throws. */
+    private boolean refusedPending;
 
     DirectCompletionQueue(CompletionQueue cq, Mlx5CompletionQueueView view, boolean cqeV1) {
         if (view.cqeSize() != 64) {
@@ -57,9 +59,15 @@ public final class DirectCompletionQueue {
 
     /**
      * Reads up to {@code completions.capacity()} completions and returns how many ({@code ibv_poll_cq} semantics,
-     * through the CQ buffer). Throws {@link IllegalStateException} for a CQE this path cannot attribute (consumed).
+     * through the CQ buffer). Throws {@link IllegalStateException} for a CQE this path cannot attribute (consumed);
+     * completions read before it in the same call are returned first, and the next call throws.
      */
     public int poll(WorkCompletions completions) {
+        if (refusedPending) {
+            refusedPending = false;
+            path.completionCount(completions, 0);
+            throw unattributable();
+        }
         DirectPath.PollSide g = guard;
         if (!g.enter()) {
             throw g.busy(VERB);
@@ -72,13 +80,24 @@ public final class DirectCompletionQueue {
             g.exit();
         }
         if (n < 0) {
-            path.completionCount(completions, 0);
-            throw new IllegalStateException("direct poll of " + cq + ": a CQE names an SRQ, or a send or receive "
-                    + "queue not posted through DirectSendQueue/DirectReceiveQueue on this CQ (poll such CQs through "
-                    + "CompletionQueue.poll)");
+            // libmlx5 drops the completions before the refused CQE (their WRs are retired): returned here instead,
+            // and the refusal comes with the next poll
+            int before = poller.polledBeforeError;
+            path.completionCount(completions, before);
+            if (before > 0) {
+                refusedPending = true;
+                return before;
+            }
+            throw unattributable();
         }
         path.completionCount(completions, n);
         return n;
+    }
+
+    private IllegalStateException unattributable() {
+        return new IllegalStateException(VERB + " of " + cq + ": a CQE names an SRQ, or a send or receive queue not "
+                + "posted through DirectSendQueue/DirectReceiveQueue on this CQ; it was consumed (poll such CQs "
+                + "through CompletionQueue.poll)");
     }
 
     /**

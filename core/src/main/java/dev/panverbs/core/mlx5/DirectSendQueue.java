@@ -49,7 +49,8 @@ public final class DirectSendQueue {
             new java.util.concurrent.ConcurrentHashMap<>();
 
     private final QueuePair qp;
-    private final DirectPath path = DirectPath.get();
+    /** A constant: C2 binds its calls without a receiver check (see {@link DirectPath}). */
+    private static final DirectPath PATH = DirectPath.get();
     private final DirectPath.SendSide side;
     final WqeWriter writer;
     /** The provider wr_id (tracker position and route token) of the WR whose WQE starts at each index. */
@@ -75,10 +76,13 @@ public final class DirectSendQueue {
     private int curInlineBytes;
     /** The current WR was started by the builder form and is not ended yet (more SGEs or inline data may follow). */
     private boolean curOpen;
-    // per WR of the chain: the caller's wr_id and the tracking ids of the keys its SGEs name (0 for inline)
-    private final long[] wrIds;
-    private final int[] nsge;
-    private final long[] keyIds;
+    /**
+     * One record per WR of the chain, {@link #stride} longs from {@code i * stride}: the caller's wr_id, the SGE
+     * count, then the tracking ids of the keys its SGEs name (0 for inline). One array, so C2 checks one range per WR
+     * where three arrays took three.
+     */
+    private final long[] rec;
+    private final int stride;
     /** The distinct key snapshots of the chain (consecutive SGEs of one key are one entry), re-checked at post. */
     private final Object[] keys;
     private int nkeys;
@@ -96,7 +100,7 @@ public final class DirectSendQueue {
             throw new IllegalArgumentException(cq.completionQueue() + " is not the send CQ of " + qp);
         }
         this.qp = qp;
-        this.side = path.sendSide(qp);
+        this.side = PATH.sendSide(qp);
         if (side.sigAll()) {
             // mlx5_ib enables requester scatter-to-CQE for sq_sig_all RC QPs: RDMA READ and atomic results of up to
             // 32 bytes then arrive inside the CQE and the provider copies them out at poll time, which this path
@@ -121,14 +125,10 @@ public final class DirectSendQueue {
         this.sqUserWrId = new long[view.sqWqeCount()];
         this.token = side.encode(0);
         this.positionMask = side.encode(-1L) ^ token;
-        this.wrIds = new long[capacity];
-        this.nsge = new int[capacity];
-        this.keyIds = new long[capacity * maxSge];
+        this.stride = 2 + maxSge;
+        this.rec = new long[capacity * stride];
         this.keys = new Object[capacity * maxSge];
-        cq.poller.target(view.qpNum()).send(sqWrid, sqUserWrId, (idx, providerWrId) -> {
-            writer.completed(idx);
-            return side.retire(providerWrId);
-        });
+        cq.poller.target(view.qpNum()).send(sqWrid, sqUserWrId, (idx, providerWrId) -> side.retire(providerWrId));
     }
 
     /**
@@ -156,11 +156,11 @@ public final class DirectSendQueue {
         if (count == 0) {
             return;
         }
-        boolean held = side.heldByMe();
-        drop();
-        if (held) {
-            side.exit();
+        if (!side.heldByMe()) {
+            throw lost(); // another thread's chain stays; one whose guard a close took is dropped
         }
+        drop();
+        side.exit();
     }
 
     /** WRs started and not yet posted. */
@@ -211,12 +211,22 @@ public final class DirectSendQueue {
     /** {@code IBV_WR_ATOMIC_CMP_AND_SWP}; the original 8 bytes land in the (single, 8-byte) SGE. */
     public DirectSendQueue atomicCmpSwp(long wrId, int sendFlags, int rkey, long remoteAddr, long compare,
                                         long swapValue) {
-        return start(WR_ATOMIC_CMP_AND_SWP, wrId, sendFlags, 0, remoteAddr, rkey, swapValue, compare);
+        return start(WR_ATOMIC_CMP_AND_SWP, wrId, sendFlags, 0, aligned(remoteAddr), rkey, swapValue, compare);
     }
 
     /** {@code IBV_WR_ATOMIC_FETCH_AND_ADD}; the original 8 bytes land in the (single, 8-byte) SGE. */
     public DirectSendQueue atomicFetchAdd(long wrId, int sendFlags, int rkey, long remoteAddr, long add) {
-        return start(WR_ATOMIC_FETCH_AND_ADD, wrId, sendFlags, 0, remoteAddr, rkey, 0, add);
+        return start(WR_ATOMIC_FETCH_AND_ADD, wrId, sendFlags, 0, aligned(remoteAddr), rkey, 0, add);
+    }
+
+    /** An atomic's remote address, refused (before the WR starts) unless 8-byte aligned, as the core's paths do. */
+    private static long aligned(long remoteAddr) {
+        if ((remoteAddr & 7) != 0) {
+            throw new IllegalArgumentException(VERB + ": atomic remote address 0x" + Long.toHexString(remoteAddr)
+                    + " is not 8-byte aligned (IB atomics operate on aligned 64-bit words; the responder would reject "
+                    + "the WR and the QP would go to ERR)");
+        }
+        return remoteAddr;
     }
 
     // ---- one call per WR of one SGE (the common shape): op(...).sge(key, offset, length) with one guard check ----
@@ -250,23 +260,22 @@ public final class DirectSendQueue {
     private DirectSendQueue startWithSge(int op, long wrId, int sendFlags, long ra, int rk, LocalKey key, long offset,
                                          int length) {
         checkFlags(sendFlags);
-        DirectPath p = path;
+        DirectPath p = PATH;
         Object snap = p.checkNextSge(qp, lastKey, key, offset, length, op == WR_RDMA_READ, "RDMA READ");
         int i = next();
         int idx = writer.writeOne(op, sendFlags, ra, rk, p.address(snap) + offset, length, p.lkey(snap));
         sqWrid[idx] = token | ((chainTail + i) & positionMask);
         sqUserWrId[idx] = wrId;
-        wrIds[i] = wrId;
-        nsge[i] = 1;
-        keyIds[i * maxSge] = p.trackingId(snap);
+        long[] r = rec;
+        int b = i * stride;
+        r[b] = wrId;
+        r[b + 1] = 1;
+        r[b + 2] = p.trackingId(snap);
         if (snap != lastKey) { // consecutive SGEs of one key: one entry to re-check at post
             keys[nkeys++] = snap;
             lastKey = snap;
         }
-        if (curOpen) {
-            curOpen = false;
-        }
-        count = i + 1;
+        count = i + 1; // next() ended an open builder WR (a chain's first WR finds none open)
         return this;
     }
 
@@ -284,8 +293,9 @@ public final class DirectSendQueue {
         int idx = writer.begin(op, sendFlags, immOrInv, ra, rk, sw, ca);
         sqWrid[idx] = token | ((chainTail + i) & positionMask);
         sqUserWrId[idx] = wrId;
-        wrIds[i] = wrId;
-        nsge[i] = 0;
+        int b = i * stride;
+        rec[b] = wrId;
+        rec[b + 1] = 0;
         curOp = op;
         curPieces = 0;
         curInline = false;
@@ -310,6 +320,7 @@ public final class DirectSendQueue {
             }
             if (curOpen) {
                 writer.end(); // the previous WR is complete: its control segment gets its size
+                curOpen = false;
             }
         }
         return i;
@@ -323,6 +334,11 @@ public final class DirectSendQueue {
         }
         try {
             s.checkOpen(VERB); // after the mark: a close that passed this waits for the post (CallGuard)
+            if ((writer.dbrecCounter() & 0xFFFF) != (writer.curPost & 0xFFFF)) {
+                // checked before any WQE is written: this queue's producer index is stale (another queue or
+                // libmlx5 posted, or a RESET restarted the record), so writing at it could overwrite rung WQEs
+                throw staleRecord();
+            }
             int r = s.room();
             if (r <= 0) {
                 throw full(0);
@@ -343,12 +359,27 @@ public final class DirectSendQueue {
         }
     }
 
-    /** Cold: the chain's guard is gone; drops the chain and names why. */
+    /**
+     * Cold: this thread does not hold the chain's guard. A close of the QP took it (the ring is unmapped): the chain
+     * is dropped. Otherwise the chain is another thread's and stays untouched (dropping it would leave that thread's
+     * guard held for ever, and a close of the QP waiting for it).
+     */
     private RuntimeException lost() {
-        drop();
-        side.checkOpen(VERB);
-        return new IllegalStateException(VERB + ": the chain started on " + qp + " lost the QP's producer guard "
-                + "(built on another thread?); it was dropped");
+        try {
+            side.checkOpen(VERB);
+        } catch (RuntimeException closed) {
+            drop();
+            return closed;
+        }
+        return new IllegalStateException(VERB + ": a chain of " + count + " WRs on " + qp + " is open on another "
+                + "thread, which holds the QP's producer guard until its post() or clear(); a DirectSendQueue has "
+                + "one producer thread: build, post and clear each chain on one thread. Nothing was changed");
+    }
+
+    private IllegalStateException staleRecord() {
+        return new IllegalStateException(VERB + ": the doorbell record of " + qp + " no longer holds this queue's "
+                + "producer counter: the QP went through RESET (libmlx5 restarts its counters), was posted through "
+                + "libmlx5 or through another DirectSendQueue; nothing was written; open a new DirectSendQueue");
     }
 
     private IllegalStateException full(int pending) {
@@ -384,7 +415,7 @@ public final class DirectSendQueue {
         if (atomic && (length != 8 || n != 0)) {
             throw new IllegalArgumentException(VERB + ": an atomic WR takes one 8-byte SGE, not " + length + " bytes");
         }
-        Object snap = path.checkNextSge(qp, lastKey, key, offset, length, op == WR_RDMA_READ || atomic,
+        Object snap = PATH.checkNextSge(qp, lastKey, key, offset, length, op == WR_RDMA_READ || atomic,
                 atomic ? "an atomic" : "RDMA READ");
         addSge(i, n, snap, offset, length);
         return this;
@@ -392,14 +423,15 @@ public final class DirectSendQueue {
 
     /** Records and writes SGE {@code n} of WR {@code i} over the checked key {@code snap}. */
     private void addSge(int i, int n, Object snap, long offset, int length) {
-        DirectPath p = path;
+        DirectPath p = PATH;
         if (snap != lastKey) { // consecutive SGEs of one key: one entry to re-check at post
             keys[nkeys++] = snap;
             lastKey = snap;
         }
-        keyIds[i * maxSge + n] = p.trackingId(snap);
+        int b = i * stride;
+        rec[b + 2 + n] = p.trackingId(snap);
         curPieces = n + 1;
-        nsge[i] = n + 1;
+        rec[b + 1] = n + 1;
         writer.data(p.address(snap) + offset, length, p.lkey(snap));
     }
 
@@ -419,6 +451,10 @@ public final class DirectSendQueue {
         }
         if (!data.isNative()) {
             throw new IllegalArgumentException(VERB + ": inline data must be a native segment");
+        }
+        if (!data.scope().isAlive()) {
+            throw new IllegalStateException(VERB + ": the inline data of WR " + i + " on " + qp + " is a segment "
+                    + "whose arena is closed (its memory is freed); copy the data before closing its arena");
         }
         long total = curInlineBytes + data.byteSize();
         if (total > maxInline) {
@@ -455,27 +491,28 @@ public final class DirectSendQueue {
             // open since open(): a close on another thread waits for this post, one on this thread fails held()
             s.checkState(VERB);
             if ((w.dbrecCounter() & 0xFFFF) != (chainStart & 0xFFFF)) {
-                throw new IllegalStateException(VERB + ": the doorbell record of " + qp + " no longer holds this "
-                        + "queue's producer counter: the QP went through RESET (libmlx5 restarts its counters) or was "
-                        + "posted through libmlx5; open a new DirectSendQueue");
+                throw staleRecord();
             }
             long t = chainTail;
-            int ms = maxSge;
+            long[] r = rec;
+            int st = stride;
             s.restage(t + n); // a classic chain pending on this queue moves after these (once per post)
-            for (int k = 0; k < n; k++) {
-                int c = nsge[k];
+            for (int k = 0, b = 0; k < n; k++, b += st) {
+                long id = r[b]; // the three loads before the branch: one range check pair (C2 smears them)
+                int c = (int) r[b + 1];
+                long key0 = r[b + 2];
                 if (c == 1) {
-                    s.put(t + k, wrIds[k], keyIds[k * ms]);
+                    s.put(t + k, id, key0);
                 } else {
-                    s.put(t + k, wrIds[k], keyIds, k * ms, c);
+                    s.put(t + k, id, r, b + 2, c);
                 }
             }
             s.publish(t + n); // references visible before the keys are re-read (MemoryRegion.close's handshake)
             for (int j = 0; j < nkeys; j++) {
                 Object snap = keys[j];
-                if (path.stale(snap)) {
+                if (PATH.stale(snap)) {
                     s.rollback(t);
-                    throw path.staleKey(qp, snap, VERB);
+                    throw PATH.staleKey(qp, snap, VERB);
                 }
             }
             w.ring(true); // the publish fence above ordered the WQE stores

@@ -12,8 +12,7 @@ import java.nio.ByteOrder;
  * 44), which the tests prove by running that code on identical fake memory ({@code Mlx5SendOracleTest}).
  *
  * <p>State mirrors {@code struct mlx5_qp}'s send side: {@code cur_post} (WQEBBs, not masked), {@code head}/{@code
- * tail} (WRs, for the overflow check against {@code max_post}), {@code fm_cache} (the fence a previous
- * local-invalidate or bind asked for; always 0 here), the per-WQE {@code wqe_head}, and the BlueFlame offset that
+ * tail} (WRs, for the overflow check against {@code max_post}; the caller sets {@code tail}) and the BlueFlame offset that
  * toggles after every doorbell. {@link #write} is one WR; {@link #ring} ends the chain (libmlx5 rings once per
  * {@code ibv_post_send} call or {@code ibv_wr_complete}). Single producer; allocation-free; no downcall.
  */
@@ -50,11 +49,30 @@ final class WqeWriter {
         mlx5dv_h.MLX5_OPCODE_ATOMIC_FA(), -1, -1, mlx5dv_h.MLX5_OPCODE_SEND_INVAL(),
     };
 
+    /**
+     * All of native memory as one segment, held in a constant: C2 folds its scope and size. The hot WQE stores go
+     * through it at {@link #at} addresses, which are inside the ring by construction (offset masks) and, for C2,
+     * provably below its size (constant masks), so a store is one {@code mov}: no per-store scope loads, no
+     * per-store bounds branch. The ring stays mapped while the QP's producer guard is held, which every post-path
+     * call checks first.
+     */
+    private static final MemorySegment NATIVE = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+    /** User-space addresses on x86-64 (57-bit with LA57: the user half is below 2^56); checked at construction. */
+    private static final long ADDR_BITS = (1L << 56) - 1;
+    /** Ring offsets (a ring is far below 4 GiB): bounds every offset C2 sees. */
+    private static final long RING_BITS = (1L << 32) - 1;
+
     private final MemorySegment sq;
+    /** The ring's address and {@code (qend - 1) & ~7}: {@code sqBase + (off & putMask)} is an 8-byte slot in it. */
+    private final long sqBase;
+    private final long putMask;
     private final long qend;
     private final int wqeMask;
     private final MemorySegment dbrec;
     private final MemorySegment bf;
+    /** The send counter's address in the doorbell record, and the BlueFlame register's: {@link #NATIVE} accesses. */
+    private final long dbrecSend;
+    private final long bfBase;
     private final int bfSize;
     private final boolean bfUsable;
     private final boolean preferBf;
@@ -66,13 +84,10 @@ final class WqeWriter {
     private final Object bfLock;
     final int maxGs;
     final int maxInline;
-    /** {@code sq.wqe_head[idx]}: the WR count when the WQE at {@code idx} was written (what a CQE retires to). */
-    final int[] wqeHead;
 
     int curPost;
     int head;
     int tail;
-    private int fmCache;
     private int bfOffset;
     // the chain being written (until ring)
     int nreq;
@@ -104,10 +119,26 @@ final class WqeWriter {
                     + " bytes");
         }
         this.sq = sq.asSlice(0, (long) wqeCount * WQEBB);
+        if (!sq.isNative()) {
+            throw new IllegalArgumentException("the send queue must be native memory");
+        }
+        this.sqBase = sq.address();
+        if ((sqBase & ~ADDR_BITS) != 0 || (long) wqeCount * WQEBB > RING_BITS) {
+            throw new IllegalArgumentException("send queue at 0x" + Long.toHexString(sqBase) + " of " + wqeCount
+                    + " WQEBBs: outside the user address space this writer assumes");
+        }
         this.qend = (long) wqeCount * WQEBB;
+        this.putMask = (qend - 1) & ~7L;
         this.wqeMask = wqeCount - 1;
         this.dbrec = dbrec;
         this.bf = bf;
+        if (!dbrec.isNative() || dbrec.byteSize() < 8 || !bf.isNative() || bf.byteSize() < (long) bfSize + 8
+                || ((dbrec.address() | bf.address()) & ~ADDR_BITS) != 0) {
+            throw new IllegalArgumentException("doorbell record " + dbrec + " (8 bytes) or BlueFlame register " + bf
+                    + " (" + bfSize + " + 8 bytes at least) not in native user memory");
+        }
+        this.dbrecSend = dbrec.address() + 4;
+        this.bfBase = bf.address();
         this.bfSize = bfSize;
         this.bfUsable = bfUsable;
         this.preferBf = preferBf;
@@ -117,7 +148,6 @@ final class WqeWriter {
         this.maxPost = maxPost;
         this.maxGs = maxGs;
         this.maxInline = maxInline;
-        this.wqeHead = new int[wqeCount];
         this.curPost = curPost;
         this.head = curPost;
         this.tail = curPost;
@@ -176,19 +206,18 @@ final class WqeWriter {
      */
     int begin(int opcode, int flags, int immOrInv, long raddr, int rkey, long swap, long compareAdd) {
         // small enough for C2 to inline into the caller (FreqInlineSize): the atomic segment is a call of its own
-        MemorySegment q = sq;
         int cp = curPost;
         int idx = cp & wqeMask;
         long ctrl = (long) idx * WQEBB;
         int fmCeSe = fmCeSe(flags);
         int imm = ((IMM_OPS >>> opcode) & 1) != 0 ? Integer.reverseBytes(immOrInv) : 0;
         // bytes 8-11 be32(fm_ce_se): signature, 2 reserved, fm_ce_se; bytes 12-15 the immediate (big-endian)
-        q.set(RAW64, ctrl + 8, ((long) fmCeSe << 24) | ((long) imm << 32));
+        put(ctrl + 8, ((long) fmCeSe << 24) | ((long) imm << 32));
         long seg = ctrl + 16;
         int size = 1;
         if (((RADDR_OPS >>> opcode) & 1) != 0) {
-            q.set(RAW64, seg, Long.reverseBytes(raddr)); // set_raddr_seg
-            q.set(RAW64, seg + 8, Integer.reverseBytes(rkey) & 0xFFFF_FFFFL);
+            put(seg, Long.reverseBytes(raddr)); // set_raddr_seg
+            put(seg + 8, Integer.reverseBytes(rkey) & 0xFFFF_FFFFL);
             seg += 16;
             size++;
         }
@@ -216,43 +245,58 @@ final class WqeWriter {
      */
     int writeOne(int opcode, int flags, long raddr, int rkey, long addr, int len, int lkey) {
         // under FreqInlineSize (325 bytecodes), so C2 inlines it into the caller: the bookkeeping is a call of its own
-        MemorySegment q = sq;
         int cp = curPost;
         int idx = cp & wqeMask;
         long ctrl = (long) idx * WQEBB;
-        q.set(RAW64, ctrl + 8, (long) fmCeSe(flags) << 24); // no immediate: bytes 12-15 are 0
-        long seg = ctrl + 16;
+        long w = at(ctrl); // the 48 bytes written here are in this one WQEBB
+        MemorySegment m = NATIVE;
+        m.set(RAW64, w + 8, (long) fmCeSe(flags) << 24); // no immediate: bytes 12-15 are 0
+        long seg = w + 16;
         int size = 1;
         if (opcode != WR_SEND) {
-            q.set(RAW64, seg, Long.reverseBytes(raddr));
-            q.set(RAW64, seg + 8, Integer.reverseBytes(rkey) & 0xFFFF_FFFFL);
+            m.set(RAW64, seg, Long.reverseBytes(raddr));
+            m.set(RAW64, seg + 8, Integer.reverseBytes(rkey) & 0xFFFF_FFFFL);
             seg += 16;
             size++;
         }
         if (len != 0) {
-            q.set(RAW64, seg, (Integer.reverseBytes(len) & 0xFFFF_FFFFL) | ((long) Integer.reverseBytes(lkey) << 32));
-            q.set(RAW64, seg + 8, Long.reverseBytes(addr));
+            m.set(RAW64, seg, (Integer.reverseBytes(len) & 0xFFFF_FFFFL) | ((long) Integer.reverseBytes(lkey) << 32));
+            m.set(RAW64, seg + 8, Long.reverseBytes(addr));
             size++;
         }
         int word0 = Integer.reverseBytes(((cp & 0xffff) << 8) | MLX5_OPCODE[opcode]);
-        q.set(RAW64, ctrl, (word0 & 0xFFFF_FFFFL) | ((long) (qpnDs | (size << 24)) << 32));
+        m.set(RAW64, w, (word0 & 0xFFFF_FFFFL) | ((long) (qpnDs | (size << 24)) << 32));
         wrote(ctrl, size);
         return idx;
     }
 
-    /** The control segment's fm_ce_se byte for {@code flags} (consumes the fence a previous WR asked for). */
-    private int fmCeSe(int flags) {
-        int fm = fmCache;
-        if (fm != 0) {
-            fmCache = 0;
-        }
-        return sqSignalBits | ((flags & SEND_FENCE) != 0 ? CTRL_FENCE : fm) | CE_SE[(flags >>> 1) & 3];
+    /** Stores 8 bytes at ring offset {@code off} (8-aligned, below {@code qend}; the mask keeps it in the ring). */
+    private void put(long off, long v) {
+        NATIVE.set(RAW64, (sqBase & ADDR_BITS) + (off & putMask & RING_BITS), v);
     }
 
-    /** A WQE of {@code size} 16-byte units was written at {@code ctrl}: its wqe_head, cur_post, the chain's count. */
+    /**
+     * The address of the WQEBB at ring offset {@code ctrl} (a multiple of 64 below {@code qend}): its 64 bytes are in
+     * the ring, and {@code at(ctrl) + k} for a constant {@code k < 64} is provably below {@link #NATIVE}'s size.
+     */
+    private long at(long ctrl) {
+        return (sqBase & ADDR_BITS) + (ctrl & putMask & RING_BITS & ~63L);
+    }
+
+    /** The control segment's fm_ce_se byte for {@code flags} (consumes the fence a previous WR asked for). */
+    private int fmCeSe(int flags) {
+        // libmlx5's fm_cache (a fence asked for by a previous local invalidate or bind) is always 0: this path writes
+        // neither, so it is not kept
+        return sqSignalBits | ((flags & SEND_FENCE) != 0 ? CTRL_FENCE : 0) | CE_SE[(flags >>> 1) & 3];
+    }
+
+    /**
+     * A WQE of {@code size} 16-byte units was written at {@code ctrl}: cur_post, the chain's count, the last WQE.
+     * libmlx5's {@code wqe_head[idx]} (what a CQE moves {@code tail} to) is not kept: the direct queue's room is its
+     * tracker's, and the oracle sets {@link #tail} itself.
+     */
     private void wrote(long ctrl, int size) {
         int n = nreq;
-        wqeHead[(int) (ctrl >>> 6)] = head + n;
         curPost += (size * 16 + WQEBB - 1) / WQEBB;
         nreq = n + 1;
         lastCtrl = ctrl;
@@ -262,10 +306,10 @@ final class WqeWriter {
     /** set_atomic_seg: FA writes only swap_add (compare stays as it was, the HCA ignores it). */
     private void atomicSeg(long seg, int opcode, long swap, long compareAdd) {
         if (opcode == WR_ATOMIC_CMP_AND_SWP) {
-            sq.set(RAW64, seg, Long.reverseBytes(swap));
-            sq.set(RAW64, seg + 8, Long.reverseBytes(compareAdd));
+            put(seg, Long.reverseBytes(swap));
+            put(seg + 8, Long.reverseBytes(compareAdd));
         } else {
-            sq.set(RAW64, seg, Long.reverseBytes(compareAdd));
+            put(seg, Long.reverseBytes(compareAdd));
         }
     }
 
@@ -278,10 +322,9 @@ final class WqeWriter {
         if (d == qend) {
             d = 0;
         }
-        MemorySegment q = sq;
         int l = wAtomic ? ATOMIC_SIZE : len;
-        q.set(RAW64, d, (Integer.reverseBytes(l) & 0xFFFF_FFFFL) | ((long) Integer.reverseBytes(lkey) << 32));
-        q.set(RAW64, d + 8, Long.reverseBytes(addr));
+        put(d, (Integer.reverseBytes(l) & 0xFFFF_FFFFL) | ((long) Integer.reverseBytes(lkey) << 32));
+        put(d + 8, Long.reverseBytes(addr));
         wSeg = d + 16;
         wSize++;
     }
@@ -318,7 +361,7 @@ final class WqeWriter {
             inl = true;
         }
         long ctrl = wCtrl;
-        q.set(RAW64, ctrl, (wWord0 & 0xFFFF_FFFFL) | ((long) (qpnDs | (size << 24)) << 32));
+        put(ctrl, (wWord0 & 0xFFFF_FFFFL) | ((long) (qpnDs | (size << 24)) << 32));
         wrote(ctrl, size);
     }
 
@@ -357,7 +400,7 @@ final class WqeWriter {
         head += n;
         // udma_to_device_barrier (a compiler barrier on x86): the WQE stores before the record store
         VarHandle.releaseFence();
-        dbrec.set(BE32, 4, curPost & 0xffff);
+        NATIVE.set(BE32, dbrecSend & ADDR_BITS, curPost & 0xffff);
         if (!wqesFenced) {
             // mmio_wc_start (sfence on x86): a locked instruction also drains the write-combining buffers
             VarHandle.fullFence();
@@ -370,7 +413,9 @@ final class WqeWriter {
                 VarHandle.fullFence(); // mmio_flush_writes, inside the lock as libmlx5 does
             }
         } else {
-            reg.set(RAW64, dst, sq.get(RAW64, lastCtrl)); // mmio_write64_be of the control segment's first 8 bytes
+            // mmio_write64_be of the control segment's first 8 bytes; dst is 0 or bfSize (& bfSize: identity), both
+            // with 8 bytes of the register after them (checked at construction)
+            NATIVE.set(RAW64, (bfBase & ADDR_BITS) + (dst & bfSize & RING_BITS), NATIVE.get(RAW64, at(lastCtrl)));
             VarHandle.fullFence(); // mmio_flush_writes
         }
         bfOffset ^= bfSize;
@@ -396,7 +441,7 @@ final class WqeWriter {
 
     /** The send counter in the doorbell record ({@code be32toh(dbrec[1])}). */
     int dbrecCounter() {
-        return dbrec.get(BE32, 4);
+        return NATIVE.get(BE32, dbrecSend & ADDR_BITS);
     }
 
     /** The BlueFlame register (tests). */
@@ -412,10 +457,5 @@ final class WqeWriter {
     /** {@code bf->offset}: which BlueFlame half the next doorbell uses. */
     int bfOffset() {
         return bfOffset;
-    }
-
-    /** A completion for the WQE at {@code idx} retires the WRs up to it ({@code wq->tail = wqe_head[idx] + 1}). */
-    void completed(int idx) {
-        tail = wqeHead[idx & wqeMask] + 1;
     }
 }

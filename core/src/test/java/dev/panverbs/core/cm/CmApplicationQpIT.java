@@ -2,7 +2,6 @@ package dev.panverbs.core.cm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.panverbs.core.Access;
 import dev.panverbs.core.CompletionQueue;
@@ -18,9 +17,7 @@ import dev.panverbs.core.SendFlag;
 import dev.panverbs.core.InvalidTransitionException;
 import dev.panverbs.core.WorkCompletionStatus;
 import dev.panverbs.core.WorkCompletions;
-import dev.panverbs.testing.RdmaTestDevice;
 import java.lang.foreign.ValueLayout;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.EnumSet;
@@ -38,21 +35,20 @@ import org.junit.jupiter.api.Test;
 class CmApplicationQpIT {
 
     private static final Duration STEP = Duration.ofSeconds(20);
-    private InetAddress local;
+    private CmResources res;
     private EventChannel channel;
 
     @BeforeEach
     void open() throws Exception {
-        RdmaTestDevice.name();
-        String addr = System.getenv("PANVERBS_ADDR");
-        assumeTrue(addr != null, "rdma_cm ITs need PANVERBS_ADDR (testbed/test sets it)");
-        local = InetAddress.getByName(addr);
-        channel = EventChannel.create(); // both sides on one channel: pollEvent must keep their events apart
+        res = new CmResources();
+        channel = res.channel(); // both sides on one channel: pollEvent must keep their events apart
     }
 
     @AfterEach
     void close() {
-        channel.close();
+        if (res != null) {
+            res.close();
+        }
     }
 
     record Side(ProtectionDomain pd, CompletionQueue cq, QueuePair qp, MemoryRegion mr) {
@@ -79,7 +75,7 @@ class CmApplicationQpIT {
     @Test
     void applicationQpsConnectThroughInitQpAttrAndEstablish() {
         CmId listener = channel.createId(PortSpace.TCP);
-        InetSocketAddress at = new InetSocketAddress(local, 23_000 + (int) (ProcessHandle.current().pid() % 1000));
+        InetSocketAddress at = res.nextAddress();
         listener.bindAddress(at);
         listener.listen(1);
         CmId active = channel.createId(PortSpace.TCP);

@@ -2,7 +2,6 @@ package dev.panverbs.core.cm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.panverbs.core.Access;
 import dev.panverbs.core.CompletionQueue;
@@ -16,7 +15,6 @@ import dev.panverbs.core.SendFlag;
 import dev.panverbs.core.WorkCompletion;
 import dev.panverbs.core.WorkCompletionStatus;
 import dev.panverbs.core.WorkCompletions;
-import dev.panverbs.testing.RdmaTestDevice;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -25,7 +23,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -41,30 +38,22 @@ import org.junit.jupiter.api.Test;
 class CmConnectionIT {
 
     private static final Duration STEP = Duration.ofSeconds(20); // TCG guest: generous, bounded
-    private static final AtomicInteger PORT = new AtomicInteger(20_000 + (int) (ProcessHandle.current().pid() % 5000));
 
-    private InetAddress local;
+    private CmResources res;
     private EventChannel server;
     private EventChannel client;
 
     @BeforeEach
     void channels() throws Exception {
-        RdmaTestDevice.name(); // the device policy: skip loudly, or fail in the bed
-        String addr = System.getenv("PANVERBS_ADDR");
-        assumeTrue(addr != null, "rdma_cm ITs need PANVERBS_ADDR, the IP address of the device's netdev "
-                + "(testbed/test sets it)");
-        local = InetAddress.getByName(addr);
-        server = EventChannel.create();
-        client = EventChannel.create();
+        res = new CmResources();
+        server = res.channel();
+        client = res.channel();
     }
 
     @AfterEach
     void close() {
-        if (client != null) {
-            client.close();
-        }
-        if (server != null) {
-            server.close();
+        if (res != null) {
+            res.close(); // the client's channel first, then the server's
         }
     }
 
@@ -81,7 +70,7 @@ class CmConnectionIT {
     }
 
     private InetSocketAddress listen(CmId listener) {
-        InetSocketAddress at = new InetSocketAddress(local, PORT.incrementAndGet());
+        InetSocketAddress at = res.nextAddress();
         listener.bindAddress(at);
         listener.listen(4);
         return at;
@@ -104,7 +93,7 @@ class CmConnectionIT {
         assertThat(request.listenId()).isSameAs(listener);
         assertThat(Arrays.copyOf(request.privateData(), hello.length)).isEqualTo(hello);
         CmId passive = request.id();
-        assertThat(passive.peerAddress().getAddress()).isEqualTo(local);
+        assertThat(passive.peerAddress().getAddress()).isEqualTo(res.local);
         Side p = Side.on(passive);
         p.qp().receiveRequests().recv(1).sge(p.mr(), 0, 4096).post();
         byte[] welcome = "welcome".getBytes(StandardCharsets.US_ASCII);
@@ -159,7 +148,7 @@ class CmConnectionIT {
     @Test
     void aPortNobodyListensOnIsRejectedByThePeersCm() {
         CmId active = client.createId(PortSpace.TCP);
-        active.resolve(new InetSocketAddress(local, PORT.incrementAndGet()), STEP);
+        active.resolve(res.nextAddress(), STEP);
         Side.on(active);
         assertThatThrownBy(() -> active.connect(ConnectionParameters.defaults(), STEP))
                 .isInstanceOfSatisfying(ConnectionRejectedException.class,
@@ -191,7 +180,7 @@ class CmConnectionIT {
 
     @Test
     void anUnreachableAddressFailsWithTheStepsOwnTimeouts() throws Exception {
-        byte[] ip = local.getAddress();
+        byte[] ip = res.local.getAddress();
         ip[3] = (byte) (ip[3] == (byte) 254 ? 253 : 254); // nobody in the bed's /24 has it
         CmId active = client.createId(PortSpace.TCP);
         InetSocketAddress nobody = new InetSocketAddress(InetAddress.getByAddress(ip), 7471);

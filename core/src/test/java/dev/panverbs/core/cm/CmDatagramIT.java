@@ -1,7 +1,6 @@
 package dev.panverbs.core.cm;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.panverbs.core.Access;
 import dev.panverbs.core.AddressHandle;
@@ -17,7 +16,6 @@ import dev.panverbs.core.SendFlag;
 import dev.panverbs.core.WorkCompletion;
 import dev.panverbs.core.WorkCompletionStatus;
 import dev.panverbs.core.WorkCompletions;
-import dev.panverbs.testing.RdmaTestDevice;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -40,24 +38,22 @@ class CmDatagramIT {
     private static final Duration STEP = Duration.ofSeconds(20);
     private static final int UDP_QKEY = 0x01234567; // RDMA_UDP_QKEY
 
-    private InetAddress local;
+    private CmResources res;
     private EventChannel server;
     private EventChannel client;
 
     @BeforeEach
     void channels() throws Exception {
-        RdmaTestDevice.name();
-        String addr = System.getenv("PANVERBS_ADDR");
-        assumeTrue(addr != null, "rdma_cm ITs need PANVERBS_ADDR (testbed/test sets it)");
-        local = InetAddress.getByName(addr);
-        server = EventChannel.create();
-        client = EventChannel.create();
+        res = new CmResources();
+        server = res.channel();
+        client = res.channel();
     }
 
     @AfterEach
     void close() {
-        client.close();
-        server.close();
+        if (res != null) {
+            res.close();
+        }
     }
 
     record Side(ProtectionDomain pd, CompletionQueue cq, QueuePair qp, MemoryRegion mr) {
@@ -73,7 +69,7 @@ class CmDatagramIT {
     @Test
     void sidrResolvesThePeersQpAndAUdSendReachesIt() {
         CmId listener = server.createId(PortSpace.UDP);
-        InetSocketAddress at = new InetSocketAddress(local, 26_000 + (int) (ProcessHandle.current().pid() % 1000));
+        InetSocketAddress at = res.nextAddress();
         listener.bindAddress(at);
         listener.listen(2);
         CmId active = client.createId(PortSpace.UDP);
@@ -115,7 +111,7 @@ class CmDatagramIT {
     @Test
     void aMulticastJoinReportsTheGroupAndLeaveSucceeds() throws Exception {
         CmId id = client.createId(PortSpace.UDP);
-        id.bindAddress(new InetSocketAddress(local, 0));
+        id.bindAddress(new InetSocketAddress(res.local, 0));
         Side.on(id);
         InetSocketAddress group = new InetSocketAddress(InetAddress.getByName("239.7.7.7"), 0);
         id.joinMulticast(group);

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.panverbs.core.CompletionQueue;
 import dev.panverbs.core.Context;
@@ -12,12 +11,10 @@ import dev.panverbs.core.Device;
 import dev.panverbs.core.ProtectionDomain;
 import dev.panverbs.core.QueuePairCapabilities;
 import dev.panverbs.testing.RdmaTestDevice;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -30,31 +27,27 @@ import org.junit.jupiter.api.Test;
 class CmMisuseIT {
     private static final Duration FOREVER = Duration.ofSeconds(Long.MAX_VALUE);
     private static final Duration BOUND = Duration.ofSeconds(60); // TCG guest: generous, but a hang fails
-    private static final AtomicInteger PORT = new AtomicInteger(26_000 + (int) (ProcessHandle.current().pid() % 5000));
 
-    private InetAddress local;
+    private CmResources res;
     private EventChannel channel;
 
     @BeforeEach
     void open() throws Exception {
-        RdmaTestDevice.name();
-        String addr = System.getenv("PANVERBS_ADDR");
-        assumeTrue(addr != null, "rdma_cm ITs need PANVERBS_ADDR (testbed/test sets it)");
-        local = InetAddress.getByName(addr);
-        channel = EventChannel.create();
+        res = new CmResources();
+        channel = res.channel();
     }
 
     @AfterEach
     void close() {
-        if (channel != null) {
-            channel.close();
+        if (res != null) {
+            res.close();
         }
     }
 
     @Test
     void everyVerbOfAClosedIdThrowsNamingItAndTheVerb() {
         CmId id = channel.createId(PortSpace.TCP);
-        InetSocketAddress at = new InetSocketAddress(local, PORT.incrementAndGet());
+        InetSocketAddress at = res.nextAddress();
         id.close();
         id.close(); // idempotent
         assertThat(id.isClosed()).isTrue();
@@ -76,7 +69,7 @@ class CmMisuseIT {
     @Test
     void anIdClosedWhileAnotherThreadAwaitsItsEventWakesThatThread() throws Exception {
         CmId listener = channel.createId(PortSpace.TCP);
-        listener.bindAddress(new InetSocketAddress(local, PORT.incrementAndGet()));
+        listener.bindAddress(res.nextAddress());
         listener.listen(4);
         CompletableFuture<Throwable> waiter = CompletableFuture.supplyAsync(() -> {
             try {
@@ -109,7 +102,7 @@ class CmMisuseIT {
     @Test
     void theQpOfAnIdNeedsCqsOfThePdsContext() {
         CmId id = channel.createId(PortSpace.UDP);
-        id.bindAddress(new InetSocketAddress(local, PORT.incrementAndGet()));
+        id.bindAddress(res.nextAddress());
         Context ctx = id.context();
         ProtectionDomain pd = ctx.allocPd();
         CompletionQueue own = ctx.createCq(8).build(); // the number an alien CQ's handle would be taken for
@@ -134,7 +127,7 @@ class CmMisuseIT {
                 .hasMessageContaining("destination");
         // Duration.ofSeconds(Long.MAX_VALUE) overflows toMillis()/toNanos(): it means "no limit", not an error
         assertTimeoutPreemptively(BOUND, () -> {
-            id.resolveAddress(null, new InetSocketAddress(local, PORT.incrementAndGet()), FOREVER);
+            id.resolveAddress(null, res.nextAddress(), FOREVER);
             assertThat(id.await(CmEventType.ADDR_RESOLVED, FOREVER).type()).isEqualTo(CmEventType.ADDR_RESOLVED);
             id.resolveRoute(FOREVER);
             assertThat(id.await(CmEventType.ROUTE_RESOLVED, FOREVER).type()).isEqualTo(CmEventType.ROUTE_RESOLVED);

@@ -2,7 +2,6 @@ package dev.panverbs.core.cm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.panverbs.core.AddressHandle;
 import dev.panverbs.core.AddressVector;
@@ -17,11 +16,8 @@ import dev.panverbs.core.WorkCompletion;
 import dev.panverbs.core.WorkCompletionOpcode;
 import dev.panverbs.core.WorkCompletionStatus;
 import dev.panverbs.core.WorkCompletions;
-import dev.panverbs.testing.RdmaTestDevice;
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
@@ -37,25 +33,24 @@ import org.junit.jupiter.api.Test;
 class CmVerbsIT {
     private static final Duration STEP = Duration.ofSeconds(20);
 
-    private InetAddress local;
+    private CmResources res;
     private EventChannel channel;
     private Arena arena;
     private final WorkCompletions wc = WorkCompletions.allocate(1);
 
     @BeforeEach
     void open() throws Exception {
-        RdmaTestDevice.name();
-        String addr = System.getenv("PANVERBS_ADDR");
-        assumeTrue(addr != null, "rdma_cm ITs need PANVERBS_ADDR (testbed/test sets it)");
-        local = InetAddress.getByName(addr);
-        channel = EventChannel.create();
+        res = new CmResources();
+        channel = res.channel();
         arena = Arena.ofShared();
     }
 
     @AfterEach
     void close() {
-        channel.close(); // the IDs, their QPs, and the MRs made through the adopted context
-        arena.close(); // then the memory they registered
+        if (res != null) {
+            res.close(); // the IDs, their QPs, and the MRs made through the adopted context
+            arena.close(); // then the memory they registered
+        }
     }
 
     /** The ID's QP on two CQs, each with a completion channel of its own (what rdma_create_qp would make). */
@@ -78,7 +73,7 @@ class CmVerbsIT {
     @Test
     void sendReceiveWriteAndReadThroughTheTwins() {
         CmId listener = channel.createId(PortSpace.TCP);
-        InetSocketAddress at = new InetSocketAddress(local, 24_000 + (int) (ProcessHandle.current().pid() % 1000));
+        InetSocketAddress at = res.nextAddress();
         listener.bindAddress(at);
         listener.listen(1);
         CmId active = channel.createId(PortSpace.TCP);
@@ -125,11 +120,11 @@ class CmVerbsIT {
         CmId id = channel.createId(PortSpace.UDP);
         assertThatThrownBy(() -> CmVerbs.postSend(id, 1, null, 0, 1, 0)).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("rdma_post_send").hasMessageContaining("has no QP");
-        id.bindAddress(new InetSocketAddress(local, 0));
+        id.bindAddress(new InetSocketAddress(res.local, 0));
         qp(id);
         Context ctx = id.context();
         MemoryRegion buf = CmVerbs.regMsgs(id, arena.allocate(4096));
-        int gidIndex = ctx.roceV2GidIndex(id.portNum(), local);
+        int gidIndex = ctx.roceV2GidIndex(id.portNum(), res.local);
         AddressHandle self = id.queuePair().orElseThrow().protectionDomain().createAh(
                 AddressVector.builder(id.portNum()).grh(ctx.queryGid(id.portNum(), gidIndex).toBytes(), gidIndex, 64)
                         .build());
@@ -143,7 +138,7 @@ class CmVerbsIT {
 
         // two CQs on one channel: waiting on one could eat the other's event
         CmId shared = channel.createId(PortSpace.UDP);
-        shared.bindAddress(new InetSocketAddress(local, 0));
+        shared.bindAddress(new InetSocketAddress(res.local, 0));
         Context c = shared.context();
         CompletionChannel one = c.createCompChannel();
         shared.createQp(c.allocPd(), c.createCq(4).channel(one).build(), c.createCq(4).channel(one).build(),

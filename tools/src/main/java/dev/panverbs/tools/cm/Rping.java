@@ -5,12 +5,8 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
-import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code rping}: rdma-core's RDMA ping over rdma_cm, wire-compatible with its {@code rping} (librdmacm examples), so
@@ -28,10 +24,7 @@ import picocli.CommandLine.Spec;
         customSynopsis = {"rping -s [-vVd] [-S size] [-C count] [-a addr] [-p port]",
                 "rping -c [-vVd] [-S size] [-C count] [-I addr] -a addr [-p port]"},
         description = "RDMA ping over rdma_cm; interoperates with rdma-core's rping.")
-public final class Rping implements Callable<Integer> {
-
-    @Spec
-    CommandSpec spec;
+public final class Rping extends CmCommand {
 
     @Option(names = "-c", description = "client side")
     boolean client;
@@ -65,18 +58,13 @@ public final class Rping implements Callable<Integer> {
     @Option(names = {"-h", "--help"}, usageHelp = true, description = "show this help")
     boolean help;
 
-    private PrintWriter out;
-    private PrintWriter err;
-
     /** The settings of one validated run. */
     record Settings(boolean server, InetSocketAddress address, InetSocketAddress source, int size, int count,
                     boolean verbose, boolean validate, boolean debug, boolean selfCreateQp, boolean persistent,
                     Duration peerTimeout) {}
 
     @Override
-    public Integer call() throws Exception {
-        PrintWriter err = this.err != null ? this.err : spec.commandLine().getErr();
-        PrintWriter out = this.out != null ? this.out : spec.commandLine().getOut();
+    int run(PrintWriter out, PrintWriter err) throws Exception {
         Settings s = settings(err);
         if (s == null) {
             return 1;
@@ -127,27 +115,11 @@ public final class Rping implements Callable<Integer> {
 
     /** Parses {@code args} and runs; returns the exit status. */
     static int execute(String[] args, PrintWriter out, PrintWriter err) {
-        Rping command = new Rping();
-        command.out = out;
-        command.err = err;
-        CommandLine cl = new CommandLine(command);
-        cl.setOut(out);
-        cl.setErr(err);
-        cl.setExecutionExceptionHandler((e, line, parseResult) -> {
-            err.println("rping: " + (e instanceof RuntimeException ? e.getMessage() : e.toString()));
-            err.flush();
-            return 1;
-        });
-        int status = cl.execute(args);
-        out.flush();
-        err.flush();
-        return status;
+        return CmCommand.execute(new Rping(), args, out, err);
     }
 
     /** Entry point of {@code tools/bin/rping}. */
     public static void main(String[] args) {
-        PrintWriter out = new PrintWriter(System.out, true);
-        PrintWriter err = new PrintWriter(System.err, true);
-        System.exit(execute(args, out, err));
+        CmCommand.main(new Rping(), args);
     }
 }

@@ -5,12 +5,8 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.util.Locale;
-import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code udaddy}: rdma-core's UD address test over rdma_cm (librdmacm examples), wire-compatible with its
@@ -26,16 +22,13 @@ import picocli.CommandLine.Spec;
         customSynopsis = {"udaddy [-s server_address] [-b bind_address] [-f address_format] [-P port_space]",
                 "       [-c connections] [-C message_count] [-S message_size] [-t type_of_service] [-p port_space]"},
         description = "UD address resolution and datagrams over rdma_cm; interoperates with rdma-core's udaddy.")
-public final class Udaddy implements Callable<Integer> {
+public final class Udaddy extends CmCommand {
 
     /** rdma-core's {@code RDMA_PS_UDP} and {@code RDMA_PS_IPOIB}, as {@code -p} takes them. */
     static final int PS_UDP = 0x0111;
     static final int PS_IPOIB = 0x0002;
     /** udaddy's fixed port (it has no option for it). */
     static final int PORT = 7174;
-
-    @Spec
-    CommandSpec spec;
 
     @Option(names = "-s", paramLabel = "server_address", description = "the server to connect to (client side)")
     String server;
@@ -58,9 +51,6 @@ public final class Udaddy implements Callable<Integer> {
     @Option(names = {"-h", "--help"}, usageHelp = true, description = "show this help")
     boolean help;
 
-    private PrintWriter out;
-    private PrintWriter err;
-
     /** The settings of one validated run; {@code server} null on the server side. */
     record Settings(InetSocketAddress server, InetSocketAddress bind, int connections, int count, int size,
                     Integer tos) {
@@ -70,9 +60,7 @@ public final class Udaddy implements Callable<Integer> {
     }
 
     @Override
-    public Integer call() throws Exception {
-        PrintWriter err = this.err != null ? this.err : spec.commandLine().getErr();
-        PrintWriter out = this.out != null ? this.out : spec.commandLine().getOut();
+    int run(PrintWriter out, PrintWriter err) throws Exception {
         Settings s = settings(err);
         if (s == null) {
             return 1;
@@ -154,28 +142,11 @@ public final class Udaddy implements Callable<Integer> {
 
     /** Parses {@code args} and runs; returns the exit status. */
     static int execute(String[] args, PrintWriter out, PrintWriter err) {
-        Udaddy command = new Udaddy();
-        command.out = out;
-        command.err = err;
-        CommandLine cl = new CommandLine(command);
-        cl.setOut(out);
-        cl.setErr(err);
-        cl.setExecutionExceptionHandler((e, line, parseResult) -> {
-            err.println("udaddy: " + (e instanceof RuntimeException && e.getMessage() != null ? e.getMessage()
-                    : e.toString()));
-            err.flush();
-            return 1;
-        });
-        int status = cl.execute(args);
-        out.flush();
-        err.flush();
-        return status;
+        return CmCommand.execute(new Udaddy(), args, out, err);
     }
 
     /** Entry point of {@code tools/bin/udaddy}. */
     public static void main(String[] args) {
-        PrintWriter out = new PrintWriter(System.out, true);
-        PrintWriter err = new PrintWriter(System.err, true);
-        System.exit(execute(args, out, err));
+        CmCommand.main(new Udaddy(), args);
     }
 }

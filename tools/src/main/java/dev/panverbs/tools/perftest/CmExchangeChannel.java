@@ -43,7 +43,7 @@ import java.util.function.IntConsumer;
  * message of another size ends the test with a message. There is no "done" at the end (perftest sends it only on
  * TCP). Not thread-safe; owned by the thread that runs the test.
  */
-final class CmExchangeChannel implements ExchangeTransport {
+final class CmExchangeChannel extends ExchangeTransport {
     private static final int SLOT = 64;
     private static final int RECV_SLOTS = 4;
     /** perftest's timeout for rdma_resolve_addr and rdma_resolve_route. */
@@ -51,8 +51,6 @@ final class CmExchangeChannel implements ExchangeTransport {
 
     /** How long a completion may trail the peer's DISCONNECTED event (rxe under emulation is slow). */
     private static final long DISCONNECT_GRACE_NANOS = 2_000_000_000L;
-    private final boolean client;
-    private final long defaultTimeoutMillis;
     private final EventChannel events;
     private final CmId id;
     private final List<AutoCloseable> owned = new ArrayList<>();
@@ -65,8 +63,7 @@ final class CmExchangeChannel implements ExchangeTransport {
     private boolean closed;
 
     private CmExchangeChannel(boolean client, long timeoutMillis, EventChannel events, CmId id) {
-        this.client = client;
-        this.defaultTimeoutMillis = timeoutMillis;
+        super(client, timeoutMillis);
         this.events = events;
         this.id = id;
         try {
@@ -200,36 +197,16 @@ final class CmExchangeChannel implements ExchangeTransport {
     }
 
     @Override
-    public boolean isClient() {
-        return client;
-    }
-
-    @Override
-    public long defaultTimeoutMillis() {
-        return defaultTimeoutMillis;
-    }
-
-    @Override
-    public boolean binaryKeys() {
+    boolean binaryKeys() {
         return true;
-    }
-
-    @Override
-    public byte[] exchange(byte[] mine, int theirSize, String step, long timeoutMillis) {
-        if (client) {
-            send(mine, step);
-            return receive(theirSize, step, timeoutMillis);
-        }
-        byte[] theirs = receive(theirSize, step, timeoutMillis);
-        send(mine, step);
-        return theirs;
     }
 
     private void postRecv(int slot) {
         qp.receiveRequests().recv(slot).sge(recvMr, (long) slot * SLOT, CmKeyMessage.SIZE).post();
     }
 
-    private void send(byte[] message, String step) {
+    @Override
+    void send(byte[] message, String step) {
         if (message.length > CmKeyMessage.SIZE) {
             throw new IllegalArgumentException(step + ": " + message.length + " bytes; perftest receives at most "
                     + CmKeyMessage.SIZE);
@@ -243,7 +220,8 @@ final class CmExchangeChannel implements ExchangeTransport {
         }
     }
 
-    private byte[] receive(int size, String step, long timeoutMillis) {
+    @Override
+    byte[] receive(int size, String step, long timeoutMillis) {
         WorkCompletion wc = next(recvCq, step, timeoutMillis, "waiting for");
         if (!wc.ok()) {
             throw new ExchangeException("the receive of the " + step + " message failed with " + wc.status()
@@ -320,7 +298,7 @@ final class CmExchangeChannel implements ExchangeTransport {
      * keeps the channel until it exits, after its test connections are destroyed.
      */
     @Override
-    public void sendDoneAndClose() {
+    void sendDoneAndClose() {
         // closed by the session once the test's connections are down
     }
 

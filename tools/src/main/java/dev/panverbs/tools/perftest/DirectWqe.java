@@ -50,15 +50,21 @@ final class DirectWqe {
             }
             for (int k = 0; k < count; k++) {
                 int flags = ((mask >>> k) & 1) != 0 ? SendFlag.SIGNALED_BIT : 0;
-                switch (verb) {
-                    case WRITE -> dsq.rdmaWrite(wrId, flags, rkey, remoteAddr[k]);
-                    case READ -> dsq.rdmaRead(wrId, flags, rkey, remoteAddr[k]);
-                    case SEND -> dsq.send(wrId, flags);
-                }
-                if (inline) {
+                if (inline) { // the builder form: inline data is added to the started WR
+                    switch (verb) {
+                        case WRITE -> dsq.rdmaWrite(wrId, flags, rkey, remoteAddr[k]);
+                        case READ -> dsq.rdmaRead(wrId, flags, rkey, remoteAddr[k]);
+                        case SEND -> dsq.send(wrId, flags);
+                    }
                     dsq.inline(slices.at(localAddr[k] - mrBase));
-                } else {
-                    dsq.sge(mr, localAddr[k] - mrBase, length);
+                    continue;
+                }
+                // one SGE: the one-call form writes the whole WQE in one pass with one guard check
+                long off = localAddr[k] - mrBase;
+                switch (verb) {
+                    case WRITE -> dsq.rdmaWrite(wrId, flags, rkey, remoteAddr[k], mr, off, length);
+                    case READ -> dsq.rdmaRead(wrId, flags, rkey, remoteAddr[k], mr, off, length);
+                    case SEND -> dsq.send(wrId, flags, mr, off, length);
                 }
             }
             dsq.post();

@@ -28,20 +28,17 @@ import java.util.Arrays;
  *
  * <p>Not thread-safe; owned by the thread that runs the test.
  */
-final class ExchangeChannel implements ExchangeTransport {
+final class ExchangeChannel extends ExchangeTransport {
     /** Size of the version message ({@code MAX_VERSION}). */
     static final int VERSION_SIZE = 16;
 
     private final Socket socket;
-    private final boolean client;
     private final InputStream in;
     private final OutputStream out;
-    private final long defaultTimeoutMillis;
 
     private ExchangeChannel(Socket socket, boolean client, long defaultTimeoutMillis) throws IOException {
+        super(client, defaultTimeoutMillis);
         this.socket = socket;
-        this.client = client;
-        this.defaultTimeoutMillis = defaultTimeoutMillis;
         socket.setTcpNoDelay(true); // each message goes out at once, in one segment
         this.in = socket.getInputStream();
         this.out = socket.getOutputStream();
@@ -135,32 +132,12 @@ final class ExchangeChannel implements ExchangeTransport {
     }
 
     @Override
-    public boolean isClient() {
-        return client;
-    }
-
-    @Override
-    public long defaultTimeoutMillis() {
-        return defaultTimeoutMillis;
-    }
-
-    @Override
-    public boolean binaryKeys() {
+    boolean binaryKeys() {
         return false;
     }
 
     @Override
-    public byte[] exchange(byte[] mine, int theirSize, String step, long timeoutMillis) {
-        if (client) {
-            send(mine, step);
-            return receive(theirSize, step, timeoutMillis);
-        }
-        byte[] theirs = receive(theirSize, step, timeoutMillis);
-        send(mine, step);
-        return theirs;
-    }
-
-    private void send(byte[] message, String step) {
+    void send(byte[] message, String step) {
         try {
             out.write(message);
             out.flush();
@@ -170,7 +147,8 @@ final class ExchangeChannel implements ExchangeTransport {
         }
     }
 
-    private byte[] receive(int size, String step, long timeoutMillis) {
+    @Override
+    byte[] receive(int size, String step, long timeoutMillis) {
         byte[] buf = new byte[size];
         int got = 0;
         long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
@@ -255,7 +233,7 @@ final class ExchangeChannel implements ExchangeTransport {
      * that has already closed is fine.
      */
     @Override
-    public void sendDoneAndClose() {
+    void sendDoneAndClose() {
         try {
             out.write("done\0".getBytes(StandardCharsets.US_ASCII));
             out.flush();

@@ -53,27 +53,42 @@ class RpingIT {
         }
     }
 
+    /** A Java tool's {@code execute(args, out, err)} (Rping's, Udaddy's). */
+    interface Tool {
+        int execute(String[] args, PrintWriter out, PrintWriter err);
+    }
+
     static Side java(List<String> args) {
+        return java("rping", Rping::execute, args);
+    }
+
+    /** The Java tool {@code name} on a thread of this JVM, its output collected. */
+    static Side java(String name, Tool tool, List<String> args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         CompletableFuture<Integer> exit = new CompletableFuture<>();
         Thread t = new Thread(() -> {
             try {
-                exit.complete(Rping.execute(args.toArray(String[]::new), new PrintWriter(out, true),
+                exit.complete(tool.execute(args.toArray(String[]::new), new PrintWriter(out, true),
                         new PrintWriter(err, true)));
             } catch (Throwable e) {
                 err.write("uncaught: " + e);
                 exit.complete(-1);
             }
-        }, "rping " + args);
+        }, name + " " + args);
         t.setDaemon(true);
         t.start();
-        return new Side("java rping " + args, exit, () -> out + err.toString());
+        return new Side("java " + name + " " + args, exit, () -> out + err.toString());
     }
 
     static Side c(List<String> args, Path log) throws IOException {
+        return c("rping", args, log);
+    }
+
+    /** rdma-core's {@code program} (rdmacm-utils) as a process, its output in {@code log}. */
+    static Side c(String program, List<String> args, Path log) throws IOException {
         List<String> cmd = new ArrayList<>();
-        cmd.add(RdmaTestDevice.program("rping", "rdmacm-utils"));
+        cmd.add(RdmaTestDevice.program(program, "rdmacm-utils"));
         cmd.addAll(args);
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         return new Side(String.join(" ", cmd), p.onExit().thenApply(Process::exitValue), () -> Files.readString(log));

@@ -5,13 +5,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.panverbs.testing.RdmaTestDevice;
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -38,30 +34,11 @@ class UdaddyIT {
     }
 
     static RpingIT.Side java(List<String> args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        CompletableFuture<Integer> exit = new CompletableFuture<>();
-        Thread t = new Thread(() -> {
-            try {
-                exit.complete(Udaddy.execute(args.toArray(String[]::new), new PrintWriter(out, true),
-                        new PrintWriter(err, true)));
-            } catch (Throwable e) {
-                err.write("uncaught: " + e);
-                exit.complete(-1);
-            }
-        }, "udaddy " + args);
-        t.setDaemon(true);
-        t.start();
-        return new RpingIT.Side("java udaddy " + args, exit, () -> out + err.toString());
+        return RpingIT.java("udaddy", Udaddy::execute, args);
     }
 
     static RpingIT.Side c(List<String> args, Path log) throws IOException {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(RdmaTestDevice.program("udaddy", "rdmacm-utils"));
-        cmd.addAll(args);
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        return new RpingIT.Side(String.join(" ", cmd), p.onExit().thenApply(Process::exitValue),
-                () -> Files.readString(log));
+        return RpingIT.c("udaddy", args, log);
     }
 
     static final List<String> SERVER_LINES = List.of("udaddy: starting server", "receiving data transfers",

@@ -1,0 +1,477 @@
+package dev.panverbs.core.mlx5;
+
+import static dev.panverbs.core.mlx5.Mlx5Model.LOCAL_WRITE;
+import static dev.panverbs.core.mlx5.Mlx5Model.REMOTE_ATOMIC;
+import static dev.panverbs.core.mlx5.Mlx5Model.REMOTE_READ;
+import static dev.panverbs.core.mlx5.Mlx5Model.REMOTE_WRITE;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.panverbs.core.CompletionQueue;
+import dev.panverbs.core.FakeProvider;
+import dev.panverbs.core.MemoryRegion;
+import dev.panverbs.core.ProtectionDomain;
+import dev.panverbs.core.QueuePair;
+import dev.panverbs.core.SendFlag;
+import dev.panverbs.core.WorkCompletionStatus;
+import dev.panverbs.core.WorkCompletions;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The mlx5 direct queues misused as a careless caller would, over the core's real objects (fake provider) and the
+ * PRM device model on plain memory: keys closed, of another PD or out of range, sizes negative or huge, inline data
+ * beyond {@code max_inline_data}, more SGEs than {@code max_send_sge}, a full ring, a second thread touching an open
+ * chain, a second direct queue over the same QP, queues used after their QP or CQ closed, error and unattributable
+ * CQEs, and regions closed while WRs naming them are in flight. Each must be a Java exception that names the
+ * operation, with nothing written where the device would read it, and the queue must stay usable afterwards.
+ */
+class Mlx5MisuseTest {
+    private static final int SIG = SendFlag.SIGNALED_BIT;
+    private static final String SEND_VERB = "mlx5 Direct WQE post";
+    private static final String RECV_VERB = "mlx5 direct receive post";
+
+    private FakeProvider fp;
+    private Arena arena;
+    private CompletionQueue cq;
+    private QueuePair qp;
+    private DirectSendQueue dsq;
+    private DirectCompletionQueue dcq;
+    private MemorySegment local, remote, sq, dbrec, bf, cqBuf, rcqBuf;
+    private MemoryRegion mrLocal, mrRemote;
+    private final WorkCompletions wcs = WorkCompletions.allocate(16);
+
+    @BeforeEach
+    void setUp() throws Throwable {
+        Mlx5Model.load();
+        fp = new FakeProvider(FakeProvider.compile(Path.of("src/test/c/fake_provider.c"), Path.of("target/fake")));
+        arena = Arena.ofShared();
+        cq = fp.createCq(64);
+        qp = fp.createRtsQp(fp.protectionDomain(), cq, cq, 16, 16, 4, 64, Set.of()); // 16 WRs, 4 SGEs, 64 inline
+        sq = arena.allocate(64 * 64, 64).fill((byte) 0xEE);
+        dbrec = arena.allocate(8, 8);
+        bf = arena.allocate(512, 64);
+        cqBuf = Mlx5Model.invalidCqes(arena.allocate(64 * 64, 64), 64);
+        rcqBuf = Mlx5Model.invalidCqes(arena.allocate(64 * 64, 64), 64);
+        dcq = DirectCompletionQueue.over(cq, new Mlx5CompletionQueueView(cqBuf, 64, 64, arena.allocate(8, 8),
+                arena.allocate(8, 8), 0x77));
+        dsq = DirectSendQueue.over(qp, view(), dcq, true, false);
+        local = arena.allocate(8192, 64);
+        remote = arena.allocate(8192, 64);
+        for (int k = 0; k < 8192; k++) {
+            local.set(ValueLayout.JAVA_BYTE, k, (byte) (k * 7 + 3));
+        }
+        mrLocal = fp.register(local, 0x1111);
+        mrRemote = fp.register(remote, 0x2222);
+        Mlx5Model.reset.invokeExact();
+        Mlx5Model.reg.invokeExact(0x1111, local.address(), 8192L, LOCAL_WRITE);
+        Mlx5Model.reg.invokeExact(0x2222, remote.address(), 8192L,
+                LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC);
+        Mlx5Model.qpFn.invokeExact(sq, 64, dbrec, qp.qpNum(), cqBuf, 64, rcqBuf, 64, 0x999);
+    }
+
+    private Mlx5QueuePairView view() {
+        return new Mlx5QueuePairView(sq, 64, 64, dbrec, bf, 256, qp.qpNum());
+    }
+
+    @AfterEach
+    void tearDown() {
+        qp.close();
+    }
+
+    private static int ring() throws Throwable {
+        return (int) Mlx5Model.doorbell.invokeExact();
+    }
+
+    private byte[] ringBytes() {
+        return sq.toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    /** The write of a valid WR still goes through, rings and completes with its wr_id: the queue is usable. */
+    private void stillUsable(long wrId) throws Throwable {
+        dsq.rdmaWrite(wrId, SIG, mrRemote.rkey(), remote.address() + 512, mrLocal, 512, 32);
+        assertThat(dsq.post()).isEqualTo(1);
+        assertThat(ring()).isEqualTo(1);
+        assertThat(dcq.poll(wcs)).isEqualTo(1);
+        assertThat(wcs.get(0).wrId()).isEqualTo(wrId);
+        assertThat(wcs.get(0).ok()).isTrue();
+    }
+
+    @Test
+    void aClosedRegionIsRefusedByEveryFormNamingTheVerbAndTheRegion() throws Throwable {
+        MemoryRegion mr = fp.register(arena.allocate(256, 64), 0x3333);
+        mr.close();
+        mr.close(); // a second close is a no-op
+        int rk = mrRemote.rkey();
+        long ra = remote.address();
+        for (ThrowingCallable c : new ThrowingCallable[] {
+            () -> dsq.rdmaWrite(1, SIG, rk, ra, mr, 0, 8),
+            () -> dsq.send(1, SIG, mr, 0, 8),
+            () -> dsq.rdmaRead(1, SIG, rk, ra, mr, 0, 8)}) {
+            assertThatThrownBy(c).isInstanceOf(IllegalStateException.class).hasMessageContaining("SGE")
+                    .hasMessageContaining("closed (deregistered)");
+            assertThat(dsq.pending()).as("a refused one-call WR starts nothing").isZero();
+        }
+        dsq.rdmaWrite(2, SIG, rk, ra);
+        assertThatThrownBy(() -> dsq.sge(mr, 0, 8)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed (deregistered)");
+        dsq.clear();
+        assertThat(ring()).isZero();
+        stillUsable(3);
+    }
+
+    @Test
+    void aRegionOfAnotherProtectionDomainIsRefusedOnSendAndReceive() throws Throwable {
+        ProtectionDomain other = fp.newPd();
+        MemoryRegion foreign = fp.register(other, arena.allocate(256, 64), 0x5555);
+        assertThatThrownBy(() -> dsq.rdmaWrite(1, SIG, mrRemote.rkey(), remote.address(), foreign, 0, 8))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("another protection domain")
+                .hasMessageContaining("register the memory in the QP's PD");
+        dsq.send(2, SIG);
+        assertThatThrownBy(() -> dsq.sge(foreign, 0, 8)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("another protection domain");
+        dsq.clear();
+        DirectReceiveQueue drq = receiveQueue();
+        drq.recv(3);
+        assertThatThrownBy(() -> drq.sge(foreign, 0, 8)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("another protection domain");
+        foreign.close(); // (the fake provider's extra PD cannot be deallocated: it stays)
+        stillUsable(4);
+    }
+
+    @Test
+    void offsetsAndLengthsOutOfRangeNegativeOrHugeAreRefusedBeforeAnythingIsWritten() throws Throwable {
+        byte[] before = ringBytes();
+        long[][] bad = {{-1, 8}, {0, -1}, {8192, 1}, {8191, 2}, {Long.MAX_VALUE, 8}, {Long.MIN_VALUE, 8},
+            {0, Integer.MAX_VALUE}, {0, Integer.MIN_VALUE}, {Long.MAX_VALUE - 4, 8}};
+        int rk = mrRemote.rkey();
+        for (long[] b : bad) {
+            assertThatThrownBy(() -> dsq.rdmaWrite(1, SIG, rk, remote.address(), mrLocal, b[0], (int) b[1]))
+                    .as("offset %d length %d", b[0], b[1]).isInstanceOf(IndexOutOfBoundsException.class)
+                    .hasMessageContaining("lies outside").hasMessageContaining("LOC_PROT_ERR");
+            assertThat(dsq.pending()).isZero();
+        }
+        assertThat(ringBytes()).as("a refused one-call WR writes nothing into the ring").isEqualTo(before);
+        dsq.rdmaWrite(2, SIG, rk, remote.address());
+        for (long[] b : bad) {
+            assertThatThrownBy(() -> dsq.sge(mrLocal, b[0], (int) b[1])).isInstanceOf(IndexOutOfBoundsException.class);
+        }
+        dsq.clear();
+        DirectReceiveQueue drq = receiveQueue();
+        drq.recv(3);
+        for (long[] b : bad) {
+            assertThatThrownBy(() -> drq.sge(mrRemote, b[0], (int) b[1])).isInstanceOf(IndexOutOfBoundsException.class);
+        }
+        drq.clear();
+        assertThat(ring()).isZero();
+        stillUsable(4);
+    }
+
+    @Test
+    void inlineDataBeyondMaxInlineOrOfTheWrongKindIsRefusedNamingTheLimit() throws Throwable {
+        MemorySegment big = arena.allocate(65);
+        dsq.rdmaWrite(1, SIG, mrRemote.rkey(), remote.address());
+        assertThatThrownBy(() -> dsq.inline(big)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(SEND_VERB).hasMessageContaining("max_inline_data=64");
+        dsq.inline(arena.allocate(40));
+        assertThatThrownBy(() -> dsq.inline(arena.allocate(25))).as("the total counts")
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("65 inline bytes");
+        assertThatThrownBy(() -> dsq.sge(mrLocal, 0, 8)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("inline data");
+        assertThatThrownBy(() -> dsq.inline(MemorySegment.ofArray(new byte[8])))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("native segment");
+        Arena gone = Arena.ofConfined();
+        MemorySegment freed = gone.allocate(8);
+        gone.close();
+        assertThatThrownBy(() -> dsq.inline(freed)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(SEND_VERB).hasMessageContaining("arena");
+        dsq.rdmaRead(2, SIG, mrRemote.rkey(), remote.address());
+        assertThatThrownBy(() -> dsq.inline(arena.allocate(8))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("RDMA WRITE and SEND");
+        dsq.send(3, SIG).sge(mrLocal, 0, 8);
+        assertThatThrownBy(() -> dsq.inline(arena.allocate(8))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("names SGEs");
+        assertThatThrownBy(() -> dsq.send(4, SendFlag.INLINE_BIT)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("inline()");
+        dsq.clear();
+        assertThat(ring()).isZero();
+        stillUsable(5);
+    }
+
+    @Test
+    void moreSgesThanTheQueueTakesAndMisshapedOrMisalignedAtomicsAreRefused() throws Throwable {
+        dsq.rdmaWrite(1, SIG, mrRemote.rkey(), remote.address());
+        for (int k = 0; k < 4; k++) {
+            dsq.sge(mrLocal, 8L * k, 8);
+        }
+        assertThatThrownBy(() -> dsq.sge(mrLocal, 64, 8)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(SEND_VERB).hasMessageContaining("max_send_sge=4");
+        for (long off : new long[] {1, 4, 7}) {
+            assertThatThrownBy(() -> dsq.atomicFetchAdd(9, SIG, mrRemote.rkey(), remote.address() + off, 1))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(SEND_VERB)
+                    .hasMessageContaining("not 8-byte aligned");
+            assertThatThrownBy(() -> dsq.atomicCmpSwp(9, SIG, mrRemote.rkey(), remote.address() + off, 0, 1))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not 8-byte aligned");
+        }
+        assertThat(dsq.pending()).as("a misaligned atomic starts nothing").isEqualTo(1);
+        dsq.atomicFetchAdd(2, SIG, mrRemote.rkey(), remote.address(), 1);
+        assertThatThrownBy(() -> dsq.sge(mrLocal, 0, 16)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("one 8-byte SGE");
+        dsq.sge(mrLocal, 0, 8);
+        assertThatThrownBy(() -> dsq.sge(mrLocal, 8, 8)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("one 8-byte SGE");
+        dsq.clear();
+        DirectReceiveQueue drq = receiveQueue(); // max_recv_sge 1 on the fake QP
+        drq.recv(3).sge(mrRemote, 0, 8);
+        assertThatThrownBy(() -> drq.sge(mrRemote, 8, 8)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(RECV_VERB).hasMessageContaining("max_recv_sge");
+        assertThatThrownBy(() -> new DirectReceiveQueueHolder(drq).sgeBeforeRecv())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("before recv()");
+        drq.clear();
+        stillUsable(4);
+    }
+
+    @Test
+    void aRingFullOfUnpolledWorkRefusesTheNextWrUntilItsCompletionsArePolled() throws Throwable {
+        for (int k = 0; k < 16; k++) {
+            dsq.rdmaWrite(100 + k, k == 15 ? SIG : 0, mrRemote.rkey(), remote.address() + 8L * k, mrLocal, 8L * k, 8);
+            assertThat(dsq.post()).isEqualTo(1); // posted one by one: all outstanding, none polled
+        }
+        assertThat(dsq.room()).isZero();
+        byte[] before = ringBytes();
+        assertThatThrownBy(() -> dsq.send(116, SIG)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(SEND_VERB).hasMessageContaining("full").hasMessageContaining("poll");
+        assertThat(ringBytes()).as("nothing written over the outstanding WQEs").isEqualTo(before);
+        assertThat(ring()).isEqualTo(16);
+        assertThatThrownBy(() -> dsq.send(116, SIG)).as("executed but not polled")
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("full");
+        assertThat(dcq.poll(wcs)).isEqualTo(1);
+        assertThat(dsq.room()).isEqualTo(16);
+        stillUsable(117);
+        // the receive queue: WRs beyond max_recv_wr are refused when started, and a post takes what has room
+        DirectReceiveQueue drq = receiveQueue();
+        for (int k = 0; k < 16; k++) {
+            drq.recv(k).sge(mrRemote, 0, 8);
+        }
+        assertThatThrownBy(() -> drq.recv(16)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(RECV_VERB).hasMessageContaining("max_recv_wr");
+        assertThat(drq.post()).isEqualTo(16);
+        drq.recv(17).sge(mrRemote, 0, 8);
+        assertThat(drq.post()).as("no room: nothing posted, the WR stays pending").isZero();
+        drq.clear();
+    }
+
+    @Test
+    void aSecondThreadCannotTakeOrDropAnOpenChain() throws Throwable {
+        int rk = mrRemote.rkey();
+        long ra = remote.address();
+        dsq.rdmaWrite(1, SIG, rk, ra).sge(mrLocal, 0, 8);
+        for (ThrowingCallable c : new ThrowingCallable[] {
+            () -> dsq.rdmaWrite(2, SIG, rk, ra),
+            () -> dsq.rdmaWrite(2, SIG, rk, ra, mrLocal, 0, 8),
+            () -> dsq.sge(mrLocal, 8, 8),
+            () -> dsq.inline(arena.allocate(8)),
+            dsq::post,
+            dsq::clear}) {
+            Throwable t = CompletableFuture.supplyAsync(() -> {
+                try {
+                    c.call();
+                    return null;
+                } catch (Throwable e) {
+                    return e;
+                }
+            }).get(30, TimeUnit.SECONDS);
+            assertThat(t).isInstanceOf(IllegalStateException.class).hasMessageContaining(SEND_VERB)
+                    .hasMessageContaining("another thread");
+            assertThat(dsq.pending()).as("the owner's chain is intact").isEqualTo(1);
+        }
+        assertThat(dsq.post()).isEqualTo(1);
+        assertThat(ring()).isEqualTo(1);
+        assertThat(dcq.poll(wcs)).isEqualTo(1);
+        assertThat(wcs.get(0).wrId()).isEqualTo(1);
+        assertThat(local.asSlice(0, 8).mismatch(remote.asSlice(0, 8))).isEqualTo(-1);
+        // the guard was released: another thread may post now, and close does not wait for anyone
+        CompletableFuture.runAsync(() -> {
+            dsq.rdmaWrite(3, SIG, rk, ra, mrLocal, 0, 8);
+            dsq.post();
+        }).get(30, TimeUnit.SECONDS);
+        assertThat(ring()).isEqualTo(1);
+        assertThat(dcq.poll(wcs)).isEqualTo(1);
+        CompletableFuture.runAsync(qp::close).get(30, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aStaleSecondDirectQueueOverTheSameQpWritesNothingOverRungWqes() throws Throwable {
+        DirectSendQueue second = DirectSendQueue.over(qp, view(), dcq, true, false);
+        second.rdmaWrite(1, SIG, mrRemote.rkey(), remote.address(), mrLocal, 0, 64).post(); // rung, not executed
+        byte[] rung = ringBytes();
+        assertThatThrownBy(() -> dsq.rdmaWrite(2, SIG, mrRemote.rkey(), remote.address() + 64, mrLocal, 64, 64))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining(SEND_VERB)
+                .hasMessageContaining("doorbell record");
+        assertThatThrownBy(() -> dsq.send(2, SIG)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("doorbell record");
+        assertThat(ringBytes()).as("the stale queue wrote nothing over the rung WQE").isEqualTo(rung);
+        assertThat(ring()).isEqualTo(1);
+        assertThat(dcq.poll(wcs)).isEqualTo(1);
+        assertThat(wcs.get(0).wrId()).isEqualTo(1);
+        assertThat(remote.asSlice(0, 64).mismatch(local.asSlice(0, 64))).isEqualTo(-1);
+        // while WRs are outstanding another direct queue cannot even be opened
+        second.rdmaWrite(3, SIG, mrRemote.rkey(), remote.address(), mrLocal, 0, 8).post();
+        assertThatThrownBy(() -> DirectSendQueue.over(qp, view(), dcq, true, false))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("outstanding");
+        ring();
+        assertThat(dcq.poll(wcs)).isEqualTo(1);
+    }
+
+    @Test
+    void queuesOfAClosedQpRefuseEveryCallNamingTheVerb() throws Throwable {
+        DirectReceiveQueue drq = receiveQueue();
+        drq.recv(1).sge(mrRemote, 0, 8);
+        qp.close();
+        qp.close(); // idempotent
+        assertThatThrownBy(() -> dsq.rdmaWrite(1, SIG, mrRemote.rkey(), remote.address(), mrLocal, 0, 8))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining(SEND_VERB)
+                .hasMessageContaining("closed");
+        assertThatThrownBy(drq::post).isInstanceOf(IllegalStateException.class).hasMessageContaining(RECV_VERB)
+                .hasMessageContaining("closed");
+        assertThat(dsq.post()).as("nothing pending").isZero();
+        dsq.clear();
+        drq.clear();
+        // (a closed CQ's poll and arm refusal is not probed here: the fake provider's CQs cannot be destroyed)
+        assertThat(ring()).isZero();
+    }
+
+    @Test
+    void directQueuesOverTheWrongCqAreRefused() {
+        CompletionQueue other = fp.createCq(16);
+        DirectCompletionQueue otherDcq = DirectCompletionQueue.over(other, new Mlx5CompletionQueueView(
+                Mlx5Model.invalidCqes(arena.allocate(16 * 64, 64), 16), 16, 64, arena.allocate(8, 8),
+                arena.allocate(8, 8), 3));
+        assertThatThrownBy(() -> DirectSendQueue.over(qp, view(), otherDcq, true, false))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not the send CQ");
+        assertThatThrownBy(() -> DirectReceiveQueue.over(qp, rqView(), otherDcq))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not the receive CQ");
+        assertThatThrownBy(() -> DirectCompletionQueue.over(other, new Mlx5CompletionQueueView(
+                arena.allocate(16 * 128, 64), 16, 128, arena.allocate(8, 8), arena.allocate(8, 8), 3)))
+                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("64-byte CQEs");
+    }
+
+    @Test
+    void anXrcInitiatorHasNoDirectQueues() {
+        CompletionQueue xcq = fp.createCq(16);
+        QueuePair ini = fp.createXrcInitiator(xcq, 8, Set.of());
+        DirectCompletionQueue xdcq = DirectCompletionQueue.over(xcq, new Mlx5CompletionQueueView(
+                Mlx5Model.invalidCqes(arena.allocate(16 * 64, 64), 16), 16, 64, arena.allocate(8, 8),
+                arena.allocate(8, 8), 4));
+        assertThatThrownBy(() -> DirectSendQueue.over(ini, new Mlx5QueuePairView(arena.allocate(16 * 64, 64), 16, 64,
+                arena.allocate(8, 8), arena.allocate(512, 64), 256, ini.qpNum()), xdcq, true, false))
+                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("RC")
+                .hasMessageContaining("XRC_SEND");
+        assertThatThrownBy(() -> DirectReceiveQueue.over(ini, new Mlx5ReceiveQueueView(arena.allocate(16 * 32, 64),
+                16, 32, arena.allocate(8, 8), ini.qpNum()), xdcq)).isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("XRC initiator").hasMessageContaining("no receive queue");
+        ini.close();
+    }
+
+    @Test
+    void aRegionCannotCloseWhileAnyWrNamingItIsInFlightOnEitherQueue() throws Throwable {
+        MemorySegment seg = arena.allocate(256, 64);
+        MemoryRegion mr = fp.register(seg, 0x3333);
+        Mlx5Model.reg.invokeExact(0x3333, seg.address(), 256L, LOCAL_WRITE);
+        // unsignaled WRs stay in flight until a later signaled one completes
+        dsq.rdmaWrite(1, 0, mrRemote.rkey(), remote.address(), mr, 0, 8)
+                .atomicFetchAdd(2, 0, mrRemote.rkey(), remote.address() + 1024, 1).sge(mr, 8, 8).post();
+        assertThatThrownBy(mr::close).isInstanceOf(IllegalStateException.class);
+        assertThat(mr.isOpen()).isTrue();
+        assertThat(ring()).isEqualTo(2);
+        assertThatThrownBy(mr::close).as("executed, no completion polled").isInstanceOf(IllegalStateException.class);
+        assertThat(dcq.poll(wcs)).isZero();
+        dsq.send(3, SIG); // no SGE: names no region
+        Mlx5Model.postRecv.invokeExact(9L, remote.address() + 4096, 64, 0x2222);
+        dsq.post();
+        ring();
+        assertThat(dcq.poll(wcs)).isEqualTo(1);
+        mr.close(); // the signaled completion retired the two before it
+        // a receive WR in flight on a direct receive queue
+        DirectReceiveQueue drq = receiveQueue();
+        MemoryRegion landing = fp.register(arena.allocate(256, 64), 0x4444);
+        drq.recv(5).sge(landing, 0, 256);
+        drq.post();
+        assertThatThrownBy(landing::close).isInstanceOf(IllegalStateException.class);
+        assertThat(landing.isOpen()).isTrue();
+    }
+
+    @Test
+    void errorCqesCompleteWithTheirStatusAndRetireTheirWork() throws Throwable {
+        MemorySegment seg = arena.allocate(256, 64);
+        MemoryRegion mr = fp.register(seg, 0x3333);
+        Mlx5Model.reg.invokeExact(0x3333, seg.address(), 256L, LOCAL_WRITE);
+        Mlx5Model.failNext.invokeExact(0x99); // a syndrome libmlx5 does not map: IBV_WC_GENERAL_ERR
+        dsq.rdmaWrite(1, 0, mrRemote.rkey(), remote.address(), mr, 0, 8) // unsignaled: the error completes it
+                .rdmaWrite(2, SIG, mrRemote.rkey(), remote.address(), mr, 8, 8).post();
+        assertThat(ring()).isEqualTo(2);
+        assertThat(dcq.poll(wcs)).isEqualTo(2);
+        assertThat(wcs.get(0).wrId()).isEqualTo(1);
+        assertThat(wcs.get(0).status()).isEqualTo(WorkCompletionStatus.GENERAL_ERR);
+        assertThat(wcs.get(0).vendorErr()).isEqualTo(0x42);
+        assertThat(wcs.get(1).status()).isEqualTo(WorkCompletionStatus.WR_FLUSH_ERR);
+        mr.close(); // both retired
+    }
+
+    @Test
+    void aCqeThisPathCannotAttributeIsRefusedAndTheCqStaysUsable() throws Throwable {
+        // a requester CQE of a QP no direct queue writes (0xABCDE), owner bit 0 at index 0
+        cqBuf.set(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), 56, 0x08 << 24 | 0xABCDE);
+        cqBuf.set(ValueLayout.JAVA_BYTE, 63, (byte) 0x00);
+        assertThatThrownBy(() -> dcq.poll(wcs)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("mlx5 direct CQE poll").hasMessageContaining("CompletionQueue.poll");
+        assertThat(wcs.count()).isZero();
+        // the model's next CQE goes after the consumed one: a 32-CQE view from index 1 (owner 0 in both laps' view)
+        Mlx5Model.qpFn.invokeExact(sq, 64, dbrec, qp.qpNum(), cqBuf.asSlice(64), 32, rcqBuf, 64, 0x999);
+        dsq.rdmaWrite(7, SIG, mrRemote.rkey(), remote.address(), mrLocal, 0, 8).post();
+        assertThat(ring()).isEqualTo(1);
+        assertThat(dcq.poll(wcs)).isEqualTo(1);
+        assertThat(wcs.get(0).wrId()).isEqualTo(7);
+    }
+
+    @Test
+    void completionsBeforeAnUnattributableCqeAreReturnedAndTheNextPollRefusesIt() throws Throwable {
+        dsq.rdmaWrite(5, SIG, mrRemote.rkey(), remote.address(), mrLocal, 0, 8).post();
+        assertThat(ring()).isEqualTo(1); // its CQE at index 0
+        cqBuf.set(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), 64 + 56, 0x08 << 24 | 0xABCDE);
+        cqBuf.set(ValueLayout.JAVA_BYTE, 64 + 63, (byte) 0x00); // an unknown QP's CQE at index 1
+        assertThat(dcq.poll(wcs)).as("the completion before it is not lost").isEqualTo(1);
+        assertThat(wcs.get(0).wrId()).isEqualTo(5);
+        assertThatThrownBy(() -> dcq.poll(wcs)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("mlx5 direct CQE poll").hasMessageContaining("consumed");
+        assertThat(wcs.count()).isZero();
+        assertThat(dcq.poll(wcs)).isZero();
+        mrLocal.close(); // the returned completion retired its WR
+    }
+
+    private DirectReceiveQueue receiveQueue() {
+        return DirectReceiveQueue.over(qp, rqView(), dcq);
+    }
+
+    private Mlx5ReceiveQueueView rqView() {
+        return new Mlx5ReceiveQueueView(arena.allocate(16 * 32, 64), 16, 32, arena.allocate(8, 8), qp.qpNum());
+    }
+
+    /** sge() on a fresh queue, before any recv(). */
+    private record DirectReceiveQueueHolder(DirectReceiveQueue q) {
+        void sgeBeforeRecv() {
+            q.clear();
+            q.sge(null, 0, 0);
+        }
+    }
+}
