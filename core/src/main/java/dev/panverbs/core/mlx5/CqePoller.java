@@ -88,8 +88,9 @@ final class CqePoller {
     static final class Target {
         final int qpn;
         /**
-         * By send WQE index {@code i}: {@code sq[2i]} the provider wr_id (what retires), {@code sq[2i + 1]} the
-         * caller's wr_id (what is reported); interleaved, so the poster stores both under one range check. Or null.
+         * By send WQE index {@code i}: {@code sq[2i]} the caller's wr_id (what is reported, per completion: the even
+         * slot costs the fast path one shift), {@code sq[2i + 1]} the provider wr_id (what retires, once per poll);
+         * interleaved, so the poster stores both into one array. Or null.
          */
         long[] sq;
         int sqMask;
@@ -278,7 +279,7 @@ final class CqePoller {
             return false;
         }
         int idx = (Short.reverseBytes((short) (word >>> 32)) & 0xFFFF) & t.sqMask;
-        wc.set(HOST64, w + WC_WR_ID, t.sq[2 * idx + 1]);
+        wc.set(HOST64, w + WC_WR_ID, t.sq[2 * idx]);
         wc.set(HOST32, w + WC_STATUS, 0);
         wc.set(HOST32, w + WC_OPCODE, sop == 0x08 ? WC_RDMA_WRITE : WC_SEND);
         wc.set(HOST32, w + WC_QP_NUM, t.qpn);
@@ -301,7 +302,7 @@ final class CqePoller {
         Target r = retireTarget;
         if (r != null) {
             retireTarget = null;
-            r.sink.completed(retireIdx, r.sq[2 * retireIdx]);
+            r.sink.completed(retireIdx, r.sq[2 * retireIdx + 1]);
         }
     }
 
@@ -310,7 +311,7 @@ final class CqePoller {
         if (t.sink != null) {
             deferRetire(t, idx);
         }
-        return t.sq[2 * idx + 1];
+        return t.sq[2 * idx];
     }
 
     private int parse(long off, int opOwn, MemorySegment wc, long w) {

@@ -54,9 +54,9 @@ public final class DirectSendQueue {
     private final DirectPath.SendSide side;
     final WqeWriter writer;
     /**
-     * By the index {@code i} at which a WR's WQE starts: {@code sq[2i]} its provider wr_id (tracker position and
-     * route token, what its completion retires), {@code sq[2i + 1]} the caller's wr_id (what it reports).
-     * Interleaved: one range check per WR where two arrays took two.
+     * By the index {@code i} at which a WR's WQE starts: {@code sq[2i]} the caller's wr_id (what its completion
+     * reports), {@code sq[2i + 1]} its provider wr_id (tracker position and route token, what the completion
+     * retires). Interleaved (see {@code CqePoller.Target#sq}): one array and length load per WR where two took two.
      */
     final long[] sq;
     private final int capacity;
@@ -266,8 +266,8 @@ public final class DirectSendQueue {
         int i = next();
         int idx = writer.writeOne(op, sendFlags, ra, rk, p.address(snap) + offset, length, p.lkey(snap));
         long[] q = sq;
-        q[2 * idx] = token | ((chainTail + i) & positionMask);
-        q[2 * idx + 1] = wrId;
+        q[2 * idx] = wrId;
+        q[2 * idx + 1] = token | ((chainTail + i) & positionMask);
         long[] r = rec;
         int b = i * stride;
         r[b] = wrId;
@@ -294,8 +294,8 @@ public final class DirectSendQueue {
         int i = next();
         int idx = writer.begin(op, sendFlags, immOrInv, ra, rk, sw, ca);
         long[] q = sq;
-        q[2 * idx] = token | ((chainTail + i) & positionMask);
-        q[2 * idx + 1] = wrId;
+        q[2 * idx] = wrId;
+        q[2 * idx + 1] = token | ((chainTail + i) & positionMask);
         int b = i * stride;
         rec[b] = wrId;
         rec[b + 1] = 0;

@@ -78,8 +78,8 @@ class Mlx5PollOracleTest {
                 // once per poll, with the last send completion's WQE and its provider wr_id
                 long[] sqIds = new long[2 * sq.length];
                 for (int i = 0; i < sq.length; i++) {
-                    sqIds[2 * i] = 0x5300000000L + i;
-                    sqIds[2 * i + 1] = sq[i];
+                    sqIds[2 * i] = sq[i];
+                    sqIds[2 * i + 1] = 0x5300000000L + i;
                 }
                 int[] retired = {0, -1};
                 CqePoller.Target target = new CqePoller.Target(c.qpn, null, rq, null);
