@@ -12,7 +12,6 @@ import dev.panverbs.core.internal.RdmaCoreVersion;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
 /**
@@ -47,7 +46,6 @@ import java.nio.ByteOrder;
 public final class ExtendedCompletionQueue extends CompletionQueue {
     private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
     private static final int ENOENT = Errno.ENOENT;
-    private static final long CQ_EX_WR_ID = dev.panverbs.bindings.verbs.ibv_cq_ex.wr_id$offset();
 
     /** The polling slots of the {@code ibv_cq_ex}, read once. */
     private final CqExOps ops;
@@ -227,7 +225,7 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
         long providerWrId = ops.wr_id();
         long wrId = CompletionRoutes.retire(routes.table(), providerWrId);
         if (wrId != providerWrId) { // a field of ibv_cq_ex that the provider rewrites at every start/next_poll
-            ops.cq().set(ValueLayout.JAVA_LONG_UNALIGNED, CQ_EX_WR_ID, wrId);
+            ops.wr_id(wrId);
         }
     }
 

@@ -20,8 +20,18 @@ import java.lang.foreign.ValueLayout;
  * {@code ibv_start_poll} to {@code ibv_end_poll} may hold the provider's CQ lock and belongs to one thread.
  */
 public final class CqExOps {
+    /**
+     * All of native memory as one segment, held in a constant: C2 folds its class, scope and size, so the per-completion
+     * field reads ({@link #status}, {@link #wr_id}) are one {@code mov} each at {@code address + constant offset},
+     * instead of a segment's class, scope and bounds checks. The struct is alive while its CQ is, which the callers'
+     * poll pass guarantees (as for the slot calls).
+     */
+    private static final MemorySegment NATIVE = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+    /** User-space addresses are below 2^56 (checked in the constructor): C2 then sees every address in range. */
+    private static final long ADDR_BITS = (1L << 56) - 1;
 
     private final MemorySegment cq;
+    private final long address;
     private final MemorySegment startPoll;
     private final MemorySegment nextPoll;
     private final MemorySegment endPoll;
@@ -44,6 +54,11 @@ public final class CqExOps {
     private CqExOps(MemorySegment cq) {
         this.cq = cq;
         long c = cq.address();
+        if ((c & ~ADDR_BITS) != 0) {
+            throw new IllegalArgumentException("ibv_cq_ex at 0x" + Long.toHexString(c) + " is outside the user "
+                    + "address space");
+        }
+        this.address = c;
         startPoll = pointer(c + CqExInline.START_POLL);
         nextPoll = pointer(c + CqExInline.NEXT_POLL);
         endPoll = pointer(c + CqExInline.END_POLL);
@@ -80,12 +95,17 @@ public final class CqExOps {
 
     /** {@code cq->status}: the {@code enum ibv_wc_status} of the current completion. */
     public int status() {
-        return cq.get(ValueLayout.JAVA_INT_UNALIGNED, CqExInline.STATUS);
+        return NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, (address & ADDR_BITS) + CqExInline.STATUS);
     }
 
     /** {@code cq->wr_id}: the work request ID of the current completion. */
     public long wr_id() {
-        return cq.get(ValueLayout.JAVA_LONG_UNALIGNED, CqExInline.WR_ID);
+        return NATIVE.get(ValueLayout.JAVA_LONG_UNALIGNED, (address & ADDR_BITS) + CqExInline.WR_ID);
+    }
+
+    /** Rewrites {@code cq->wr_id} of the current completion (the provider rewrites it at every start/next poll). */
+    public void wr_id(long wrId) {
+        NATIVE.set(ValueLayout.JAVA_LONG_UNALIGNED, (address & ADDR_BITS) + CqExInline.WR_ID, wrId);
     }
 
     /** {@link CqExInline#ibv_start_poll} through the slot read at bind time. */
