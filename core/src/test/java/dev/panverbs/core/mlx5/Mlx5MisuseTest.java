@@ -32,8 +32,8 @@ import org.junit.jupiter.api.Test;
  * The mlx5 direct queues misused as a careless caller would, over the core's real objects (fake provider) and the
  * PRM device model on plain memory: keys closed, of another PD or out of range, sizes negative or huge, inline data
  * beyond {@code max_inline_data}, more SGEs than {@code max_send_sge}, a full ring, a second thread touching an open
- * chain, a second direct queue over the same QP, queues used after their QP or CQ closed, error and unattributable
- * CQEs, and regions closed while WRs naming them are in flight. Each must be a Java exception that names the
+ * chain or receive WRs being built, a second direct queue over the same QP, queues used after their QP or CQ
+ * closed, error and unattributable CQEs, and regions closed while WRs naming them are in flight. Each must be a Java exception that names the
  * operation, with nothing written where the device would read it, and the queue must stay usable afterwards.
  */
 class Mlx5MisuseTest {
@@ -308,6 +308,68 @@ class Mlx5MisuseTest {
         assertThat(ring()).isEqualTo(1);
         assertThat(dcq.poll(wcs)).isEqualTo(1);
         CompletableFuture.runAsync(qp::close).get(30, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aSecondThreadCannotTouchReceiveWrsBeingBuiltAndTheirKeysStayTheirs() throws Throwable {
+        CompletionQueue rcq = fp.createCq(64);
+        QueuePair b = fp.createRtsQp(fp.protectionDomain(), rcq, rcq, 8, 16, 1, 0, Set.of());
+        MemorySegment rq = arena.allocate(16 * 32, 64).fill((byte) 0xEE);
+        MemorySegment bDb = arena.allocate(8, 8);
+        DirectCompletionQueue drcq = DirectCompletionQueue.over(rcq, new Mlx5CompletionQueueView(rcqBuf, 64, 64,
+                arena.allocate(8, 8), arena.allocate(8, 8), 0x78));
+        DirectReceiveQueue drq = DirectReceiveQueue.over(b, new Mlx5ReceiveQueueView(rq, 16, 32, bDb, b.qpNum()),
+                drcq);
+        Mlx5Model.qpFn.invokeExact(sq, 64, dbrec, qp.qpNum(), cqBuf, 64, rcqBuf, 64, b.qpNum());
+        Mlx5Model.rqFn.invokeExact(rq, 16, 32, bDb);
+        MemorySegment landing = arena.allocate(256, 64);
+        MemoryRegion mrA = fp.register(landing, 0x3333);
+        Mlx5Model.reg.invokeExact(0x3333, landing.address(), 256L, LOCAL_WRITE);
+        drq.recv(100).sge(mrA, 0, 256);
+        drq.recv(101); // open: its SGE comes after the other thread's attempts
+        for (ThrowingCallable c : new ThrowingCallable[] {
+            () -> drq.recv(200),
+            () -> drq.sge(mrRemote, 0, 64),
+            drq::post,
+            drq::clear}) {
+            Throwable t = CompletableFuture.supplyAsync(() -> {
+                try {
+                    c.call();
+                    return null;
+                } catch (Throwable e) {
+                    return e;
+                }
+            }).get(30, TimeUnit.SECONDS);
+            assertThat(t).isInstanceOf(IllegalStateException.class).hasMessageContaining(RECV_VERB)
+                    .hasMessageContaining("another thread").hasMessageContaining("Nothing was changed");
+        }
+        assertThat(rq.toArray(ValueLayout.JAVA_BYTE)).as("nothing written").containsOnly((byte) 0xEE);
+        drq.sge(mrRemote, 1024, 64);
+        assertThat(drq.post()).as("the owner's two WRs, as built").isEqualTo(2);
+        assertThatThrownBy(mrA::close).as("a posted receive may write it").isInstanceOf(IllegalStateException.class);
+        assertThat(mrA.isOpen()).isTrue();
+        dsq.send(7, SIG).sge(mrLocal, 0, 200);
+        dsq.send(8, SIG).sge(mrLocal, 300, 64);
+        dsq.post();
+        assertThat(ring()).isEqualTo(2);
+        assertThat(dcq.poll(wcs)).isEqualTo(2);
+        WorkCompletions r = WorkCompletions.allocate(4);
+        assertThat(drcq.poll(r)).isEqualTo(2);
+        assertThat(r.get(0).wrId()).isEqualTo(100);
+        assertThat(r.get(0).byteLen()).isEqualTo(200);
+        assertThat(r.get(1).wrId()).isEqualTo(101);
+        assertThat(r.get(1).byteLen()).isEqualTo(64);
+        assertThat(landing.asSlice(0, 200).mismatch(local.asSlice(0, 200))).isEqualTo(-1);
+        assertThat(remote.asSlice(1024, 64).mismatch(local.asSlice(300, 64))).isEqualTo(-1);
+        mrA.close(); // its receive completed and retired its key
+        // nothing pending: another thread may start, post and own receive WRs now, and this one is refused meanwhile
+        CompletableFuture.runAsync(() -> drq.recv(102).sge(mrRemote, 0, 8)).get(30, TimeUnit.SECONDS);
+        assertThatThrownBy(() -> drq.recv(103)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("another thread");
+        assertThat(CompletableFuture.supplyAsync(drq::post).get(30, TimeUnit.SECONDS)).isEqualTo(1);
+        drq.recv(103).sge(mrRemote, 8, 8);
+        drq.clear();
+        b.close();
     }
 
     @Test
