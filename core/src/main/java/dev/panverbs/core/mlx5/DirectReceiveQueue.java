@@ -15,7 +15,9 @@ import dev.panverbs.core.internal.DirectPath;
  *
  * <p>DMA safety is the core's: every receive is recorded in the QP's receive-queue tracker with its keys before the
  * doorbell record is written, and only its polled completion retires it, so {@code MemoryRegion.close()} refuses a
- * region a posted receive may still be written into. Do not post receives to this QP through the core as well.
+ * region a posted receive may still be written into. Completions retire in order, one per receive; one that names no
+ * outstanding receive (a misbehaving device, or receives posted outside this path) is refused, not retired. Do not
+ * post receives to this QP through the core as well.
  * Single producer: the thread that starts a WR owns the pending WRs until a {@link #post()} takes them all or
  * {@link #clear()} drops them; {@code recv}, {@code sge}, {@code post} and {@code clear} on another thread meanwhile
  * are refused ({@link IllegalStateException}, nothing changed), so the keys tracked at post are those of the WQEs
@@ -82,9 +84,13 @@ public final class DirectReceiveQueue {
         this.keyIds = new long[s];
         this.snapshots = new Object[s];
         RecvWriter w = writer;
+        String pollVerb = "mlx5 direct CQE poll (receive queue of " + qp + ")";
         cq.poller.target(view.qpNum()).receive(rqWrid, head, providerWrId -> {
+            // in order, one CQE per WR: a CQE with nothing outstanding would shift every later one onto the
+            // next WR and retire a receive the NIC may still write into (the compare replaces retire's)
+            long id = side.retireNext(providerWrId, pollVerb);
             w.tail++;
-            return side.retire(providerWrId);
+            return id;
         });
     }
 

@@ -129,7 +129,21 @@ public final class DirectSendQueue {
         this.stride = 2 + maxSge;
         this.rec = new long[capacity * stride];
         this.keys = new Object[capacity * maxSge];
-        cq.poller.target(view.qpNum()).send(sq, (idx, providerWrId) -> side.retire(providerWrId));
+        // a slot no WR was written at holds a wr_id naming no position (not 0: that names position 0, which may be
+        // outstanding): a CQE naming it is refused (once per poll, where it retires) instead of retiring position 0
+        long never = side.encode(-1L);
+        for (int i = 1; i < sq.length; i += 2) {
+            sq[i] = never;
+        }
+        String pollVerb = "mlx5 direct CQE poll (send queue of " + qp + ")";
+        cq.poller.target(view.qpNum()).send(sq, (idx, providerWrId) -> {
+            if (providerWrId == never) {
+                throw new IllegalStateException(pollVerb + ": a completion names send WQE " + idx + ", where no "
+                        + "WR was written: the device misbehaves, or work was posted to this QP outside this path. "
+                        + "Nothing was retired; its completions can no longer be attributed");
+            }
+            return side.retire(providerWrId);
+        });
     }
 
     /**

@@ -521,6 +521,55 @@ class Mlx5MisuseTest {
         mrLocal.close(); // the returned completion retired its WR
     }
 
+    @Test
+    void aCqeNamingASendWqeNeverWrittenIsRefusedAndRetiresNothing() throws Throwable {
+        MemorySegment seg = arena.allocate(256, 64);
+        MemoryRegion mr = fp.register(seg, 0x3333);
+        Mlx5Model.reg.invokeExact(0x3333, seg.address(), 256L, LOCAL_WRITE);
+        dsq.rdmaWrite(1, 0, mrRemote.rkey(), remote.address(), mr, 0, 8).post(); // WR 0 at WQE 0, not executed
+        cqe(0, 0x00, 0x08 << 24 | qp.qpNum(), 5); // a requester CQE of this QP naming WQE 5: nothing written there
+        assertThatThrownBy(() -> dcq.poll(wcs)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("mlx5 direct CQE poll").hasMessageContaining("send WQE 5")
+                .hasMessageContaining("misbehaves");
+        assertThatThrownBy(mr::close).as("WR 0 is still in flight: not retired by that CQE")
+                .isInstanceOf(IllegalStateException.class);
+        assertThat(mr.isOpen()).isTrue();
+    }
+
+    @Test
+    void aReceiveCqeWithNoReceiveOutstandingIsRefusedAndLaterOnesRetireNothingStillPosted() {
+        DirectReceiveQueue drq = receiveQueue();
+        MemoryRegion l5 = fp.register(arena.allocate(64, 64), 0x4445);
+        MemoryRegion l6 = fp.register(arena.allocate(64, 64), 0x4446);
+        MemoryRegion l7 = fp.register(arena.allocate(64, 64), 0x4447);
+        drq.recv(5).sge(l5, 0, 64);
+        drq.post();
+        cqe(0, 0x2, qp.qpNum(), 0); // RESP_SEND: completes receive 5
+        cqe(1, 0x2, qp.qpNum(), 0); // one more: no receive is outstanding
+        WorkCompletions one = WorkCompletions.allocate(1);
+        assertThat(dcq.poll(one)).isEqualTo(1);
+        assertThat(one.get(0).wrId()).isEqualTo(5);
+        l5.close();
+        assertThatThrownBy(() -> dcq.poll(one)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("mlx5 direct CQE poll").hasMessageContaining("receive queue")
+                .hasMessageContaining("misbehaves");
+        drq.recv(6).sge(l6, 0, 64);
+        drq.recv(7).sge(l7, 0, 64);
+        assertThat(drq.post()).isEqualTo(2);
+        cqe(2, 0x2, qp.qpNum(), 0); // the device completes receive 6; the extra CQE above shifted attribution
+        assertThatThrownBy(() -> dcq.poll(one)).as("refused rather than retiring receive 7 through it")
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("not the oldest outstanding");
+        assertThatThrownBy(l7::close).as("receive 7 is still posted").isInstanceOf(IllegalStateException.class);
+        assertThat(l7.isOpen()).isTrue();
+    }
+
+    /** A CQE written where the device would write it: index {@code k} of the first lap (owner bit 0). */
+    private void cqe(int k, int opcode, int sopDropQpn, int wqeCounter) {
+        cqBuf.set(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), 64L * k + 56, sopDropQpn);
+        cqBuf.set(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), 64L * k + 60, (short) wqeCounter);
+        cqBuf.set(ValueLayout.JAVA_BYTE, 64L * k + 63, (byte) (opcode << 4));
+    }
+
     private DirectReceiveQueue receiveQueue() {
         return DirectReceiveQueue.over(qp, rqView(), dcq);
     }
