@@ -223,6 +223,11 @@ final class DirectPathAccess extends DirectPath {
         }
 
         @Override
+        public long retireNext(long providerWrId, String verb) {
+            return q.tracker.retireNext(providerWrId, verb);
+        }
+
+        @Override
         public int outstanding() {
             return q.tracker.outstanding();
         }

@@ -75,6 +75,12 @@ public final class PostBatch implements AutoCloseable {
     /** The tracker position of the batch's first WR. */
     private long base;
     private int inlineBytes;
+    /**
+     * XRC initiators only (else null): the batch number ({@link #batch}) in which WR {@code i} was given its remote
+     * SRQ number; submit refuses a WR of the batch without one, as the classic post does.
+     */
+    private final int[] srqnSetIn;
+    private int batch;
 
     PostBatch(SendQueue queue, QpExOps ops, long sendOps) {
         this.queue = queue;
@@ -94,6 +100,7 @@ public final class PostBatch implements AutoCloseable {
         this.sgeList = lists.segment.asSlice(0, sgeBytes);
         this.bufList = lists.segment.asSlice(sgeBytes, bufBytes);
         this.bindInfo = lists.segment.asSlice(sgeBytes + bufBytes);
+        this.srqnSetIn = rules.type() == QueuePairType.XRC_SEND ? new int[capacity] : null;
     }
 
     PostBatch start() {
@@ -109,6 +116,7 @@ public final class PostBatch implements AutoCloseable {
             throw e;
         }
         active = true;
+        batch++;
         count = 0;
         room = tracker.room();
         base = tracker.tail();
@@ -337,6 +345,7 @@ public final class PostBatch implements AutoCloseable {
             throw rules.notXrc("ibv_wr_set_xrc_srqn");
         }
         ops.ibv_wr_set_xrc_srqn(remoteSrqn);
+        srqnSetIn[count - 1] = batch;
         return this;
     }
 
@@ -346,12 +355,22 @@ public final class PostBatch implements AutoCloseable {
      * arena was closed since its {@code setSge} aborts the whole batch ({@code ibv_wr_abort}) with
      * {@link IllegalStateException} naming it.
      *
+     * <p>An XRC initiator's WR without {@link #setXrcSrqn} is refused ({@link IllegalStateException} naming it)
+     * before anything is published or reaches the provider; the batch stays open.
+     *
      * <p>Errors: a non-zero return (the provider rolled back every WR of the batch) → {@link VerbsException};
      * {@code ENOMEM}: the send queue overflowed.
      */
     public void submit() {
         if (!active || !queue.guard.heldBy(Thread.currentThread())) {
             throw notOpen("ibv_wr_complete");
+        }
+        if (srqnSetIn != null) { // XRC: the provider would send to whatever SRQ number its WQE slot last held
+            for (int i = 0; i < count; i++) {
+                if (srqnSetIn[i] != batch) {
+                    throw noSrqn(i); // nothing published or rung: the batch stays open
+                }
+            }
         }
         queue.requests.release(base + count); // a chain being built on this queue is staged after the batch
         tracker.publish(base + count); // the WRs were staged in the tracker as they were built
@@ -523,6 +542,12 @@ public final class PostBatch implements AutoCloseable {
         return new IllegalStateException("ibv_wr_start: " + qp + " is being posted to by "
                 + WorkQueue.holderName(holder) + " at the same time; the send side has one producer "
                 + "at a time");
+    }
+
+    private IllegalStateException noSrqn(int index) {
+        return new IllegalStateException("ibv_wr_complete: work request " + index + " of the batch of " + qp
+                + " names no remote XRC SRQ: an XRC send needs setXrcSrqn(remoteSrqn) (ibv_wr_set_xrc_srqn) after "
+                + "its operation. Nothing was posted; the batch stays open (close() aborts it)");
     }
 
     private UnsupportedVerbException notEnabled(SendOperation op) {

@@ -199,6 +199,30 @@ final class WorkQueueTracker {
     }
 
     /**
+     * {@link #retire} for a queue whose completions come one per WR, in order (a receive queue): the {@code wr_id}
+     * must name the oldest outstanding WR, else nothing is retired and {@link IllegalStateException} starts with
+     * {@code verb} (which names the queue): the device completed a WR that was not posted (or was posted elsewhere).
+     * Consumer only; O(1): the compare replaces {@link #retire}'s.
+     */
+    long retireNext(long providerWrId, String verb) {
+        long t = (long) TAIL.getAcquire(this);
+        long p = position(providerWrId, t);
+        if (p < 0 || p != (long) HEAD.get(this)) {
+            throw notOutstanding(verb, t);
+        }
+        HEAD.setRelease(this, p + 1);
+        return wrIds[(int) p & mask];
+    }
+
+    private IllegalStateException notOutstanding(String verb, long t) {
+        long h = (long) HEAD.get(this);
+        return new IllegalStateException(verb + ": a completion names a work request that is not the oldest "
+                + "outstanding one (" + (t - h) + " outstanding): the device misbehaves, or work was "
+                + "posted to this queue outside this path. Nothing was retired; its completions can no longer be "
+                + "attributed");
+    }
+
+    /**
      * Forgets the published WRs from {@code position} on: the provider refused them (bad_wr), or a re-check refused
      * the post before the doorbell. Producer only.
      */

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
  * XRC initiators on the host, over the fake provider (rxe has no XRC; the traffic runs on the hardware lane in
  * {@code XrcIT}): the classic chain writes {@code qp_type.xrc.remote_srqn} where the C header puts it and refuses at
  * post a WR that names no remote SRQ; the {@code ibv_wr_*} batch dispatches {@code ibv_wr_set_xrc_srqn} through the
- * QP's provider slot; a non-XRC QP refuses both by name; an initiator has no receive queue. The layouts themselves are
+ * QP's provider slot and refuses at submit a WR that names none; a non-XRC QP refuses both by name; an initiator has no receive queue. The layouts themselves are
  * checked against gcc by the bindings' ABI oracle ({@code AbiConformanceTest}: {@code struct ibv_send_wr},
  * {@code ibv_srq_init_attr_ex}, {@code ibv_qp_init_attr_ex}), the other XRC twins ({@code ibv_create_srq_ex} with
  * {@code IBV_SRQT_XRC}, {@code ibv_get_srq_num}, {@code ibv_open_xrcd}, ...) by its dispatch tests.
@@ -61,6 +61,32 @@ class XrcHostTest {
             b.submit();
         }
         assertThat(DataPathHostTest.drain(cq)).extracting(c -> c[0]).containsExactly(5L);
+        buf.close();
+    }
+
+    @Test
+    void theBatchRefusesAWrWithoutARemoteSrqBeforeAnythingReachesTheProvider() {
+        CompletionQueue cq = fake.createCq(64);
+        QueuePair ini = fake.createXrcInitiator(cq, 16, EnumSet.of(SendOperation.RDMA_WRITE));
+        MemoryRegion buf = fake.register(Arena.ofShared().allocate(4096, 64), 0x64);
+        try (PostBatch b = ini.startSend()) {
+            b.rdmaWrite(1, SendFlag.SIGNALED_BIT, 0x77, 0x1000).setXrcSrqn(0x11).setSge(buf, 0, 32);
+            b.rdmaWrite(2, SendFlag.SIGNALED_BIT, 0x77, 0x2000).setSge(buf, 64, 32); // no setXrcSrqn
+            assertThatThrownBy(b::submit).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("ibv_wr_complete").hasMessageContaining("work request 1")
+                    .hasMessageContaining("setXrcSrqn");
+            assertThat(ini.sendQueue.tracker.outstanding()).as("nothing published").isZero();
+            assertThat(b.isOpen()).isTrue();
+            b.setXrcSrqn(0x22);
+            b.submit();
+        }
+        assertThat(DataPathHostTest.drain(cq)).extracting(c -> c[0]).containsExactly(1L, 2L);
+        try (PostBatch b = ini.startSend()) { // a new batch keeps nothing of the last one's SRQ numbers
+            b.rdmaWrite(3, SendFlag.SIGNALED_BIT, 0x77, 0x3000).setSge(buf, 0, 8);
+            assertThatThrownBy(b::submit).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("work request 0");
+        } // close() aborts it
+        assertThat(DataPathHostTest.drain(cq)).as("nothing was posted").isEmpty();
         buf.close();
     }
 

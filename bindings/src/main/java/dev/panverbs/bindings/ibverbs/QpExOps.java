@@ -22,8 +22,18 @@ import java.lang.foreign.ValueLayout;
  * and belongs to one thread.
  */
 public final class QpExOps {
+    /**
+     * All of native memory as one segment, held in a constant: C2 folds its class, scope and size, so the per-WR
+     * field stores ({@link #wr_id}, {@link #wr_flags}) are one {@code mov} each at {@code address + constant offset},
+     * instead of a segment's class, scope and bounds checks. The struct is alive while its QP is, which the callers'
+     * open batch guarantees (as for the slot calls).
+     */
+    private static final MemorySegment NATIVE = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+    /** User-space addresses are below 2^56 (checked in the constructor): C2 then sees every address in range. */
+    private static final long ADDR_BITS = (1L << 56) - 1;
 
     private final MemorySegment qp;
+    private final long address;
     private final MemorySegment wrAtomicCmpSwp;
     private final MemorySegment wrAtomicFetchAdd;
     private final MemorySegment wrBindMw;
@@ -49,6 +59,11 @@ public final class QpExOps {
     private QpExOps(MemorySegment qp) {
         this.qp = qp;
         long q = qp.address();
+        if ((q & ~ADDR_BITS) != 0) {
+            throw new IllegalArgumentException("ibv_qp_ex at 0x" + Long.toHexString(q) + " is outside the user "
+                    + "address space");
+        }
+        this.address = q;
         wrAtomicCmpSwp = pointer(q + QpExInline.WR_ATOMIC_CMP_SWP);
         wrAtomicFetchAdd = pointer(q + QpExInline.WR_ATOMIC_FETCH_ADD);
         wrBindMw = pointer(q + QpExInline.WR_BIND_MW);
@@ -88,12 +103,12 @@ public final class QpExOps {
 
     /** Writes {@code qp->wr_id}: the ID of the next WR built, reported back in its completion. */
     public void wr_id(long wrId) {
-        qp.set(ValueLayout.JAVA_LONG, QpExInline.WR_ID, wrId);
+        NATIVE.set(ValueLayout.JAVA_LONG_UNALIGNED, (address & ADDR_BITS) + QpExInline.WR_ID, wrId);
     }
 
     /** Writes {@code qp->wr_flags}: {@code enum ibv_send_flags} bits for the next WR built. */
     public void wr_flags(int wrFlags) {
-        qp.set(ValueLayout.JAVA_INT, QpExInline.WR_FLAGS, wrFlags);
+        NATIVE.set(ValueLayout.JAVA_INT_UNALIGNED, (address & ADDR_BITS) + QpExInline.WR_FLAGS, wrFlags);
     }
 
     /** {@link QpExInline#ibv_wr_atomic_cmp_swp} through the slot read at bind time. */

@@ -144,6 +144,13 @@ public abstract class DirectPath {
 
         public abstract long retire(long providerWrId);
 
+        /**
+         * {@link #retire} for a queue completed one WR at a time, in order (a receive queue): refuses
+         * ({@link IllegalStateException} starting with {@code verb}, which names the queue; nothing retired) a
+         * {@code wr_id} that is not the oldest outstanding WR's.
+         */
+        public abstract long retireNext(long providerWrId, String verb);
+
         public abstract int outstanding();
 
         /** {@code ibv_qp_init_attr.sq_sig_all}. */

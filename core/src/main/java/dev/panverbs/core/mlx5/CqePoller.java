@@ -87,9 +87,12 @@ final class CqePoller {
      */
     static final class Target {
         final int qpn;
-        long[] sqWrid;
-        /** The caller's wr_id by send WQE index (reported; the sink retires once per poll), or null. */
-        long[] sqUser;
+        /**
+         * By send WQE index {@code i}: {@code sq[2i]} the caller's wr_id (what is reported, per completion: the even
+         * slot costs the fast path one shift), {@code sq[2i + 1]} the provider wr_id (what retires, once per poll);
+         * interleaved, so the poster stores both into one array. Or null.
+         */
+        long[] sq;
         int sqMask;
         SendCompletionSink sink;
         long[] rqWrid;
@@ -102,30 +105,26 @@ final class CqePoller {
         }
 
         /** A target with both sides given at once (tests). */
-        Target(int qpn, long[] sqWrid, long[] rqWrid, SendCompletionSink sink) {
+        Target(int qpn, long[] sq, long[] rqWrid, SendCompletionSink sink) {
             this(qpn);
-            if (sqWrid != null) {
-                send(sqWrid, sink);
+            if (sq != null) {
+                send(sq, sink);
             }
             if (rqWrid != null) {
                 receive(rqWrid, 0, null);
             }
         }
 
-        void send(long[] wrid, SendCompletionSink s) {
-            send(wrid, null, s);
-        }
-
         /**
-         * @param user the caller's wr_id by WQE index, reported by each completion; then {@code s} is called once
-         *             per poll with the last completed WQE (completions of a send queue arrive in order, and a
-         *             completion retires every WR before it), not once per completion
+         * @param sq the provider and the caller's wr_id by WQE index, interleaved (see {@link #sq}; a power of two
+         *           WQEs); each completion reports the caller's, and {@code s} is called once per poll with the last
+         *           completed WQE (completions of a send queue arrive in order, and a completion retires every WR
+         *           before it), not once per completion
          */
-        void send(long[] wrid, long[] user, SendCompletionSink s) {
-            this.sqMask = wrid.length - 1;
+        void send(long[] sq, SendCompletionSink s) {
+            this.sqMask = (sq.length >>> 1) - 1;
             this.sink = s;
-            this.sqUser = user;
-            this.sqWrid = wrid;
+            this.sq = sq;
         }
 
         void receive(long[] wrid, int tail, RecvCompletionSink s) {
@@ -276,11 +275,11 @@ final class CqePoller {
         int sopDropQpn = Integer.reverseBytes((int) word);
         Target t = cur;
         int sop = sopDropQpn >>> 24;
-        if (t == null || t.qpn != (sopDropQpn & 0xFF_FFFF) || t.sqUser == null || (sop != 0x08 && sop != 0x0a)) {
+        if (t == null || t.qpn != (sopDropQpn & 0xFF_FFFF) || t.sq == null || (sop != 0x08 && sop != 0x0a)) {
             return false;
         }
         int idx = (Short.reverseBytes((short) (word >>> 32)) & 0xFFFF) & t.sqMask;
-        wc.set(HOST64, w + WC_WR_ID, t.sqUser[idx]);
+        wc.set(HOST64, w + WC_WR_ID, t.sq[2 * idx]);
         wc.set(HOST32, w + WC_STATUS, 0);
         wc.set(HOST32, w + WC_OPCODE, sop == 0x08 ? WC_RDMA_WRITE : WC_SEND);
         wc.set(HOST32, w + WC_QP_NUM, t.qpn);
@@ -303,21 +302,16 @@ final class CqePoller {
         Target r = retireTarget;
         if (r != null) {
             retireTarget = null;
-            r.sink.completed(retireIdx, r.sqWrid[retireIdx]);
+            r.sink.completed(retireIdx, r.sq[2 * retireIdx + 1]);
         }
     }
 
-    /** The caller's wr_id of the send WQE at {@code idx} of {@code t}, retiring it now or at the end of the poll. */
+    /** The caller's wr_id of the send WQE at {@code idx} of {@code t}, retiring it at the end of the poll. */
     private long sendCompleted(Target t, int idx) {
-        long wrId = t.sqWrid[idx];
-        if (t.sink == null) {
-            return wrId;
-        }
-        if (t.sqUser != null) {
+        if (t.sink != null) {
             deferRetire(t, idx);
-            return t.sqUser[idx];
         }
-        return t.sink.completed(idx, wrId);
+        return t.sq[2 * idx];
     }
 
     private int parse(long off, int opOwn, MemorySegment wc, long w) {
@@ -330,7 +324,7 @@ final class CqePoller {
         switch (opcode) {
             case CQE_REQ -> {
                 Target t = find(qpn);
-                if (t == null || t.sqWrid == null) {
+                if (t == null || t.sq == null) {
                     return POLL_ERR;
                 }
                 int idx = (c.get(BE16, off + CQE_WQE_COUNTER) & 0xFFFF) & t.sqMask;
@@ -419,7 +413,7 @@ final class CqePoller {
                 wc.set(HOST32, w + WC_VENDOR_ERR, c.get(U8, off + ERR_VENDOR) & 0xFF);
                 Target t = find(qpn);
                 if (opcode == CQE_REQ_ERR) {
-                    if (t == null || t.sqWrid == null) {
+                    if (t == null || t.sq == null) {
                         return POLL_ERR;
                     }
                     int idx = (c.get(BE16, off + CQE_WQE_COUNTER) & 0xFFFF) & t.sqMask;

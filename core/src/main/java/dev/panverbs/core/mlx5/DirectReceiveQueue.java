@@ -15,8 +15,13 @@ import dev.panverbs.core.internal.DirectPath;
  *
  * <p>DMA safety is the core's: every receive is recorded in the QP's receive-queue tracker with its keys before the
  * doorbell record is written, and only its polled completion retires it, so {@code MemoryRegion.close()} refuses a
- * region a posted receive may still be written into. Do not post receives to this QP through the core as well.
- * Single producer; allocation-free per WR.
+ * region a posted receive may still be written into. Completions retire in order, one per receive; one that names no
+ * outstanding receive (a misbehaving device, or receives posted outside this path) is refused, not retired. Do not
+ * post receives to this QP through the core as well.
+ * Single producer: the thread that starts a WR owns the pending WRs until a {@link #post()} takes them all or
+ * {@link #clear()} drops them; {@code recv}, {@code sge}, {@code post} and {@code clear} on another thread meanwhile
+ * are refused ({@link IllegalStateException}, nothing changed), so the keys tracked at post are those of the WQEs
+ * written. Allocation-free per WR (the owner check is one compare).
  */
 public final class DirectReceiveQueue {
     private static final String VERB = "mlx5 direct receive post";
@@ -37,6 +42,22 @@ public final class DirectReceiveQueue {
     private final int[] lkey;
     private final long[] keyIds;
     private final Object[] snapshots;
+    /**
+     * The thread whose WRs are pending (null: none): taken by CAS when the first is started, released (ordered after
+     * the arrays) when none is left, read plainly per call: another thread sees either its owner or null, never itself.
+     */
+    @SuppressWarnings("unused") // through OWNER
+    private Thread owner;
+    private static final java.lang.invoke.VarHandle OWNER;
+
+    static {
+        try {
+            OWNER = java.lang.invoke.MethodHandles.lookup().findVarHandle(DirectReceiveQueue.class, "owner",
+                    Thread.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     DirectReceiveQueue(QueuePair qp, Mlx5ReceiveQueueView view, DirectCompletionQueue cq) {
         if (cq.completionQueue() != qp.recvCq()) {
@@ -63,9 +84,13 @@ public final class DirectReceiveQueue {
         this.keyIds = new long[s];
         this.snapshots = new Object[s];
         RecvWriter w = writer;
+        String pollVerb = "mlx5 direct CQE poll (receive queue of " + qp + ")";
         cq.poller.target(view.qpNum()).receive(rqWrid, head, providerWrId -> {
+            // in order, one CQE per WR: a CQE with nothing outstanding would shift every later one onto the
+            // next WR and retire a receive the NIC may still write into (the compare replaces retire's)
+            long id = side.retireNext(providerWrId, pollVerb);
             w.tail++;
-            return side.retire(providerWrId);
+            return id;
         });
     }
 
@@ -85,6 +110,9 @@ public final class DirectReceiveQueue {
 
     /** Starts a receive WR ({@code ibv_recv_wr.wr_id}). */
     public DirectReceiveQueue recv(long wrId) {
+        if (owner != Thread.currentThread()) {
+            claim(); // the first WR pending: count is 0
+        }
         if (count == capacity) {
             throw new IllegalStateException(VERB + ": " + capacity + " receive WRs are pending on " + qp
                     + " (max_recv_wr); post() them first");
@@ -97,8 +125,8 @@ public final class DirectReceiveQueue {
 
     /** Adds a buffer {@code [offset, offset + length)} of {@code key} (which needs LOCAL_WRITE) to the current WR. */
     public DirectReceiveQueue sge(LocalKey key, long offset, int length) {
-        if (count == 0) {
-            throw new IllegalStateException(VERB + ": sge() before recv() on " + qp);
+        if (owner != Thread.currentThread()) { // also when none is pending (count is 0 then)
+            throw notMine("sge() before recv() on " + qp);
         }
         int i = count - 1;
         if (nsge[i] == maxSge) {
@@ -123,6 +151,9 @@ public final class DirectReceiveQueue {
         int n = count;
         if (n == 0) {
             return 0;
+        }
+        if (owner != Thread.currentThread()) {
+            throw notMine(null);
         }
         DirectPath.SendSide s = side;
         if (!s.enter()) {
@@ -175,7 +206,32 @@ public final class DirectReceiveQueue {
 
     /** Drops the receive WRs started and not yet posted. */
     public void clear() {
+        if (count == 0) {
+            return;
+        }
+        if (owner != Thread.currentThread()) {
+            throw notMine(null);
+        }
         drop(count);
+    }
+
+    /** Cold: makes this thread the owner of the WRs about to be started, or refuses if another thread owns some. */
+    private void claim() {
+        if (!OWNER.compareAndSet(this, (Thread) null, Thread.currentThread())) {
+            throw notMine(null);
+        }
+    }
+
+    /** Cold: this thread owns no pending WR; {@code none}: the refusal when no thread does. */
+    private IllegalStateException notMine(String none) {
+        Thread o = (Thread) OWNER.getVolatile(this);
+        if (o == null && none != null) {
+            return new IllegalStateException(VERB + ": " + none);
+        }
+        return new IllegalStateException(VERB + ": receive WRs on " + qp + " are being built on another thread ("
+                + (o == null ? "just released" : o.getName()) + "), which owns them until its post() or clear(); a "
+                + "DirectReceiveQueue has one producer thread: start, post and clear receive WRs on one thread. "
+                + "Nothing was changed");
     }
 
     private void drop(int take) {
@@ -192,5 +248,8 @@ public final class DirectReceiveQueue {
         }
         java.util.Arrays.fill(snapshots, rest * ms, count * ms, null);
         count = rest;
+        if (rest == 0) {
+            OWNER.setRelease(this, (Thread) null); // after the arrays: the next owner's CAS sees them cleared
+        }
     }
 }

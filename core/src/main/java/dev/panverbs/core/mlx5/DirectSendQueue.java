@@ -53,10 +53,12 @@ public final class DirectSendQueue {
     private static final DirectPath PATH = DirectPath.get();
     private final DirectPath.SendSide side;
     final WqeWriter writer;
-    /** The provider wr_id (tracker position and route token) of the WR whose WQE starts at each index. */
-    final long[] sqWrid;
-    /** The caller's wr_id of the WR whose WQE starts at each index: what its completion reports. */
-    final long[] sqUserWrId;
+    /**
+     * By the index {@code i} at which a WR's WQE starts: {@code sq[2i]} the caller's wr_id (what its completion
+     * reports), {@code sq[2i + 1]} its provider wr_id (tracker position and route token, what the completion
+     * retires). Interleaved (see {@code CqePoller.Target#sq}): one array and length load per WR where two took two.
+     */
+    final long[] sq;
     private final int capacity;
     private final int maxSge;
     private final int maxInline;
@@ -121,14 +123,27 @@ public final class DirectSendQueue {
                 view.blueFlameRegister(), view.blueFlameSize(), bfUsable, preferBf, shutUpBf, view.qpNum(),
                 0, capacity, maxSge, maxInline, curPost,
                 BF_LOCKS.computeIfAbsent(view.blueFlameRegister().address(), a -> new Object()));
-        this.sqWrid = new long[view.sqWqeCount()];
-        this.sqUserWrId = new long[view.sqWqeCount()];
+        this.sq = new long[2 * view.sqWqeCount()];
         this.token = side.encode(0);
         this.positionMask = side.encode(-1L) ^ token;
         this.stride = 2 + maxSge;
         this.rec = new long[capacity * stride];
         this.keys = new Object[capacity * maxSge];
-        cq.poller.target(view.qpNum()).send(sqWrid, sqUserWrId, (idx, providerWrId) -> side.retire(providerWrId));
+        // a slot no WR was written at holds a wr_id naming no position (not 0: that names position 0, which may be
+        // outstanding): a CQE naming it is refused (once per poll, where it retires) instead of retiring position 0
+        long never = side.encode(-1L);
+        for (int i = 1; i < sq.length; i += 2) {
+            sq[i] = never;
+        }
+        String pollVerb = "mlx5 direct CQE poll (send queue of " + qp + ")";
+        cq.poller.target(view.qpNum()).send(sq, (idx, providerWrId) -> {
+            if (providerWrId == never) {
+                throw new IllegalStateException(pollVerb + ": a completion names send WQE " + idx + ", where no "
+                        + "WR was written: the device misbehaves, or work was posted to this QP outside this path. "
+                        + "Nothing was retired; its completions can no longer be attributed");
+            }
+            return side.retire(providerWrId);
+        });
     }
 
     /**
@@ -264,8 +279,9 @@ public final class DirectSendQueue {
         Object snap = p.checkNextSge(qp, lastKey, key, offset, length, op == WR_RDMA_READ, "RDMA READ");
         int i = next();
         int idx = writer.writeOne(op, sendFlags, ra, rk, p.address(snap) + offset, length, p.lkey(snap));
-        sqWrid[idx] = token | ((chainTail + i) & positionMask);
-        sqUserWrId[idx] = wrId;
+        long[] q = sq;
+        q[2 * idx] = wrId;
+        q[2 * idx + 1] = token | ((chainTail + i) & positionMask);
         long[] r = rec;
         int b = i * stride;
         r[b] = wrId;
@@ -291,8 +307,9 @@ public final class DirectSendQueue {
         checkFlags(sendFlags);
         int i = next();
         int idx = writer.begin(op, sendFlags, immOrInv, ra, rk, sw, ca);
-        sqWrid[idx] = token | ((chainTail + i) & positionMask);
-        sqUserWrId[idx] = wrId;
+        long[] q = sq;
+        q[2 * idx] = wrId;
+        q[2 * idx + 1] = token | ((chainTail + i) & positionMask);
         int b = i * stride;
         rec[b] = wrId;
         rec[b + 1] = 0;

@@ -32,8 +32,8 @@ import org.junit.jupiter.api.Test;
  * The mlx5 direct queues misused as a careless caller would, over the core's real objects (fake provider) and the
  * PRM device model on plain memory: keys closed, of another PD or out of range, sizes negative or huge, inline data
  * beyond {@code max_inline_data}, more SGEs than {@code max_send_sge}, a full ring, a second thread touching an open
- * chain, a second direct queue over the same QP, queues used after their QP or CQ closed, error and unattributable
- * CQEs, and regions closed while WRs naming them are in flight. Each must be a Java exception that names the
+ * chain or receive WRs being built, a second direct queue over the same QP, queues used after their QP or CQ
+ * closed, error and unattributable CQEs, and regions closed while WRs naming them are in flight. Each must be a Java exception that names the
  * operation, with nothing written where the device would read it, and the queue must stay usable afterwards.
  */
 class Mlx5MisuseTest {
@@ -311,6 +311,68 @@ class Mlx5MisuseTest {
     }
 
     @Test
+    void aSecondThreadCannotTouchReceiveWrsBeingBuiltAndTheirKeysStayTheirs() throws Throwable {
+        CompletionQueue rcq = fp.createCq(64);
+        QueuePair b = fp.createRtsQp(fp.protectionDomain(), rcq, rcq, 8, 16, 1, 0, Set.of());
+        MemorySegment rq = arena.allocate(16 * 32, 64).fill((byte) 0xEE);
+        MemorySegment bDb = arena.allocate(8, 8);
+        DirectCompletionQueue drcq = DirectCompletionQueue.over(rcq, new Mlx5CompletionQueueView(rcqBuf, 64, 64,
+                arena.allocate(8, 8), arena.allocate(8, 8), 0x78));
+        DirectReceiveQueue drq = DirectReceiveQueue.over(b, new Mlx5ReceiveQueueView(rq, 16, 32, bDb, b.qpNum()),
+                drcq);
+        Mlx5Model.qpFn.invokeExact(sq, 64, dbrec, qp.qpNum(), cqBuf, 64, rcqBuf, 64, b.qpNum());
+        Mlx5Model.rqFn.invokeExact(rq, 16, 32, bDb);
+        MemorySegment landing = arena.allocate(256, 64);
+        MemoryRegion mrA = fp.register(landing, 0x3333);
+        Mlx5Model.reg.invokeExact(0x3333, landing.address(), 256L, LOCAL_WRITE);
+        drq.recv(100).sge(mrA, 0, 256);
+        drq.recv(101); // open: its SGE comes after the other thread's attempts
+        for (ThrowingCallable c : new ThrowingCallable[] {
+            () -> drq.recv(200),
+            () -> drq.sge(mrRemote, 0, 64),
+            drq::post,
+            drq::clear}) {
+            Throwable t = CompletableFuture.supplyAsync(() -> {
+                try {
+                    c.call();
+                    return null;
+                } catch (Throwable e) {
+                    return e;
+                }
+            }).get(30, TimeUnit.SECONDS);
+            assertThat(t).isInstanceOf(IllegalStateException.class).hasMessageContaining(RECV_VERB)
+                    .hasMessageContaining("another thread").hasMessageContaining("Nothing was changed");
+        }
+        assertThat(rq.toArray(ValueLayout.JAVA_BYTE)).as("nothing written").containsOnly((byte) 0xEE);
+        drq.sge(mrRemote, 1024, 64);
+        assertThat(drq.post()).as("the owner's two WRs, as built").isEqualTo(2);
+        assertThatThrownBy(mrA::close).as("a posted receive may write it").isInstanceOf(IllegalStateException.class);
+        assertThat(mrA.isOpen()).isTrue();
+        dsq.send(7, SIG).sge(mrLocal, 0, 200);
+        dsq.send(8, SIG).sge(mrLocal, 300, 64);
+        dsq.post();
+        assertThat(ring()).isEqualTo(2);
+        assertThat(dcq.poll(wcs)).isEqualTo(2);
+        WorkCompletions r = WorkCompletions.allocate(4);
+        assertThat(drcq.poll(r)).isEqualTo(2);
+        assertThat(r.get(0).wrId()).isEqualTo(100);
+        assertThat(r.get(0).byteLen()).isEqualTo(200);
+        assertThat(r.get(1).wrId()).isEqualTo(101);
+        assertThat(r.get(1).byteLen()).isEqualTo(64);
+        assertThat(landing.asSlice(0, 200).mismatch(local.asSlice(0, 200))).isEqualTo(-1);
+        assertThat(remote.asSlice(1024, 64).mismatch(local.asSlice(300, 64))).isEqualTo(-1);
+        mrA.close(); // its receive completed and retired its key
+        // nothing pending: another thread may start, post and own receive WRs now, and this one is refused meanwhile
+        CompletableFuture.runAsync(() -> drq.recv(102).sge(mrRemote, 0, 8)).get(30, TimeUnit.SECONDS);
+        assertThatThrownBy(() -> drq.recv(103)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("another thread");
+        assertThat(CompletableFuture.supplyAsync(drq::post).get(30, TimeUnit.SECONDS)).isEqualTo(1);
+        drq.recv(103).sge(mrRemote, 8, 8);
+        drq.clear();
+        b.close();
+    }
+
+    @Test
     void aStaleSecondDirectQueueOverTheSameQpWritesNothingOverRungWqes() throws Throwable {
         DirectSendQueue second = DirectSendQueue.over(qp, view(), dcq, true, false);
         second.rdmaWrite(1, SIG, mrRemote.rkey(), remote.address(), mrLocal, 0, 64).post(); // rung, not executed
@@ -457,6 +519,55 @@ class Mlx5MisuseTest {
         assertThat(wcs.count()).isZero();
         assertThat(dcq.poll(wcs)).isZero();
         mrLocal.close(); // the returned completion retired its WR
+    }
+
+    @Test
+    void aCqeNamingASendWqeNeverWrittenIsRefusedAndRetiresNothing() throws Throwable {
+        MemorySegment seg = arena.allocate(256, 64);
+        MemoryRegion mr = fp.register(seg, 0x3333);
+        Mlx5Model.reg.invokeExact(0x3333, seg.address(), 256L, LOCAL_WRITE);
+        dsq.rdmaWrite(1, 0, mrRemote.rkey(), remote.address(), mr, 0, 8).post(); // WR 0 at WQE 0, not executed
+        cqe(0, 0x00, 0x08 << 24 | qp.qpNum(), 5); // a requester CQE of this QP naming WQE 5: nothing written there
+        assertThatThrownBy(() -> dcq.poll(wcs)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("mlx5 direct CQE poll").hasMessageContaining("send WQE 5")
+                .hasMessageContaining("misbehaves");
+        assertThatThrownBy(mr::close).as("WR 0 is still in flight: not retired by that CQE")
+                .isInstanceOf(IllegalStateException.class);
+        assertThat(mr.isOpen()).isTrue();
+    }
+
+    @Test
+    void aReceiveCqeWithNoReceiveOutstandingIsRefusedAndLaterOnesRetireNothingStillPosted() {
+        DirectReceiveQueue drq = receiveQueue();
+        MemoryRegion l5 = fp.register(arena.allocate(64, 64), 0x4445);
+        MemoryRegion l6 = fp.register(arena.allocate(64, 64), 0x4446);
+        MemoryRegion l7 = fp.register(arena.allocate(64, 64), 0x4447);
+        drq.recv(5).sge(l5, 0, 64);
+        drq.post();
+        cqe(0, 0x2, qp.qpNum(), 0); // RESP_SEND: completes receive 5
+        cqe(1, 0x2, qp.qpNum(), 0); // one more: no receive is outstanding
+        WorkCompletions one = WorkCompletions.allocate(1);
+        assertThat(dcq.poll(one)).isEqualTo(1);
+        assertThat(one.get(0).wrId()).isEqualTo(5);
+        l5.close();
+        assertThatThrownBy(() -> dcq.poll(one)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("mlx5 direct CQE poll").hasMessageContaining("receive queue")
+                .hasMessageContaining("misbehaves");
+        drq.recv(6).sge(l6, 0, 64);
+        drq.recv(7).sge(l7, 0, 64);
+        assertThat(drq.post()).isEqualTo(2);
+        cqe(2, 0x2, qp.qpNum(), 0); // the device completes receive 6; the extra CQE above shifted attribution
+        assertThatThrownBy(() -> dcq.poll(one)).as("refused rather than retiring receive 7 through it")
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("not the oldest outstanding");
+        assertThatThrownBy(l7::close).as("receive 7 is still posted").isInstanceOf(IllegalStateException.class);
+        assertThat(l7.isOpen()).isTrue();
+    }
+
+    /** A CQE written where the device would write it: index {@code k} of the first lap (owner bit 0). */
+    private void cqe(int k, int opcode, int sopDropQpn, int wqeCounter) {
+        cqBuf.set(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), 64L * k + 56, sopDropQpn);
+        cqBuf.set(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), 64L * k + 60, (short) wqeCounter);
+        cqBuf.set(ValueLayout.JAVA_BYTE, 64L * k + 63, (byte) (opcode << 4));
     }
 
     private DirectReceiveQueue receiveQueue() {
