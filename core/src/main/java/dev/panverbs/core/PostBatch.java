@@ -76,10 +76,11 @@ public final class PostBatch implements AutoCloseable {
     private long base;
     private int inlineBytes;
     /**
-     * XRC initiators only (else null): the batch number ({@link #batch}) in which WR {@code i} was given its remote
-     * SRQ number; submit refuses a WR of the batch without one, as the classic post does.
+     * XRC initiators and UD QPs only (else null): the batch number ({@link #batch}) in which WR {@code i} was given
+     * its destination (remote SRQ number, or UD address); submit refuses a WR of the batch without one, as the classic
+     * post does.
      */
-    private final int[] srqnSetIn;
+    private final int[] destSetIn;
     private int batch;
 
     PostBatch(SendQueue queue, QpExOps ops, long sendOps) {
@@ -100,7 +101,8 @@ public final class PostBatch implements AutoCloseable {
         this.sgeList = lists.segment.asSlice(0, sgeBytes);
         this.bufList = lists.segment.asSlice(sgeBytes, bufBytes);
         this.bindInfo = lists.segment.asSlice(sgeBytes + bufBytes);
-        this.srqnSetIn = rules.type() == QueuePairType.XRC_SEND ? new int[capacity] : null;
+        QueuePairType type = rules.type();
+        this.destSetIn = type == QueuePairType.XRC_SEND || type == QueuePairType.UD ? new int[capacity] : null;
     }
 
     PostBatch start() {
@@ -332,6 +334,7 @@ public final class PostBatch implements AutoCloseable {
         current();
         rules.checkUd(ah);
         ops.ibv_wr_set_ud_addr(ah.resource.handle("ibv_wr_set_ud_addr"), remoteQpn, remoteQkey);
+        destSetIn[count - 1] = batch; // checkUd passed: a UD QP
         return this;
     }
 
@@ -345,7 +348,7 @@ public final class PostBatch implements AutoCloseable {
             throw rules.notXrc("ibv_wr_set_xrc_srqn");
         }
         ops.ibv_wr_set_xrc_srqn(remoteSrqn);
-        srqnSetIn[count - 1] = batch;
+        destSetIn[count - 1] = batch;
         return this;
     }
 
@@ -355,8 +358,9 @@ public final class PostBatch implements AutoCloseable {
      * arena was closed since its {@code setSge} aborts the whole batch ({@code ibv_wr_abort}) with
      * {@link IllegalStateException} naming it.
      *
-     * <p>An XRC initiator's WR without {@link #setXrcSrqn} is refused ({@link IllegalStateException} naming it)
-     * before anything is published or reaches the provider; the batch stays open.
+     * <p>An XRC initiator's WR without {@link #setXrcSrqn}, or a UD QP's without {@link #setUdAddr}, is refused
+     * ({@link IllegalStateException} naming it) before anything is published or reaches the provider; the batch stays
+     * open.
      *
      * <p>Errors: a non-zero return (the provider rolled back every WR of the batch) → {@link VerbsException};
      * {@code ENOMEM}: the send queue overflowed.
@@ -365,10 +369,10 @@ public final class PostBatch implements AutoCloseable {
         if (!active || !queue.guard.heldBy(Thread.currentThread())) {
             throw notOpen("ibv_wr_complete");
         }
-        if (srqnSetIn != null) { // XRC: the provider would send to whatever SRQ number its WQE slot last held
+        if (destSetIn != null) { // XRC/UD: the provider would send to whatever SRQ number or address its WQE slot held
             for (int i = 0; i < count; i++) {
-                if (srqnSetIn[i] != batch) {
-                    throw noSrqn(i); // nothing published or rung: the batch stays open
+                if (destSetIn[i] != batch) {
+                    throw noDestination(i); // nothing published or rung: the batch stays open
                 }
             }
         }
@@ -544,7 +548,13 @@ public final class PostBatch implements AutoCloseable {
                 + "at a time");
     }
 
-    private IllegalStateException noSrqn(int index) {
+    private IllegalStateException noDestination(int index) {
+        if (rules.type() == QueuePairType.UD) {
+            return new IllegalStateException("ibv_wr_complete: work request " + index + " of the batch of " + qp
+                    + " names no destination: a UD send needs setUdAddr(ah, remoteQpn, remoteQkey) "
+                    + "(ibv_wr_set_ud_addr) after its operation. Nothing was posted; the batch stays open (close() "
+                    + "aborts it)");
+        }
         return new IllegalStateException("ibv_wr_complete: work request " + index + " of the batch of " + qp
                 + " names no remote XRC SRQ: an XRC send needs setXrcSrqn(remoteSrqn) (ibv_wr_set_xrc_srqn) after "
                 + "its operation. Nothing was posted; the batch stays open (close() aborts it)");

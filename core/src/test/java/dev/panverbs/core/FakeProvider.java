@@ -198,6 +198,26 @@ public final class FakeProvider {
         return q;
     }
 
+    /**
+     * A UD QP in RTS sending to {@code cq} with {@code sendOps} for {@link QueuePair#startSend()}: panverbs applies
+     * its UD rules (each WR must name an address); the fake executes its WRs like an RC QP's.
+     */
+    public QueuePair createUdQp(CompletionQueue cq, int maxSendWr, Set<SendOperation> sendOps) {
+        int qpNum = nextQpNum++;
+        MemorySegment qp = call("fake_create_qp", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                        ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
+                pd.resource.handle("fake_create_qp"), cq.resource.handle("fake_create_qp"),
+                cq.resource.handle("fake_create_qp"), qpNum, 0);
+        MethodHandle destroy = downcall("fake_destroy_qp",
+                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS), false);
+        QueuePair q = new QueuePair(new QueuePairBuilder.Created(pd, cq, cq, QueuePairType.UD,
+                new QueuePairCapabilities(maxSendWr, 16, 1, 1, 0), false, true, 1, qp, qp, SendOperation.bits(sendOps),
+                false, new QueuePair.Cleanup("fake_destroy_qp", h -> invokeInt(destroy, h)),
+                "QueuePair[UD fake#" + qpNum + "]"));
+        q.trackedState = QueuePairState.RTS;
+        return q;
+    }
+
     /** The remote SRQ number that the last {@code ibv_wr_*} WR of {@code qp} carried ({@code wr_set_xrc_srqn}). */
     public int lastXrcSrqn(QueuePair qp) {
         try {
