@@ -89,6 +89,18 @@ class Mlx5MisuseTest {
         qp.close();
     }
 
+    /** What {@code c} throws when called on another thread (null if nothing); a hang fails after 30 s. */
+    private static Throwable thrownOnAnotherThread(ThrowingCallable c) throws Exception {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                c.call();
+                return null;
+            } catch (Throwable e) {
+                return e;
+            }
+        }).get(30, TimeUnit.SECONDS);
+    }
+
     private static int ring() throws Throwable {
         return (int) Mlx5Model.doorbell.invokeExact();
     }
@@ -283,14 +295,7 @@ class Mlx5MisuseTest {
             () -> dsq.inline(arena.allocate(8)),
             dsq::post,
             dsq::clear}) {
-            Throwable t = CompletableFuture.supplyAsync(() -> {
-                try {
-                    c.call();
-                    return null;
-                } catch (Throwable e) {
-                    return e;
-                }
-            }).get(30, TimeUnit.SECONDS);
+            Throwable t = thrownOnAnotherThread(c);
             assertThat(t).isInstanceOf(IllegalStateException.class).hasMessageContaining(SEND_VERB)
                     .hasMessageContaining("another thread");
             assertThat(dsq.pending()).as("the owner's chain is intact").isEqualTo(1);
@@ -332,14 +337,7 @@ class Mlx5MisuseTest {
             () -> drq.sge(mrRemote, 0, 64),
             drq::post,
             drq::clear}) {
-            Throwable t = CompletableFuture.supplyAsync(() -> {
-                try {
-                    c.call();
-                    return null;
-                } catch (Throwable e) {
-                    return e;
-                }
-            }).get(30, TimeUnit.SECONDS);
+            Throwable t = thrownOnAnotherThread(c);
             assertThat(t).isInstanceOf(IllegalStateException.class).hasMessageContaining(RECV_VERB)
                     .hasMessageContaining("another thread").hasMessageContaining("Nothing was changed");
         }
