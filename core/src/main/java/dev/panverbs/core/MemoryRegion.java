@@ -2,7 +2,9 @@ package dev.panverbs.core;
 
 import dev.panverbs.bindings.Errno;
 import dev.panverbs.bindings.ibverbs.LibIbverbs;
+import dev.panverbs.bindings.ibverbs.VerbsContextInline;
 import dev.panverbs.bindings.verbs.ibv_mr;
+import dev.panverbs.bindings.verbs.ibv_sge;
 import dev.panverbs.bindings.verbs.verbs_h;
 import dev.panverbs.core.internal.Errors;
 import dev.panverbs.core.internal.ResourceKind;
@@ -13,7 +15,9 @@ import java.lang.invoke.VarHandle;
 import java.util.EnumSet;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArraySet;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.ToIntFunction;
 
 /**
  * A registered memory region ({@code struct ibv_mr}, {@code ibv_reg_mr(3)}): memory the NIC may read and
@@ -45,7 +49,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
      */
     volatile KeySnapshot snapshot;
     /** The memory windows bound to this region (as far as this library knows; see {@link MemoryWindow}). */
-    final java.util.Set<MemoryWindow> windows = new java.util.concurrent.CopyOnWriteArraySet<>();
+    final Set<MemoryWindow> windows = new CopyOnWriteArraySet<>();
 
     private MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment buffer, long length, long iova,
                          String what, Set<Access> access, Registration registration) {
@@ -85,7 +89,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
 
     /** The same with {@code dereg} as the destroy verb (the fake provider's in host tests). */
     static MemoryRegion ofDeviceMemory(ProtectionDomain pd, DeviceMemory dm, MemorySegment mr, long length,
-                                       Set<Access> access, java.util.function.ToIntFunction<MemorySegment> dereg) {
+                                       Set<Access> access, ToIntFunction<MemorySegment> dereg) {
         Registration r = new Registration(null);
         r.dereg = dereg;
         return new MemoryRegion(pd, mr, null, length, 0, dm.toString(), access, r, pd.resource, dm.resource);
@@ -109,7 +113,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
      * outside it → {@link IllegalArgumentException}; {@code EOPNOTSUPP} → {@link UnsupportedVerbException}.
      */
     public void prefetch(long offset, int length, boolean forWrite) {
-        String call = dev.panverbs.core.internal.Errors.call("ibv_advise_mr", "mr", this, "offset", offset,
+        String call = Errors.call("ibv_advise_mr", "mr", this, "offset", offset,
                 "length", length, "advice", forWrite ? "PREFETCH_WRITE" : "PREFETCH");
         KeySnapshot k = snapshot;
         if (!k.open) {
@@ -123,11 +127,11 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
             throw new IllegalArgumentException(call + ": the range is outside the region");
         }
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment sge = arena.allocate(dev.panverbs.bindings.verbs.ibv_sge.layout());
-            dev.panverbs.bindings.verbs.ibv_sge.addr(sge, k.address + offset);
-            dev.panverbs.bindings.verbs.ibv_sge.length(sge, length);
-            dev.panverbs.bindings.verbs.ibv_sge.lkey(sge, k.lkey);
-            int rc = dev.panverbs.bindings.ibverbs.VerbsContextInline.ibv_advise_mr(
+            MemorySegment sge = arena.allocate(ibv_sge.layout());
+            ibv_sge.addr(sge, k.address + offset);
+            ibv_sge.length(sge, length);
+            ibv_sge.lkey(sge, k.lkey);
+            int rc = VerbsContextInline.ibv_advise_mr(
                     k.pd.resource.handle("ibv_advise_mr"), forWrite ? verbs_h.IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE()
                             : verbs_h.IBV_ADVISE_MR_ADVICE_PREFETCH(), verbs_h.IBV_ADVISE_MR_FLAG_FLUSH(), sge, 1);
             if (rc != 0) {
@@ -141,7 +145,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
      * nothing); it is deregistered with {@code ibv_dereg_mr} like any other.
      */
     static MemoryRegion wrap(ProtectionDomain pd, MemorySegment mr, MemorySegment buffer, Set<Access> access,
-                             java.util.function.ToIntFunction<MemorySegment> dereg) {
+                             ToIntFunction<MemorySegment> dereg) {
         Registration r = new Registration(null);
         r.dereg = dereg;
         return new MemoryRegion(pd, mr, buffer, buffer.byteSize(), buffer.address(), Units.hex(buffer.address()),
@@ -158,7 +162,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
         final AtomicReference<MemoryRegion> tie = new AtomicReference<>();
         MemoryRegion region;
         /** {@code ibv_dereg_mr}, or another library's destroy verb for a wrapped MR. */
-        java.util.function.ToIntFunction<MemorySegment> dereg = LibIbverbs::ibv_dereg_mr;
+        ToIntFunction<MemorySegment> dereg = LibIbverbs::ibv_dereg_mr;
 
         Registration(Arena owned) {
             this.owned = owned;
@@ -353,7 +357,8 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
          * to {@code arena} ({@code segment.scope().equals(arena.scope())}). With a confined arena, call
          * {@link #register()} from the arena's owner thread. Closing the arena deregisters the MR even while work
          * requests still use it (unlike {@link MemoryRegion#close()}, which refuses): the NIC then fails them with a
-         * protection error rather than writing into freed memory.
+         * protection error rather than writing into freed memory. The {@link MemoryWindow}s bound to it are
+         * deallocated first, so no window's rkey reaches the freed memory either.
          */
         public Builder deregisterWith(Arena arena) {
             Objects.requireNonNull(arena, "arena");
@@ -377,9 +382,9 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
         public MemoryRegion register() {
             String verb = iova == null ? "ibv_reg_mr" : "ibv_reg_mr_iova2";
             try {
-                int mask = checkRegistrable(verb, segment, access);
+                int mask = RegistrationChecks.checkRegistrable(verb, segment, access);
                 if (access.contains(Access.ON_DEMAND)) {
-                    requireOdp(pd, Errors.call(verb, "access", access), false);
+                    RegistrationChecks.requireOdp(pd, Errors.call(verb, "access", access), false);
                 }
                 MemorySegment pdHandle = pd.resource.handle(verb);
                 long va = iova == null ? segment.address() : iova;
@@ -405,7 +410,11 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
                             // not close(): its in-flight refusal cannot stop the arena from freeing the memory (it
                             // would only abort the arena's cleanup, leaking it with the MR still registered).
                             // Deregistering first makes the NIC fail the outstanding WRs instead of writing there.
-                            r.resource.close();
+                            // A window bound here would keep the memory reachable from the network (and the kernel
+                            // refuses the deregistration while one is bound): deallocated first.
+                            java.util.List<AutoCloseable> order = new java.util.ArrayList<>(r.windows);
+                            order.add(r.resource);
+                            dev.panverbs.core.internal.CloseHelper.closeAll(order);
                         }
                     });
                 }
@@ -419,56 +428,9 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
         }
     }
 
-    /**
-     * Refuses on-demand paging up front where the device lacks it ({@code IBV_ODP_SUPPORT}, and
-     * {@code IBV_ODP_SUPPORT_IMPLICIT} for {@code implicit}), naming the capability.
-     */
-    static void requireOdp(ProtectionDomain pd, String call, boolean implicit) {
-        Context context = pd.context();
-        OdpCapabilities odp = context.attributes().odp();
-        if (!odp.supported()) {
-            throw Errors.unsupported(call, "on-demand paging (IBV_ODP_SUPPORT)", context.device().name()
-                    + " reports no IBV_ODP_SUPPORT in odp_caps.general_caps (ODP exists on mlx5)");
-        }
-        if (implicit && !odp.implicit()) {
-            throw Errors.unsupported(call, "implicit on-demand paging (IBV_ODP_SUPPORT_IMPLICIT)",
-                    context.device().name() + " reports ODP without IBV_ODP_SUPPORT_IMPLICIT");
-        }
-        if (odp.rc().isEmpty() && odp.uc().isEmpty() && odp.ud().isEmpty() && odp.xrc().isEmpty()) {
-            throw Errors.unsupported(call, "on-demand paging for some transport (odp_caps.per_transport_caps)",
-                    context.device().name() + " reports IBV_ODP_SUPPORT but no operation on any transport");
-        }
-    }
-
     /** An unmodifiable copy that keeps the enum order (for stable messages). */
     private static Set<Access> frozen(Set<Access> access) {
         return java.util.Collections.unmodifiableSet(access.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access));
-    }
-
-    /** Checks everything that would otherwise reach the kernel as a bare errno (or corrupt the heap). */
-    static int checkRegistrable(String verb, MemorySegment segment, Set<Access> access) {
-        int mask = Access.validate(verb, access);
-        if (!segment.isNative()) {
-            throw new IllegalArgumentException(Errors.call(verb, "segment", segment) + ": a heap segment cannot be "
-                    + "registered (the garbage collector moves it while the NIC uses it); allocate native memory "
-                    + "with an Arena, map a file, or wrap ByteBuffer.allocateDirect with MemorySegment.ofBuffer");
-        }
-        if (!segment.scope().isAlive()) {
-            throw new IllegalStateException(Errors.call(verb, "segment", segment) + ": the segment's arena is "
-                    + "already closed; its memory is freed");
-        }
-        if (segment.byteSize() == 0) {
-            throw new IllegalArgumentException(Errors.call(verb, "length", 0) + ": cannot register an empty segment "
-                    + "(the kernel would fail with EINVAL)");
-        }
-        boolean writes = access.contains(Access.LOCAL_WRITE) || access.contains(Access.REMOTE_WRITE)
-                || access.contains(Access.REMOTE_ATOMIC);
-        if (segment.isReadOnly() && writes) {
-            throw new IllegalArgumentException(Errors.call(verb, "access", access) + ": the segment is read-only; "
-                    + "registering it with write access would let the NIC write it; register without "
-                    + "LOCAL_WRITE/REMOTE_WRITE/REMOTE_ATOMIC or pass a writable segment");
-        }
-        return mask;
     }
 
     /**
@@ -530,7 +492,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
             }
             if (newBuffer != null) {
                 flags |= verbs_h.IBV_REREG_MR_CHANGE_TRANSLATION();
-                checkRegistrable("ibv_rereg_mr", buf, acc);
+                RegistrationChecks.checkRegistrable("ibv_rereg_mr", buf, acc);
             }
             if (newAccess != null) {
                 flags |= verbs_h.IBV_REREG_MR_CHANGE_ACCESS();

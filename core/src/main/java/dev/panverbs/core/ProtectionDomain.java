@@ -300,7 +300,7 @@ public final class ProtectionDomain extends VerbsObject {
         String call = Errors.call("ibv_reg_mr", "addr", "NULL", "length", "SIZE_MAX", "access", a);
         int mask = Access.validate("ibv_reg_mr", a);
         MemorySegment pdHandle = resource.handle("ibv_reg_mr");
-        MemoryRegion.requireOdp(this, call, true);
+        RegistrationChecks.requireOdp(this, call, true);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Errno.allocateCapture(arena);
             MemorySegment mr = LibIbverbs.ibv_reg_mr(errno, pdHandle, MemorySegment.NULL, -1L, mask);

@@ -38,12 +38,12 @@ class AccessValidationTest {
     @Test
     void regMrHeapSegmentIsRejected() {
         MemorySegment heap = MemorySegment.ofArray(new byte[4096]);
-        assertThatThrownBy(() -> MemoryRegion.checkRegistrable("ibv_reg_mr", heap, EnumSet.of(Access.LOCAL_WRITE)))
+        assertThatThrownBy(() -> RegistrationChecks.checkRegistrable("ibv_reg_mr", heap, EnumSet.of(Access.LOCAL_WRITE)))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("a heap segment cannot be registered (the garbage collector moves it")
                 .hasMessageContaining("MemorySegment.ofBuffer");
         MemorySegment heapBuffer = MemorySegment.ofBuffer(ByteBuffer.allocate(64));
-        assertThatThrownBy(() -> MemoryRegion.checkRegistrable("ibv_reg_mr", heapBuffer, EnumSet.noneOf(Access.class)))
+        assertThatThrownBy(() -> RegistrationChecks.checkRegistrable("ibv_reg_mr", heapBuffer, EnumSet.noneOf(Access.class)))
                 .hasMessageContaining("heap segment");
     }
 
@@ -54,18 +54,18 @@ class AccessValidationTest {
             freed = arena.allocate(64);
         }
         MemorySegment f = freed;
-        assertThatThrownBy(() -> MemoryRegion.checkRegistrable("ibv_reg_mr", f, EnumSet.noneOf(Access.class)))
+        assertThatThrownBy(() -> RegistrationChecks.checkRegistrable("ibv_reg_mr", f, EnumSet.noneOf(Access.class)))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("already closed");
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment empty = arena.allocate(0);
-            assertThatThrownBy(() -> MemoryRegion.checkRegistrable("ibv_reg_mr", empty, EnumSet.noneOf(Access.class)))
+            assertThatThrownBy(() -> RegistrationChecks.checkRegistrable("ibv_reg_mr", empty, EnumSet.noneOf(Access.class)))
                     .hasMessageContaining("cannot register an empty segment");
             MemorySegment ro = arena.allocate(64).asReadOnly();
-            assertThatThrownBy(() -> MemoryRegion.checkRegistrable("ibv_reg_mr", ro, EnumSet.of(Access.LOCAL_WRITE)))
+            assertThatThrownBy(() -> RegistrationChecks.checkRegistrable("ibv_reg_mr", ro, EnumSet.of(Access.LOCAL_WRITE)))
                     .hasMessageContaining("the segment is read-only");
-            assertThat(MemoryRegion.checkRegistrable("ibv_reg_mr", ro, EnumSet.of(Access.REMOTE_READ))).isEqualTo(4);
+            assertThat(RegistrationChecks.checkRegistrable("ibv_reg_mr", ro, EnumSet.of(Access.REMOTE_READ))).isEqualTo(4);
             MemorySegment direct = MemorySegment.ofBuffer(ByteBuffer.allocateDirect(64));
-            assertThat(MemoryRegion.checkRegistrable("ibv_reg_mr", direct, EnumSet.of(Access.LOCAL_WRITE))).isEqualTo(1);
+            assertThat(RegistrationChecks.checkRegistrable("ibv_reg_mr", direct, EnumSet.of(Access.LOCAL_WRITE))).isEqualTo(1);
         }
     }
 }
