@@ -159,6 +159,20 @@ public final class ProviderDowncalls {
     /** Slots poll_cq (critical). */
     private static final MethodHandle I_PIP = hot(ibv_context_ops.poll_cq.descriptor());
 
+    /** {@link #i_pip} with the pointers as addresses, as {@link #kick_i_ppp(MemorySegment, long, long, long)}. */
+    private static final MethodHandle I_PJIJ = hot(FunctionDescriptor.of(ValueLayout.JAVA_INT,
+            ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG));
+
+    public static int i_pip(MemorySegment fn, long a0, int a1, long a2) {
+        try {
+            return (int) I_PJIJ.invokeExact(fn, a0, a1, a2);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
     public static int i_pip(MemorySegment fn, MemorySegment a0, int a1, MemorySegment a2) {
         try {
             return (int) I_PIP.invokeExact(fn, a0, a1, a2);

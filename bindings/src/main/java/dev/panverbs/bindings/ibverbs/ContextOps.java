@@ -84,6 +84,14 @@ public final class ContextOps {
         return ProviderDowncalls.i_pip(pollCq, cq, numEntries, wc);
     }
 
+    /**
+     * {@link #ibv_poll_cq(MemorySegment, int, MemorySegment)} given the addresses of the CQ and of the {@code ibv_wc}
+     * array: the caller keeps both alive (and the array allocated) across the call; nothing is checked here.
+     */
+    public int ibv_poll_cq(long cq, int numEntries, long wc) {
+        return ProviderDowncalls.i_pip(pollCq, cq, numEntries, wc);
+    }
+
     /** {@link VerbsInline#ibv_req_notify_cq} through {@code ops.req_notify_cq} read at bind time. */
     public int ibv_req_notify_cq(MemorySegment cq, int solicitedOnly) {
         return ProviderDowncalls.kick_i_pi(reqNotifyCq, cq, solicitedOnly);
