@@ -99,7 +99,9 @@ public final class CompletionChannel extends VerbsObject {
      *         was not created through this library, or {@code null} on timeout
      */
     Object awaitCqEvent(long timeoutMillis) {
-        long deadline = timeoutMillis < 0 ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000L;
+        // saturated: timeoutMillis * 1_000_000 overflows above ~292 years (Long.MAX_VALUE became a past deadline)
+        long deadline = timeoutMillis < 0 ? Long.MAX_VALUE
+                : System.nanoTime() + Math.min(timeoutMillis, Long.MAX_VALUE / 4 / 1_000_000L) * 1_000_000L;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Errno.allocateCapture(arena);
             MemorySegment cqOut = arena.allocate(ValueLayout.ADDRESS);

@@ -357,7 +357,8 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
          * to {@code arena} ({@code segment.scope().equals(arena.scope())}). With a confined arena, call
          * {@link #register()} from the arena's owner thread. Closing the arena deregisters the MR even while work
          * requests still use it (unlike {@link MemoryRegion#close()}, which refuses): the NIC then fails them with a
-         * protection error rather than writing into freed memory.
+         * protection error rather than writing into freed memory. The {@link MemoryWindow}s bound to it are
+         * deallocated first, so no window's rkey reaches the freed memory either.
          */
         public Builder deregisterWith(Arena arena) {
             Objects.requireNonNull(arena, "arena");
@@ -409,7 +410,11 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
                             // not close(): its in-flight refusal cannot stop the arena from freeing the memory (it
                             // would only abort the arena's cleanup, leaking it with the MR still registered).
                             // Deregistering first makes the NIC fail the outstanding WRs instead of writing there.
-                            r.resource.close();
+                            // A window bound here would keep the memory reachable from the network (and the kernel
+                            // refuses the deregistration while one is bound): deallocated first.
+                            java.util.List<AutoCloseable> order = new java.util.ArrayList<>(r.windows);
+                            order.add(r.resource);
+                            dev.panverbs.core.internal.CloseHelper.closeAll(order);
                         }
                     });
                 }

@@ -378,6 +378,31 @@ class DataPathIT extends DataPathResources {
         assertThat(awaitSuccesses(cq, 2, Duration.ofMillis(500))).containsExactlyInAnyOrder(7L, 8L);
     }
 
+    /** A wait of Long.MAX_VALUE ms is "no limit" (it overflowed to a deadline in the past: null at once). */
+    @Test
+    void completionChannelWaitWithAHugeTimeoutWaitsForTheEvent() throws Exception {
+        CompletionChannel channel = ctx.createCompChannel();
+        CompletionQueue cq = ctx.createCq(16).channel(channel).build();
+        QueuePair a = pd.createQp(QueuePairType.RC, cq, cq).build();
+        QueuePair b = pd.createQp(QueuePairType.RC, cq, cq).build();
+        connect(a, b);
+        MemoryRegion src = pd.allocate(4096, ALL_REMOTE);
+        MemoryRegion dst = pd.allocate(4096, ALL_REMOTE);
+        cq.reqNotify(false);
+        java.util.concurrent.CountDownLatch waiting = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CompletableFuture<CompletionQueue> woken = java.util.concurrent.CompletableFuture
+                .supplyAsync(() -> {
+                    waiting.countDown();
+                    return channel.getCqEvent(Long.MAX_VALUE);
+                });
+        waiting.await();
+        Thread.sleep(500); // the waiter is in its wait before the completion exists
+        a.sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address()).sge(src, 0, 64);
+        a.sendRequests().post();
+        assertThat(woken.get(60, java.util.concurrent.TimeUnit.SECONDS)).isSameAs(cq);
+        assertThat(pollOne(cq).wrId()).isEqualTo(1);
+    }
+
     @Test
     void rnrRetryWaitsForTheReceiveThenSucceeds() {
         CompletionQueue cq = ctx.createCq(16).build();

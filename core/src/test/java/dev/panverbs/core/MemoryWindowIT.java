@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
+import java.lang.foreign.Arena;
 import java.util.EnumSet;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -109,6 +110,31 @@ class MemoryWindowIT extends DataPathResources {
         assertThat(mw.boundRegion()).isEmpty();
         target.close();
         assertThat(target.isClosed()).isTrue();
+    }
+
+    /**
+     * The arena tied to a region ({@code regMr(arena, ..)}) deallocates the windows bound to the region before it
+     * deregisters the region and frees the memory, so no window's rkey reaches freed memory. (Before, rxe refused
+     * the deregistration while the window was bound: the arena's close threw, and freed the memory anyway.)
+     */
+    @Test
+    void closingTheArenaOfARegionDeallocatesItsBoundWindowsFirst() {
+        assumeWindows();
+        CompletionQueue cq = ctx.createCq(64).build();
+        QueuePair[] p = pair(cq, Set.of());
+        MemoryRegion src = pd.allocate(4096, ALL_REMOTE);
+        Arena arena = Arena.ofShared();
+        MemoryRegion target = pd.regMr(arena, arena.allocate(1 << 20, 4096), WINDOW_MR);
+        MemoryWindow mw = pd.allocMw(MemoryWindowType.TYPE_1);
+        int rkey = mw.bind(p[1], 1, SendFlag.SIGNALED_BIT, target, 0, 4096, RW);
+        assertThat(pollOne(cq).status()).isEqualTo(WorkCompletionStatus.SUCCESS);
+        long windowAddress = mw.address();
+
+        assertThatCode(arena::close).doesNotThrowAnyException();
+        assertThat(mw.isClosed()).isTrue();
+        assertThat(target.isClosed()).isTrue();
+        assertThat(write(p[0], cq, src, rkey, windowAddress, 64, 2).status())
+                .isEqualTo(WorkCompletionStatus.REM_ACCESS_ERR);
     }
 
     @Test

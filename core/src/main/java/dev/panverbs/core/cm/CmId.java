@@ -7,9 +7,12 @@ import dev.panverbs.bindings.rdmacma.rdma_addr;
 import dev.panverbs.bindings.rdmacma.rdma_cma_h;
 import dev.panverbs.bindings.rdmacma.rdma_cm_id;
 import dev.panverbs.bindings.rdmacma.rdma_route;
+import dev.panverbs.bindings.verbs.ibv_context;
+import dev.panverbs.bindings.verbs.ibv_device;
 import dev.panverbs.bindings.verbs.ibv_qp_init_attr;
 import dev.panverbs.bindings.verbs.ibv_qp_attr;
 import dev.panverbs.bindings.verbs.ibv_qp_cap;
+import dev.panverbs.bindings.verbs.verbs_h;
 import dev.panverbs.core.CompletionQueue;
 import dev.panverbs.core.Context;
 import dev.panverbs.core.ProtectionDomain;
@@ -346,6 +349,9 @@ public final class CmId implements AutoCloseable {
      */
     public void connect(ConnectionParameters parameters) {
         String call = Errors.call("rdma_connect", "id", this, "param", parameters);
+        checkPrivateData(call, parameters.privateData().length, portSpace == PortSpace.UDP ? 180 : 56,
+                portSpace == PortSpace.UDP ? "a SIDR request (216 bytes less rdma_cm's 36-byte header)"
+                        : "a connect request (the REQ's 92 bytes less rdma_cm's 36-byte header)");
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Errno.allocateCapture(arena);
             if (LibRdmacm.rdma_connect(errno, resource.handle(call), parameters.toNative(arena)) != 0) {
@@ -371,6 +377,8 @@ public final class CmId implements AutoCloseable {
     /** Accepts a connection request on this (passive-side) ID ({@code rdma_accept(3)}); ESTABLISHED follows. */
     public void accept(ConnectionParameters parameters) {
         String call = Errors.call("rdma_accept", "id", this, "param", parameters);
+        checkPrivateData(call, parameters.privateData().length, portSpace == PortSpace.UDP ? 136 : 196,
+                portSpace == PortSpace.UDP ? "a SIDR reply" : "a connect reply (REP)");
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Errno.allocateCapture(arena);
             if (LibRdmacm.rdma_accept(errno, resource.handle(call), parameters.toNative(arena)) != 0) {
@@ -386,6 +394,8 @@ public final class CmId implements AutoCloseable {
             throw new IllegalArgumentException("rdma_reject: private_data_len is a uint8_t; got " + data.length);
         }
         String call = Errors.call("rdma_reject", "id", this, "private_data_len", data.length);
+        checkPrivateData(call, data.length, portSpace == PortSpace.UDP ? 136 : 148,
+                portSpace == PortSpace.UDP ? "a SIDR reply" : "a reject message (REJ)");
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Errno.allocateCapture(arena);
             MemorySegment native_ = data.length == 0 ? MemorySegment.NULL
@@ -408,6 +418,28 @@ public final class CmId implements AutoCloseable {
                 throw Errors.failure(call, Errno.get(errno));
             }
         }
+    }
+
+    /**
+     * Refuses private data the IB CM cannot carry (rdma_cm over InfiniBand or RoCE, with IP addresses): the kernel
+     * answers it with a bare EINVAL. iWARP (MPA) carries more, so its devices, and an ID not bound to a device yet,
+     * are left to the kernel.
+     */
+    private void checkPrivateData(String call, int length, int limit, String message) {
+        if (length <= limit) {
+            return;
+        }
+        resource.checkOpen(call);
+        MemorySegment verbs = rdma_cm_id.verbs(id);
+        if (verbs.address() == 0) {
+            return;
+        }
+        MemorySegment device = ibv_context.device(verbs.reinterpret(ibv_context.sizeof()));
+        if (ibv_device.transport_type(device.reinterpret(ibv_device.sizeof())) != verbs_h.IBV_TRANSPORT_IB()) {
+            return;
+        }
+        throw new IllegalArgumentException(call + ": " + length + " bytes of private data; over InfiniBand and RoCE "
+                + "rdma_cm carries at most " + limit + " in " + message + " (the kernel refuses more with EINVAL)");
     }
 
     // ---- multicast (UDP port space) ----

@@ -13,6 +13,7 @@ import dev.panverbs.core.QueuePairCapabilities;
 import dev.panverbs.testing.RdmaTestDevice;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -114,6 +115,48 @@ class CmMisuseIT {
             assertThat(id.queuePair()).isEmpty();
         }
         assertThat(id.createQp(pd, own, own, new QueuePairCapabilities(4, 4, 1, 1, 0)).isClosed()).isFalse();
+    }
+
+    /**
+     * Private data the IB CM cannot carry is refused by name with the limit, before the kernel's bare EINVAL; the
+     * largest that fits goes through on each message (connect request, reject; accept checked before the kernel).
+     */
+    @Test
+    void privateDataOverTheCmLimitsIsRefusedWithTheLimit() {
+        CmId listener = channel.createId(PortSpace.TCP);
+        InetSocketAddress at = res.nextAddress();
+        listener.bindAddress(at);
+        listener.listen(4);
+        EventChannel client = res.channel();
+        CmId active = client.createId(PortSpace.TCP);
+        active.resolve(at, BOUND);
+        ProtectionDomain pd = active.context().allocPd();
+        CompletionQueue cq = active.context().createCq(8).build();
+        active.createQp(pd, cq, cq, new QueuePairCapabilities(4, 4, 1, 1, 0));
+        assertThatThrownBy(() -> active.connect(ConnectionParameters.defaults().withPrivateData(new byte[57])))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("rdma_connect(")
+                .hasMessageContaining("57 bytes of private data").hasMessageContaining("at most 56");
+        byte[] hello = new byte[56];
+        Arrays.fill(hello, (byte) 7);
+        active.connect(ConnectionParameters.defaults().withPrivateData(hello)); // the refusal changed nothing
+        CmEvent request = listener.await(CmEventType.CONNECT_REQUEST, BOUND);
+        assertThat(Arrays.copyOf(request.privateData(), 56)).isEqualTo(hello);
+        CmId passive = request.id();
+        assertThatThrownBy(() -> passive.accept(ConnectionParameters.defaults().withPrivateData(new byte[197])))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("rdma_accept(")
+                .hasMessageContaining("at most 196");
+        assertThatThrownBy(() -> passive.reject(new byte[149])).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("rdma_reject(").hasMessageContaining("at most 148");
+        byte[] no = new byte[148];
+        Arrays.fill(no, (byte) 9);
+        passive.reject(no);
+        assertThatThrownBy(() -> active.await(CmEventType.ESTABLISHED, BOUND))
+                .isInstanceOfSatisfying(ConnectionRejectedException.class,
+                        e -> assertThat(Arrays.copyOf(e.privateData(), 148)).isEqualTo(no));
+        CmId datagram = client.createId(PortSpace.UDP);
+        datagram.resolve(at, BOUND); // nobody listens there in the UDP space; the refusal comes before any send
+        assertThatThrownBy(() -> datagram.connect(ConnectionParameters.defaults().withPrivateData(new byte[181])))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 180");
     }
 
     @Test
