@@ -52,8 +52,25 @@ public final class ContextOps {
         return ProviderDowncalls.kick_i_ppp(postSend, qp, wr, badWr);
     }
 
+    /**
+     * {@link #ibv_post_send(MemorySegment, MemorySegment, MemorySegment)} given the addresses of the QP, the WR chain
+     * and the {@code bad_wr} cell: the caller keeps that memory alive (and allocated) across the call; nothing is
+     * checked here.
+     */
+    public int ibv_post_send(long qp, long wr, long badWr) {
+        return ProviderDowncalls.kick_i_ppp(postSend, qp, wr, badWr);
+    }
+
     /** {@link VerbsInline#ibv_post_recv} through {@code ops.post_recv} read at bind time. */
     public int ibv_post_recv(MemorySegment qp, MemorySegment wr, MemorySegment badWr) {
+        return ProviderDowncalls.i_ppp(postRecv, qp, wr, badWr);
+    }
+
+    /**
+     * {@link #ibv_post_recv(MemorySegment, MemorySegment, MemorySegment)} given addresses, as
+     * {@link #ibv_post_send(long, long, long)}.
+     */
+    public int ibv_post_recv(long qp, long wr, long badWr) {
         return ProviderDowncalls.i_ppp(postRecv, qp, wr, badWr);
     }
 
