@@ -181,6 +181,41 @@ class DataPathHostTest {
     }
 
     @Test
+    void laterSgesOfAChainsKeyCheckTheirRangeAndTheKeyIsReCheckedAtPost() {
+        CompletionQueue cq = fake.createCq(64);
+        QueuePair qp = fake.createRtsQp(fake.protectionDomain(), cq, cq, 8, 8, 0, EnumSet.noneOf(SendOperation.class));
+        Arena arena = Arena.ofShared();
+        MemoryRegion mr = fake.register(arena.allocate(4096, 64), 0x92); // not tied: its arena can close first
+        SendRequests wrs = qp.sendRequests();
+        wrs.rdmaWrite(1, 0, 0x99, 0x1000).sge(mr, 0, 64);
+        // the chain's key: validated at its first SGE, but each SGE's range is still checked
+        assertThatThrownBy(() -> wrs.rdmaWrite(2, 0, 0x99, 0x1000).sge(mr, 4096 - 8, 64))
+                .isInstanceOf(IndexOutOfBoundsException.class).hasMessageContaining("lies outside " + mr);
+        wrs.clear();
+        ReceiveRequests rwrs = qp.receiveRequests();
+        assertThatThrownBy(() -> rwrs.recv(1).sge(mr, 0, 64).recv(2).sge(mr, -1, 64))
+                .isInstanceOf(IndexOutOfBoundsException.class).hasMessageContaining("lies outside " + mr);
+        rwrs.clear();
+        // the key goes stale between two SGEs of one chain: the later SGE is not refused, the post is
+        wrs.rdmaWrite(3, 0, 0x99, 0x1000).sge(mr, 0, 64);
+        rwrs.recv(3).sge(mr, 0, 64);
+        arena.close();
+        wrs.rdmaWrite(4, SendFlag.SIGNALED_BIT, 0x99, 0x1000).sge(mr, 64, 64);
+        rwrs.recv(4).sge(mr, 64, 64);
+        assertThatThrownBy(wrs::post).isInstanceOf(IllegalStateException.class).hasMessageContaining(mr.toString())
+                .hasMessageContaining("arena was closed while it was still registered");
+        assertThatThrownBy(rwrs::post).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("arena was closed while it was still registered");
+        assertThat(qp.sendQueue.tracker.outstanding()).isZero();
+        assertThat(qp.receiveQueue.tracker.outstanding()).isZero();
+        assertThat(drain(cq)).isEmpty();
+        wrs.clear();
+        rwrs.clear();
+        mr.close();
+        qp.close();
+    }
+
+    @Test
     void inFlightReferencesAreScopedToTheProtectionDomain() {
         ProtectionDomain other = fake.newPd();
         CompletionQueue cq = fake.createCq(64);
