@@ -40,6 +40,7 @@ public abstract class DirectPath {
     /**
      * A CQ's poll guard as {@code CompletionQueue.poll} uses it: {@link #enter()}, then {@link #checkOpen} (after
      * {@code close()} the CQ buffer is unmapped), read, {@link #exit()}; {@code close()} waits for a poll in progress.
+     * Java-only: C leaves this ordering to the application.
      */
     public abstract static class PollSide {
         protected PollSide() {}
@@ -93,6 +94,7 @@ public abstract class DirectPath {
     /**
      * One work queue's tracker and guard, as {@code WorkQueue}'s post loop uses them: {@link #tail()} → {@link #put}
      * → {@link #publish} → re-check the keys → ring; {@link #rollback} what was not rung; the poller {@link #retire}s.
+     * Java-only: the bookkeeping behind the DMA-safety promise, which C leaves to the application.
      */
     public abstract static class SendSide {
         protected SendSide() {}
@@ -181,7 +183,7 @@ public abstract class DirectPath {
         public abstract boolean sigAll();
     }
 
-    /** Lazy holder: loading the implementation class installs it. */
+    /** Lazy holder: loading the implementation class installs it. Java-only. */
     public static final class Holder {
         private static DirectPath installed;
         static final DirectPath INSTANCE = load();
