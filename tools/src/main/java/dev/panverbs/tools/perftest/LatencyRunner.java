@@ -76,7 +76,8 @@ final class LatencyRunner {
         rcnt = 0;
         counted = 0;
         try {
-            while (writeRounds(buf, postOffset, pollOffset, local, remote, t, duration)) {
+            boolean more = !p.isServer() || serverFirstWrite(buf, postOffset, local, remote, t, duration);
+            while (more && writeRounds(buf, postOffset, pollOffset, local, remote, t, duration)) {
                 // the rounds run in writeRounds: see ROUNDS
             }
         } finally {
@@ -90,11 +91,45 @@ final class LatencyRunner {
         }
     }
 
+    /**
+     * The server's first round of the write ping-pong: it writes first, with nothing to wait for; false when the run
+     * is over. Peeled out of {@link #writeRounds}, where "first round" was a branch taken once per run: when C2
+     * compiled the rounds inside a short warm-up it had never seen that branch taken and made it an uncommon trap,
+     * which the timed run's first round then hit (seen on rxe: the server's writeRounds "made not entrant: uncommon
+     * trap", unstable_if, and the next 8 s of a 16 s timed section in tier-3 code, perf/README.md issue 9).
+     */
+    private boolean serverFirstWrite(MemorySegment buf, long postOffset, long[] local, long[] remote,
+                                     DurationTimer t, boolean duration) {
+        if (p.iters > 0 || duration) {
+            if (p.latencyGap > 0) {
+                gap();
+            }
+            if (!duration) {
+                tposted[0] = System.nanoTime();
+            }
+            BYTE.setVolatile(buf, postOffset, (byte) ++scnt);
+            int err = qp.post(1, local, remote, 1, 0);
+            if (err != 0) {
+                throw new RunFailure("Couldn't post send: scnt=" + scnt + " (" + Errno.describe(err) + ")");
+            }
+        }
+        if (duration && t.state() == DurationTimer.END) {
+            return false;
+        }
+        if (ccnt < p.iters || duration) {
+            waitSend(scnt, ccnt);
+            ccnt++;
+            if (duration && t.state() == DurationTimer.SAMPLE) {
+                counted++;
+            }
+        }
+        return true;
+    }
+
     /** Up to {@link #ROUNDS} rounds of the write ping-pong; false when the run is over. */
     private boolean writeRounds(MemorySegment buf, long postOffset, long pollOffset, long[] local, long[] remote,
                                 DurationTimer t, boolean duration) {
         final long iters = p.iters;
-        final boolean server = p.isServer();
         long scnt = this.scnt;
         long ccnt = this.ccnt;
         long rcnt = this.rcnt;
@@ -105,7 +140,7 @@ final class LatencyRunner {
                 more = false;
                 break;
             }
-            if ((rcnt < iters || duration) && !(scnt < 1 && server)) {
+            if (rcnt < iters || duration) {
                 rcnt++;
                 awaitByte(buf, pollOffset, (byte) rcnt, t, rcnt);
             }
@@ -259,7 +294,8 @@ final class LatencyRunner {
         counted = 0;
         firstRx = true;
         try {
-            while (sendRounds(local, none, recvAddr, recvLength, lkey, rxDepth, duration)) {
+            boolean more = !p.isClient() || clientFirstSend(local, none, duration);
+            while (more && sendRounds(local, none, recvAddr, recvLength, lkey, rxDepth, duration)) {
                 // the rounds run in sendRounds: see ROUNDS
             }
         } finally {
@@ -270,11 +306,38 @@ final class LatencyRunner {
         measuredIters = duration ? counted : p.iters;
     }
 
+    /**
+     * The client's first round of the send ping-pong: it sends first, with nothing to receive; false when the run is
+     * over. Peeled out of {@link #sendRounds} for the reason given at {@link #serverFirstWrite}.
+     */
+    private boolean clientFirstSend(long[] local, long[] none, boolean duration) {
+        if (p.iters > 0 || duration) { // -D: the timer starts at the first message received
+            if (p.latencyGap > 0) {
+                gap();
+            }
+            if (!duration) {
+                tposted[0] = System.nanoTime();
+            }
+            scnt++;
+            boolean signaled = scnt % p.cqMod == 0 || (!duration && scnt == p.iters);
+            int err = qp.post(1, local, none, signaled ? 1 : 0, 0);
+            if (err != 0) {
+                throw new RunFailure("Couldn't post send: scnt=" + scnt + " (" + Errno.describe(err) + ")");
+            }
+            if (signaled) {
+                if (p.useEvent && !sendCq.awaitEvent(p.timeoutSeconds * 1000L)) {
+                    throw new RunFailure(" No send completion event for " + p.timeoutSeconds + " s");
+                }
+                waitSend(scnt, scnt);
+            }
+        }
+        return true;
+    }
+
     /** Up to {@link #ROUNDS} rounds of the send ping-pong; false when the run is over. */
     private boolean sendRounds(long[] local, long[] none, long recvAddr, int recvLength, int lkey, int rxDepth,
                                boolean duration) {
         final long iters = p.iters;
-        final boolean client = p.isClient();
         final int cqMod = p.cqMod;
         DurationTimer t = timer; // -D: started at the first message received
         long scnt = this.scnt;
@@ -286,18 +349,16 @@ final class LatencyRunner {
                 more = false;
                 break;
             }
-            if ((rcnt < iters || duration) && !(scnt < 1 && client)) {
+            if (rcnt < iters || duration) {
                 if (p.useEvent && !recvCq.awaitEvent(p.timeoutSeconds * 1000L)) {
                     throw new RunFailure(" No message from the peer for " + p.timeoutSeconds + " s (received "
                             + rcnt + " of " + iters + ")");
                 }
                 int ne = awaitRecv(t, duration, rcnt);
                 if (ne > 0) {
-                    if (firstRx) {
+                    if (duration && firstRx) { // not "firstRx" alone: a branch taken once per run (clientFirstSend)
                         firstRx = false;
-                        if (duration) {
-                            t = startTimer();
-                        }
+                        t = startTimer();
                     }
                     if (recvCq.status(0) != 0) {
                         throw BwRunner.completionError(recvCq, 0, rcnt, rcnt, "server");

@@ -74,6 +74,18 @@ final class TestFlows {
         }
     }
 
+    /**
+     * {@code --debug}: the timed section's span in {@code System.nanoTime}, the clock of {@code -Xlog}'s
+     * {@code timenanos} decorator, so a JIT or GC log can be laid against it (perf/README.md, issue 9).
+     */
+    private void debugTimed(long startNanos) {
+        if (p.debug && p.testType == TestType.ITERATIONS) {
+            long end = System.nanoTime();
+            s.err.printf(" timed section: nanoTime %d to %d (%d ms)%n", startNanos, end,
+                    (end - startNanos) / 1_000_000);
+        }
+    }
+
     private void sync(String step) {
         s.ex.handShake(s.my[0], step);
     }
@@ -400,6 +412,7 @@ final class TestFlows {
 
     /** {@code print_report_bw} without the printing: the numbers of one run. */
     private BwReport measure(BwRunner r) {
+        debugTimed(r.tposted[0]);
         return Statistics.bw(p.size, r.measuredIters, p.numQps, p.postList, p.cqMod, p.noPeak,
                 p.testType == TestType.DURATION, p.reportGbits, r.tposted, r.tcompleted);
     }
@@ -433,6 +446,7 @@ final class TestFlows {
     }
 
     private void reportLat(LatencyRunner r, boolean read) {
+        debugTimed(r.tposted[0]);
         double cpu = r.timer == null ? 0 : r.timer.cpuUtil();
         if (p.testType == TestType.DURATION) {
             double[] v = Statistics.latencyDuration(r.sampleTicks(), r.measuredIters, read);
