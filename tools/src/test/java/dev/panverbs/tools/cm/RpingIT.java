@@ -38,9 +38,15 @@ class RpingIT {
 
     @BeforeAll
     static void device() {
+        addr = deviceAddress("rping");
+    }
+
+    /** The device's IP address ({@code PANVERBS_ADDR}, set by testbed/test); the {@code tool}'s ITs skip without. */
+    static String deviceAddress(String tool) {
         RdmaTestDevice.name();
-        addr = System.getenv("PANVERBS_ADDR");
-        assumeTrue(addr != null, "rping ITs need PANVERBS_ADDR (testbed/test sets it)");
+        String addr = System.getenv("PANVERBS_ADDR");
+        assumeTrue(addr != null, tool + " ITs need PANVERBS_ADDR (testbed/test sets it)");
+        return addr;
     }
 
     /** One running side: its exit status and its output. */
