@@ -138,7 +138,7 @@ public final class AddressVector {
                 + ", sgidIndex=" + sgidIndex + ", hopLimit=" + hopLimit) + "]";
     }
 
-    /** Builds an {@link AddressVector}; not thread-safe. */
+    /** Builds an {@link AddressVector}, field by field of {@code struct ibv_ah_attr}; not thread-safe. */
     public static final class Builder {
         private final int portNum;
         private int dlid;

@@ -48,7 +48,7 @@ public enum AsyncEventType {
     /** {@code IBV_EVENT_WQ_FATAL}: a work queue failed. */
     WQ_FATAL(verbs_h.IBV_EVENT_WQ_FATAL(), Element.WQ);
 
-    /** What an event's {@code element} union holds. */
+    /** What an event's {@code element} union holds ({@code struct ibv_async_event}: cq, qp, srq, wq or port_num). */
     public enum Element {
         /** A completion queue. */
         CQ,

@@ -46,6 +46,8 @@ public class CompletionQueue extends VerbsObject {
     final Context context;
     final CompletionChannel channel;
     final MemorySegment cq;
+    /** {@link #cq}'s address, for {@code ibv_poll_cq}: the poll guard keeps the CQ from being destroyed under it. */
+    private final long cqAddress;
     /** {@code ibv_context.ops.poll_cq}/{@code req_notify_cq}, read once. */
     private final ContextOps ops;
     private final int cqe;
@@ -69,6 +71,7 @@ public class CompletionQueue extends VerbsObject {
         this.context = context;
         this.channel = channel;
         this.cq = cq.reinterpret(ibv_cq.sizeof());
+        this.cqAddress = cq.address();
         this.ops = ContextOps.of(ibv_cq.context(this.cq));
         this.cqe = ibv_cq.cqe(this.cq);
     }
@@ -112,12 +115,11 @@ public class CompletionQueue extends VerbsObject {
         if (!guard.enter(Thread.currentThread())) {
             throw pollRefused(guard, "ibv_poll_cq");
         }
-        MemorySegment array;
         int n;
         try {
             resource.checkOpen("ibv_poll_cq");
-            array = completions.array();
-            n = ops.ibv_poll_cq(cq, completions.capacity(), array);
+            // addresses: no segment for the linker to check per call (the guard keeps the CQ, keepAlive the array)
+            n = ops.ibv_poll_cq(cqAddress, completions.capacity(), completions.address());
         } finally {
             guard.exit();
             completions.keepAlive();

@@ -198,6 +198,36 @@ final class DirectPathAccess extends DirectPath {
         }
 
         @Override
+        public long[] slots() {
+            return q.tracker.slots();
+        }
+
+        @Override
+        public int slotMask() {
+            return q.tracker.slotMask();
+        }
+
+        @Override
+        public int slotStride() {
+            return q.tracker.slotStride();
+        }
+
+        @Override
+        public int refsPerSlot() {
+            return q.tracker.refsPerSlot();
+        }
+
+        @Override
+        public void reserve(long tail, int n) {
+            q.requests().reserve(tail, n);
+        }
+
+        @Override
+        public void release(long first) {
+            q.requests().release(first);
+        }
+
+        @Override
         public void put(long position, long wrId, long keyId) {
             q.tracker.put(position, wrId, keyId);
         }

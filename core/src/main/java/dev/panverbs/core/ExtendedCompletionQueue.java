@@ -66,6 +66,13 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
     private final boolean nextPollEndsPass;
     /** {@link #nextPoll()} returned false in the open pass. */
     private boolean exhausted;
+    /**
+     * The current completion's caller {@code wr_id} and status, read once per start/next poll (where the retirement
+     * reads {@code wr_id} anyway): the readers are then two Java field loads, small enough for C2 to inline into a
+     * poll loop whose caller also posts, instead of a native read each behind a real call.
+     */
+    private long currentWrId;
+    private int currentStatus;
 
     ExtendedCompletionQueue(Context context, CompletionChannel channel, MemorySegment cq, long wcFlags,
                             boolean nextPollEndsPass) {
@@ -215,36 +222,40 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
         if (rc == ENOENT) {
             return false;
         }
-        // a failed start_poll leaves nothing to end; after a failed next_poll the pass stays open (endPoll)
+        throw pollFailed(verb, rc);
+    }
+
+    /** Cold: a failed start_poll leaves nothing to end; after a failed next_poll the pass stays open (endPoll). */
+    private VerbsException pollFailed(String verb, int rc) {
         exhausted = true;
-        throw Errors.failure(Errors.call(verb, "cq", this), rc);
+        return Errors.failure(Errors.call(verb, "cq", this), rc);
     }
 
-    /** Retires what the current completion covers and gives it back the caller's {@code wr_id}. */
+    /** Retires what the current completion covers and keeps its caller's {@code wr_id} and status. */
     private void retireCurrent() {
-        long providerWrId = ops.wr_id();
-        long wrId = CompletionRoutes.retire(routes.table(), providerWrId);
-        if (wrId != providerWrId) { // a field of ibv_cq_ex that the provider rewrites at every start/next_poll
-            ops.wr_id(wrId);
-        }
+        currentWrId = CompletionRoutes.retire(routes.table(), ops.wr_id());
+        currentStatus = ops.status();
     }
 
-    /** The current completion's {@code wr_id} (a field of {@code ibv_cq_ex}, no call). */
+    /** The current completion's {@code wr_id} (the caller's, from {@code ibv_cq_ex.wr_id}; no call). */
     public long wrId() {
-        inPass("wr_id");
-        return ops.wr_id();
+        if (!pollGuard.open) {
+            throw noPass("wr_id");
+        }
+        return currentWrId;
     }
 
-    /** The current completion's status (a field of {@code ibv_cq_ex}, no call). */
+    /** The current completion's status ({@code ibv_cq_ex.status}, no call). */
     public WorkCompletionStatus status() {
-        inPass("status");
-        return WorkCompletionStatus.of(ops.status());
+        return WorkCompletionStatus.of(statusValue());
     }
 
     /** The current completion's raw C status. */
     public int statusValue() {
-        inPass("status");
-        return ops.status();
+        if (!pollGuard.open) {
+            throw noPass("status");
+        }
+        return currentStatus;
     }
 
     /** {@code ibv_wc_read_opcode}: valid on success. */

@@ -47,13 +47,17 @@ public final class Gid {
         return new Gid(ip);
     }
 
+    /** Eight groups of four hex digits: what {@code ibv_devinfo -v} and {@link #toString()} print. */
+    private static final java.util.regex.Pattern DEVINFO_FORM =
+            java.util.regex.Pattern.compile("\\p{XDigit}{4}(:\\p{XDigit}{4}){7}");
+
     /**
      * Parses the form {@code ibv_devinfo -v} and this class's {@link #toString()} print
      * ({@code fe80:0000:0000:0000:5054:00ff:fe12:3456}), or any IPv6 / IPv4 literal.
      */
     public static Gid parse(String text) {
         String t = text.trim();
-        if (t.length() == 39 && t.chars().filter(c -> c == ':').count() == 7) {
+        if (DEVINFO_FORM.matcher(t).matches()) {
             return new Gid(HEX.parseHex(t.replace(":", "")));
         }
         try {

@@ -331,12 +331,17 @@ public final class QueuePair extends VerbsObject {
 
     /** The current state, as the provider reports it ({@code ibv_query_qp(3)} with {@code IBV_QP_STATE}). */
     public QueuePairState state() {
+        return queryState(this);
+    }
+
+    /** {@code ibv_query_qp(3)} with {@code IBV_QP_STATE}, for this and {@link XrcTargetQueuePair} alike. */
+    static QueuePairState queryState(VerbsObject qp) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = arena.allocate(ibv_qp_attr.layout());
             MemorySegment init = arena.allocate(ibv_qp_init_attr.layout());
-            int rc = LibIbverbsQueues.ibv_query_qp(resource.handle("ibv_query_qp"), attr, IBV_QP_STATE(), init);
+            int rc = LibIbverbsQueues.ibv_query_qp(qp.resource.handle("ibv_query_qp"), attr, IBV_QP_STATE(), init);
             if (rc != 0) {
-                throw Errors.failure(Errors.call("ibv_query_qp", "qp", this), rc);
+                throw Errors.failure(Errors.call("ibv_query_qp", "qp", qp), rc);
             }
             return QueuePairState.of(ibv_qp_attr.qp_state(attr));
         }

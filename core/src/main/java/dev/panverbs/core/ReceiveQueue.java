@@ -43,7 +43,7 @@ final class ReceiveQueue extends WorkQueue {
     }
 
     @Override
-    int callProvider(MemorySegment handle, MemorySegment chain, MemorySegment badWr) {
+    int callProvider(long handle, long chain, long badWr) {
         return ops.ibv_post_recv(handle, chain, badWr);
     }
 

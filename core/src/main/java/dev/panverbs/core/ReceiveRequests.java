@@ -48,14 +48,21 @@ public final class ReceiveRequests extends WorkRequests<ReceiveRequests> {
      */
     public ReceiveRequests sge(LocalKey key, long offset, int length) {
         KeySnapshot k = DataPathAccess.stagedSnapshot(key);
-        if (k == lastStaged) { // open and in this PD when last checked (immutable); the post re-checks both
+        boolean chainKey = isChainKey(k);
+        if (chainKey) { // checked in full at its first SGE of this chain; the post re-checks it after its fence
+            rules.checkSgeRange(k, offset, length);
+        } else if (k == lastStaged) { // open and in this PD when last checked (immutable); the post re-checks both
             rules.checkSameKeySge(k, offset, length);
         } else {
             rules.checkSge(k, offset, length);
             lastStaged = k; // a new key: stored only when it changes
         }
         rules.checkReceiveSge(k, length);
-        appendSge(k.address + offset, length, k.lkey, k);
+        if (chainKey) {
+            appendChainKeySge(k.address + offset, length, k.lkey, k);
+        } else {
+            appendSge(k.address + offset, length, k.lkey, k);
+        }
         return this;
     }
 }

@@ -64,7 +64,7 @@ final class SendQueue extends WorkQueue {
     }
 
     @Override
-    int callProvider(MemorySegment handle, MemorySegment chain, MemorySegment badWr) {
+    int callProvider(long handle, long chain, long badWr) {
         return ops.ibv_post_send(handle, chain, badWr);
     }
 

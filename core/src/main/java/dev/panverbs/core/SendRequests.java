@@ -68,6 +68,20 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     private static final long BIND_INFO_ADDR = BIND_INFO + ibv_mw_bind_info.addr$offset();
     private static final long BIND_INFO_LENGTH = BIND_INFO + ibv_mw_bind_info.length$offset();
     private static final long BIND_INFO_ACCESS = BIND_INFO + ibv_mw_bind_info.mw_access_flags$offset();
+    /**
+     * The opcodes' C values as constants: C2 folds them (not an enum's instance field), so the opcode check and the
+     * {@code (num_sge, opcode)} store of a WR take no load.
+     */
+    private static final int OP_SEND = WorkRequestOpcode.SEND.value();
+    private static final int OP_SEND_WITH_IMM = WorkRequestOpcode.SEND_WITH_IMM.value();
+    private static final int OP_SEND_WITH_INV = WorkRequestOpcode.SEND_WITH_INV.value();
+    private static final int OP_RDMA_WRITE = WorkRequestOpcode.RDMA_WRITE.value();
+    private static final int OP_RDMA_WRITE_WITH_IMM = WorkRequestOpcode.RDMA_WRITE_WITH_IMM.value();
+    private static final int OP_RDMA_READ = WorkRequestOpcode.RDMA_READ.value();
+    private static final int OP_ATOMIC_CMP_AND_SWP = WorkRequestOpcode.ATOMIC_CMP_AND_SWP.value();
+    private static final int OP_ATOMIC_FETCH_AND_ADD = WorkRequestOpcode.ATOMIC_FETCH_AND_ADD.value();
+    private static final int OP_LOCAL_INV = WorkRequestOpcode.LOCAL_INV.value();
+    private static final int OP_BIND_MW = WorkRequestOpcode.BIND_MW.value();
     private static final ValueLayout.OfInt BE32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
 
     /** Whether WR i named its destination ({@link #ud} or {@link #xrcSrqn}); checked for UD and XRC at post. */
@@ -99,43 +113,43 @@ public final class SendRequests extends WorkRequests<SendRequests> {
 
     /** {@code IBV_WR_SEND}. */
     public SendRequests send(long wrId, int sendFlags) {
-        start(WorkRequestOpcode.SEND, wrId, sendFlags);
+        start(WorkRequestOpcode.SEND, OP_SEND, wrId, sendFlags);
         return this;
     }
 
     /** {@code IBV_WR_SEND_WITH_IMM}; {@code immData} in host order, the receiver's {@link WorkCompletion#immData()}. */
     public SendRequests sendWithImm(long wrId, int sendFlags, int immData) {
-        long w = start(WorkRequestOpcode.SEND_WITH_IMM, wrId, sendFlags);
-        NATIVE.set(BE32, at(w + IMM_DATA), immData);
+        long wa = start(WorkRequestOpcode.SEND_WITH_IMM, OP_SEND_WITH_IMM, wrId, sendFlags);
+        NATIVE.set(BE32, wa + IMM_DATA, immData);
         return this;
     }
 
     /** {@code IBV_WR_SEND_WITH_INV}: send and invalidate {@code invalidateRkey} at the receiver. */
     public SendRequests sendWithInv(long wrId, int sendFlags, int invalidateRkey) {
-        long w = start(WorkRequestOpcode.SEND_WITH_INV, wrId, sendFlags);
-        NATIVE.set(INT, at(w + IMM_DATA), invalidateRkey);
+        long wa = start(WorkRequestOpcode.SEND_WITH_INV, OP_SEND_WITH_INV, wrId, sendFlags);
+        NATIVE.set(INT, wa + IMM_DATA, invalidateRkey);
         return this;
     }
 
     /** {@code IBV_WR_RDMA_WRITE} to {@code remoteAddr} in the peer's region {@code rkey}. */
     public SendRequests rdmaWrite(long wrId, int sendFlags, int rkey, long remoteAddr) {
-        long w = start(WorkRequestOpcode.RDMA_WRITE, wrId, sendFlags);
-        remote(w, rkey, remoteAddr);
+        long wa = start(WorkRequestOpcode.RDMA_WRITE, OP_RDMA_WRITE, wrId, sendFlags);
+        remote(wa, rkey, remoteAddr);
         return this;
     }
 
     /** {@code IBV_WR_RDMA_WRITE_WITH_IMM}: consumes a receive WR at the peer, which sees {@code immData}. */
     public SendRequests rdmaWriteWithImm(long wrId, int sendFlags, int rkey, long remoteAddr, int immData) {
-        long w = start(WorkRequestOpcode.RDMA_WRITE_WITH_IMM, wrId, sendFlags);
-        remote(w, rkey, remoteAddr);
-        NATIVE.set(BE32, at(w + IMM_DATA), immData);
+        long wa = start(WorkRequestOpcode.RDMA_WRITE_WITH_IMM, OP_RDMA_WRITE_WITH_IMM, wrId, sendFlags);
+        remote(wa, rkey, remoteAddr);
+        NATIVE.set(BE32, wa + IMM_DATA, immData);
         return this;
     }
 
     /** {@code IBV_WR_RDMA_READ} from {@code remoteAddr} in the peer's region {@code rkey} into the SGEs. */
     public SendRequests rdmaRead(long wrId, int sendFlags, int rkey, long remoteAddr) {
-        long w = start(WorkRequestOpcode.RDMA_READ, wrId, sendFlags);
-        remote(w, rkey, remoteAddr);
+        long wa = start(WorkRequestOpcode.RDMA_READ, OP_RDMA_READ, wrId, sendFlags);
+        remote(wa, rkey, remoteAddr);
         return this;
     }
 
@@ -144,22 +158,22 @@ public final class SendRequests extends WorkRequests<SendRequests> {
      * replace them by {@code swap}; the original value lands in the (8-byte) SGE.
      */
     public SendRequests atomicCmpSwp(long wrId, int sendFlags, int rkey, long remoteAddr, long compare, long swap) {
-        long w = start(WorkRequestOpcode.ATOMIC_CMP_AND_SWP, wrId, sendFlags);
-        atomic(w, rkey, remoteAddr, compare, swap);
+        long wa = start(WorkRequestOpcode.ATOMIC_CMP_AND_SWP, OP_ATOMIC_CMP_AND_SWP, wrId, sendFlags);
+        atomic(wa, rkey, remoteAddr, compare, swap);
         return this;
     }
 
     /** {@code IBV_WR_ATOMIC_FETCH_AND_ADD}: add {@code add}; the original value lands in the (8-byte) SGE. */
     public SendRequests atomicFetchAdd(long wrId, int sendFlags, int rkey, long remoteAddr, long add) {
-        long w = start(WorkRequestOpcode.ATOMIC_FETCH_AND_ADD, wrId, sendFlags);
-        atomic(w, rkey, remoteAddr, add, 0L);
+        long wa = start(WorkRequestOpcode.ATOMIC_FETCH_AND_ADD, OP_ATOMIC_FETCH_AND_ADD, wrId, sendFlags);
+        atomic(wa, rkey, remoteAddr, add, 0L);
         return this;
     }
 
     /** {@code IBV_WR_LOCAL_INV}: invalidate local {@code invalidateRkey} (memory windows / fast-registered MRs). */
     public SendRequests localInv(long wrId, int sendFlags, int invalidateRkey) {
-        long w = start(WorkRequestOpcode.LOCAL_INV, wrId, sendFlags);
-        NATIVE.set(INT, at(w + IMM_DATA), invalidateRkey);
+        long wa = start(WorkRequestOpcode.LOCAL_INV, OP_LOCAL_INV, wrId, sendFlags);
+        NATIVE.set(INT, wa + IMM_DATA, invalidateRkey);
         return this;
     }
 
@@ -192,10 +206,12 @@ public final class SendRequests extends WorkRequests<SendRequests> {
         }
         int rights = mw.checkBind("ibv_post_send(IBV_WR_BIND_MW, " + mw + ")", qp, mr, offset, length, access);
         KeySnapshot k = DataPathAccess.stagedSnapshot(mr); // re-checked by the post, after its fence
+        rules.checkSgeKey(k); // the snapshot staged: a later sge(mr, ...) of this chain checks only its range
         rules.checkOwnerOpen("ibv_post_send");
         MemorySegment mwHandle = mw.resource.handle("ibv_post_send");
         MemorySegment mrHandle = mr.resource.handle("ibv_post_send");
-        long w = start(WorkRequestOpcode.BIND_MW, wrId, sendFlags);
+        start(WorkRequestOpcode.BIND_MW, OP_BIND_MW, wrId, sendFlags);
+        long w = (count - 1) * WR_SIZE; // an offset in wrs (cold: checked segment stores)
         wrs.set(INT, w + IMM_DATA, 0); // rxe refuses a BIND_MW whose imm_data is not 0
         wrs.set(ValueLayout.ADDRESS_UNALIGNED, w + BIND_MW_MW, mwHandle);
         wrs.set(INT, w + BIND_MW_RKEY, rkey);
@@ -240,7 +256,10 @@ public final class SendRequests extends WorkRequests<SendRequests> {
      */
     public SendRequests sge(LocalKey key, long offset, int length) {
         KeySnapshot k = DataPathAccess.stagedSnapshot(key);
-        if (k == lastStaged) { // open and in this PD when last checked (immutable); the post re-checks both
+        boolean chainKey = isChainKey(k);
+        if (chainKey) { // checked in full at its first SGE of this chain; the post re-checks it after its fence
+            rules.checkSgeRange(k, offset, length);
+        } else if (k == lastStaged) { // open and in this PD when last checked (immutable); the post re-checks both
             rules.checkSameKeySge(k, offset, length);
         } else {
             rules.checkSge(k, offset, length);
@@ -252,7 +271,11 @@ public final class SendRequests extends WorkRequests<SendRequests> {
         if (sgeChecks != 0) {
             checkSpecialSge(k, length);
         }
-        appendSge(k.address + offset, length, k.lkey, k);
+        if (chainKey) {
+            appendChainKeySge(k.address + offset, length, k.lkey, k);
+        } else {
+            appendSge(k.address + offset, length, k.lkey, k);
+        }
         return this;
     }
 
@@ -323,10 +346,14 @@ public final class SendRequests extends WorkRequests<SendRequests> {
         return this;
     }
 
-    private long start(WorkRequestOpcode opcode, long wrId, int sendFlags) {
-        rules.checkOpcode(opcode);
-        long w = startWr(wrId, opcode.value()); // with num_sge, in one store
-        NATIVE.set(INT, at(w + SEND_FLAGS), sendFlags); // imm_data: written by the opcodes that read it
+    /**
+     * Starts a WR of {@code opcode}, whose C value is {@code value} (a constant at every call); returns its native
+     * address ({@link #wrAt}): the callers write its other fields at constant displacements from it.
+     */
+    private long start(WorkRequestOpcode opcode, int value, long wrId, int sendFlags) {
+        rules.checkOpcode(opcode, value);
+        long wa = startWr(wrId, value); // with num_sge, in one store
+        NATIVE.set(INT, wa + SEND_FLAGS, sendFlags); // imm_data: written by the opcodes that read it
         if (rules.addressedSends) { // read by the post for UD and XRC only
             udAddressed[count - 1] = false;
             udAh[count - 1] = null;
@@ -334,7 +361,7 @@ public final class SendRequests extends WorkRequests<SendRequests> {
         inlineBytes = 0;
         sgeChecks = (opcode.writesLocalSges() ? SGE_LOCAL_WRITE : 0)
                 | ((sendFlags & SendFlag.INLINE_BIT) != 0 ? SGE_INLINE : 0);
-        return w;
+        return wa;
     }
 
     private void checkSpecialSge(KeySnapshot key, int length) {
@@ -350,19 +377,19 @@ public final class SendRequests extends WorkRequests<SendRequests> {
         }
     }
 
-    private void remote(long w, int rkey, long remoteAddr) {
-        NATIVE.set(LONG, at(w + RDMA_ADDR), remoteAddr);
-        NATIVE.set(INT, at(w + RDMA_RKEY), rkey);
+    private void remote(long wa, int rkey, long remoteAddr) {
+        NATIVE.set(LONG, wa + RDMA_ADDR, remoteAddr);
+        NATIVE.set(INT, wa + RDMA_RKEY, rkey);
     }
 
-    private void atomic(long w, int rkey, long remoteAddr, long compareAdd, long swap) {
+    private void atomic(long wa, int rkey, long remoteAddr, long compareAdd, long swap) {
         if ((remoteAddr & 7) != 0) {
             throw rules.unalignedAtomic(remoteAddr);
         }
-        NATIVE.set(LONG, at(w + ATOMIC_ADDR), remoteAddr);
-        NATIVE.set(LONG, at(w + ATOMIC_COMPARE_ADD), compareAdd);
-        NATIVE.set(LONG, at(w + ATOMIC_SWAP), swap);
-        NATIVE.set(INT, at(w + ATOMIC_RKEY), rkey);
+        NATIVE.set(LONG, wa + ATOMIC_ADDR, remoteAddr);
+        NATIVE.set(LONG, wa + ATOMIC_COMPARE_ADD, compareAdd);
+        NATIVE.set(LONG, wa + ATOMIC_SWAP, swap);
+        NATIVE.set(INT, wa + ATOMIC_RKEY, rkey);
     }
 
     /** The {@code bind_mw.mw} handle written into WR {@code i} (window bookkeeping). */

@@ -92,6 +92,11 @@ public final class WorkCompletions {
         return array;
     }
 
+    /** The array's native address (for {@code ibv_poll_cq}; {@link #keepAlive} after the call). */
+    long address() {
+        return address;
+    }
+
     /** Keeps the array allocated up to this point (after the downcall that filled it). */
     void keepAlive() {
         memory.keepAlive();

@@ -104,10 +104,9 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
         int last = from + take - 1;
         wrs.terminate(last);
         int rc;
-        MemorySegment badWr = wrs.badWr;
         wrs.clearBadWr();
         try {
-            rc = callProvider(h, wrs.chainFrom(from), badWr);
+            rc = callProvider(h.address(), wrs.chainAddress(from), wrs.badWrAddress);
         } catch (RuntimeException | Error e) { // the provider was not reached (e.g. a missing slot): no reference
             tracker.rollback(t);
             throw e;
@@ -143,8 +142,11 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
     /** Refuses the post before anything is recorded (state, addressing). */
     abstract void checkReady(WorkRequests<?> wrs, int from, int n);
 
-    /** The provider's post slot. */
-    abstract int callProvider(MemorySegment handle, MemorySegment chain, MemorySegment badWr);
+    /**
+     * The provider's post slot, given addresses: the QP (kept by the guard the post holds), the chain and its
+     * {@code bad_wr} cell (kept alive by the post): no segment for the linker to check per call.
+     */
+    abstract int callProvider(long handle, long chain, long badWr);
 
     /** The exception for a provider's refusal {@code rc} of WR {@code index}. */
     abstract RuntimeException refused(int rc, WorkRequests<?> wrs, int index);

@@ -25,6 +25,11 @@ import java.lang.invoke.VarHandle;
  * release store followed by a full fence) → re-check the keys → ring the doorbell; then {@link #rollback} whatever
  * the provider refused. References are visible to {@link #references} before the NIC can see the WR.
  *
+ * <p>A slot is one record in one array, {@link #slotStride()} longs: the caller's {@code wr_id}, the reference count,
+ * then the references. One array, so writing or reading a WR's record costs one range check, not one per field; a
+ * direct post path writes the records of its chain straight into {@link #slots()} (at positions it reserved, not yet
+ * published) instead of staging them elsewhere and copying them here at post.
+ *
  * <p>Nothing here allocates. Thread-safety: single producer (the posting thread) and single consumer (the thread
  * polling the CQ) may run concurrently; {@code head}/{@code tail} are published with release/acquire, the slots
  * between them belong to whichever side owns that range.
@@ -50,10 +55,13 @@ final class WorkQueueTracker {
     private final int capacity;
     private final int mask;
     private final int refsPerSlot;
-    private final long[] wrIds;
-    private final byte[] refCounts;
-    /** {@link KeySnapshot#trackingId}s: primitives, so recording stores no reference (no GC write barrier). */
-    private final long[] refs;
+    /** Longs per slot: {@code [WR_ID]} the caller's wr_id, {@code [COUNT]} the reference count, then the references. */
+    private final int stride;
+    /**
+     * The slots, {@link #stride} longs each; the references are {@link KeySnapshot#trackingId}s: primitives, so
+     * recording stores no reference (no GC write barrier).
+     */
+    private final long[] slots;
     /** The route token shifted into place: {@code wr_id = tokenBits | position}. 0 until attached to a CQ. */
     private long tokenBits;
     @SuppressWarnings("unused") // through HEAD
@@ -75,9 +83,33 @@ final class WorkQueueTracker {
         this.capacity = capacity;
         this.mask = n - 1;
         this.refsPerSlot = Math.max(refsPerSlot, 1);
-        this.wrIds = new long[n];
-        this.refCounts = new byte[n];
-        this.refs = new long[n * this.refsPerSlot];
+        this.stride = REFS + this.refsPerSlot;
+        this.slots = new long[n * stride];
+    }
+
+    /** Offsets in a slot: the caller's wr_id, the reference count, the first reference. */
+    static final int WR_ID = 0, COUNT = 1, REFS = 2;
+
+    /**
+     * The slot records, for a direct post path that writes its chain's records in place (producer only, at positions
+     * from {@link #tail()} on, before {@link #publish}): the record of position {@code p} starts at
+     * {@code ((int) p & slotMask()) * slotStride()}.
+     */
+    long[] slots() {
+        return slots;
+    }
+
+    int slotMask() {
+        return mask;
+    }
+
+    int slotStride() {
+        return stride;
+    }
+
+    /** How many references one slot holds (a WR's SGEs at most). */
+    int refsPerSlot() {
+        return refsPerSlot;
     }
 
     /** Sets the route token of the CQ this queue completes to (at creation, before any post). */
@@ -115,12 +147,12 @@ final class WorkQueueTracker {
      * Whether it is signaled does not matter: its position is what a completion names. Producer only.
      */
     void put(long position, long wrId, long[] keyIds, int from, int count) {
-        int slot = (int) position & mask;
-        wrIds[slot] = wrId;
-        refCounts[slot] = (byte) count;
-        int base = slot * refsPerSlot;
+        long[] r = slots;
+        int b = ((int) position & mask) * stride;
+        r[b + WR_ID] = wrId;
+        r[b + COUNT] = count;
         for (int i = 0; i < count; i++) { // usually 1 or 2: cheaper than System.arraycopy's setup
-            refs[base + i] = keyIds[from + i];
+            r[b + REFS + i] = keyIds[from + i];
         }
     }
 
@@ -129,36 +161,38 @@ final class WorkQueueTracker {
      * caller's {@code wrId}, no key reference yet. Producer only.
      */
     void stageWr(long position, long wrId) {
-        int slot = (int) position & mask;
-        wrIds[slot] = wrId;
-        refCounts[slot] = 0;
+        long[] r = slots;
+        int b = ((int) position & mask) * stride;
+        r[b + WR_ID] = wrId;
+        r[b + COUNT] = 0;
     }
 
     /** Stages key reference {@code n} (its SGE index) of the WR at {@code position}: {@code keyId} 0 for inline. */
     void stageRef(long position, int n, long keyId) {
-        int slot = (int) position & mask;
-        refs[slot * refsPerSlot + n] = keyId;
-        refCounts[slot] = (byte) (n + 1);
+        long[] r = slots;
+        int b = ((int) position & mask) * stride;
+        r[b + REFS + n] = keyId;
+        r[b + COUNT] = n + 1;
     }
 
     /** Sets how many key references the staged WR at {@code position} carries (a list setter, inline data). */
     void stageRefCount(long position, int n) {
-        refCounts[(int) position & mask] = (byte) n;
+        slots[((int) position & mask) * stride + COUNT] = n;
     }
 
     /** The caller's {@code wr_id} in the slot of {@code position} (a staged WR; tests and messages). */
     long wrIdAt(long position) {
-        return wrIds[(int) position & mask];
+        return slots[((int) position & mask) * stride + WR_ID];
     }
 
     /** How many key references the WR at {@code position} carries (a staged WR). */
     int refCountAt(long position) {
-        return refCounts[(int) position & mask];
+        return (int) slots[((int) position & mask) * stride + COUNT];
     }
 
     /** Key reference {@code n} of the WR at {@code position} (a staged WR; 0 for inline data). */
     long refAt(long position, int n) {
-        return refs[((int) position & mask) * refsPerSlot + n];
+        return slots[((int) position & mask) * stride + REFS + n];
     }
 
     /**
@@ -172,20 +206,19 @@ final class WorkQueueTracker {
         boolean up = to > from;
         for (int k = 0; k < n; k++) {
             int i = up ? n - 1 - k : k;
-            int src = (int) (from + i) & mask;
-            int dst = (int) (to + i) & mask;
-            wrIds[dst] = wrIds[src];
-            refCounts[dst] = refCounts[src];
-            System.arraycopy(refs, src * refsPerSlot, refs, dst * refsPerSlot, refCounts[src]);
+            int src = ((int) (from + i) & mask) * stride;
+            int dst = ((int) (to + i) & mask) * stride;
+            System.arraycopy(slots, src, slots, dst, REFS + (int) slots[src + COUNT]);
         }
     }
 
     /** {@link #put} of one WR with a single key reference (or none: {@code keyId} 0). Producer only. */
     void put(long position, long wrId, long keyId) {
-        int slot = (int) position & mask;
-        wrIds[slot] = wrId;
-        refCounts[slot] = (byte) (keyId == 0 ? 0 : 1);
-        refs[slot * refsPerSlot] = keyId;
+        long[] r = slots;
+        int b = ((int) position & mask) * stride;
+        r[b + WR_ID] = wrId;
+        r[b + COUNT] = keyId == 0 ? 0 : 1;
+        r[b + REFS] = keyId;
     }
 
     /**
@@ -211,7 +244,7 @@ final class WorkQueueTracker {
             throw notOutstanding(verb, t);
         }
         HEAD.setRelease(this, p + 1);
-        return wrIds[(int) p & mask];
+        return slots[((int) p & mask) * stride + WR_ID];
     }
 
     private IllegalStateException notOutstanding(String verb, long t) {
@@ -241,7 +274,7 @@ final class WorkQueueTracker {
         if (p < 0) {
             return providerWrId;
         }
-        long wrId = wrIds[(int) p & mask];
+        long wrId = slots[((int) p & mask) * stride + WR_ID];
         if (p >= (long) HEAD.get(this)) {
             HEAD.setRelease(this, p + 1); // slots behind the head are dead: references() never reads them
         }
@@ -271,7 +304,7 @@ final class WorkQueueTracker {
 
     /** The caller's {@code wr_id} of the outstanding WR at {@code position} (from {@link #position}). */
     long callerWrId(long position) {
-        return wrIds[(int) position & mask];
+        return slots[((int) position & mask) * stride + WR_ID];
     }
 
     /** Retires every WR before {@code newHead} (a poll's last completion of this queue + 1). Consumer only. */
@@ -292,10 +325,10 @@ final class WorkQueueTracker {
         long t = (long) TAIL.getAcquire(this);
         int n = 0;
         for (long p = h; p < t; p++) {
-            int slot = (int) p & mask;
-            int base = slot * refsPerSlot;
-            for (int i = 0; i < refCounts[slot]; i++) {
-                if (refs[base + i] == trackingId) {
+            int b = ((int) p & mask) * stride;
+            int c = (int) slots[b + COUNT];
+            for (int i = 0; i < c; i++) {
+                if (slots[b + REFS + i] == trackingId) {
                     n++;
                     break;
                 }

@@ -139,8 +139,9 @@ final class WorkRequestRules {
         return named;
     }
 
-    void checkOpcode(WorkRequestOpcode op) {
-        if ((allowedOpcodes & (1 << op.value())) == 0) {
+    /** {@code op} is allowed on this QP; {@code value} is its C value (a constant at every call: the shift folds). */
+    void checkOpcode(WorkRequestOpcode op, int value) {
+        if ((allowedOpcodes & (1 << value)) == 0) {
             throw opcodeRefused(op);
         }
     }
@@ -166,6 +167,23 @@ final class WorkRequestRules {
         if (!key.memoryAlive()) {
             throw unusable("ibv_post_send/ibv_post_recv (SGE)", key, -1);
         }
+        if (!inBounds(offset, length, key.length)) {
+            throw outOfBounds(key.owner, offset, length, key.length);
+        }
+    }
+
+    /** {@link #checkSge} without the range: a key staged without an SGE (a window bind's region). */
+    void checkSgeKey(KeySnapshot key) {
+        if (!key.open || !key.memoryAlive()) {
+            throw unusable("ibv_post_send/ibv_post_recv (SGE)", key, -1);
+        }
+        if (key.pd != pd) {
+            throw foreignRegion(key.owner);
+        }
+    }
+
+    /** Only the range of an SGE over this chain's current key ({@link WorkRequests#isChainKey}). */
+    void checkSgeRange(KeySnapshot key, long offset, int length) {
         if (!inBounds(offset, length, key.length)) {
             throw outOfBounds(key.owner, offset, length, key.length);
         }

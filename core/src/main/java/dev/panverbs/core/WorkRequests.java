@@ -82,9 +82,19 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     final MemorySegment badWr;
     /** Where {@link #badWr} is in {@link #wrs}: the post clears and reads it through {@code wrs} (one checked segment). */
     private final long badWrAt;
+    /** The native address of {@link #badWr}, for the provider call. */
+    final long badWrAddress;
     final long wrsAddress;
     /** The allocation's size (a power of two) - 1: {@link #at} masks every offset with it. */
     private final long memMask;
+    /**
+     * {@link #memMask} without the low bits of a WR (of an SGE): {@link #wrAt} ({@link #sgeAt}) yields an aligned
+     * struct start at most {@code size - wrSize} ({@code size - SGE_SIZE}) into the allocation, so a store at it plus
+     * a field offset of that struct stays inside whatever the offset was; one masked address per struct, its fields
+     * are then written at constant displacements (one {@code mov} each).
+     */
+    private final long wrMask;
+    private final long sgeMask;
     private final long wrSize;
     /** log2 of {@link #wrSize} (128 and 32 bytes): the hot offsets shift instead of multiplying by a field. */
     private final int wrShift;
@@ -162,11 +172,14 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         long size = maskableSize(bytes); // a power of two: at() keeps any offset inside
         this.memory = HotMemory.allocate(size, Long.BYTES);
         this.memMask = size - 1;
+        this.wrMask = memMask & -wrSize; // wrSize and SGE_SIZE are powers of two <= size
+        this.sgeMask = memMask & -SGE_SIZE;
         this.wrs = memory.segment; // spans the WRs, their SGE lists and the bad_wr cell
         this.badWrAt = chainBytes + sgeBytes;
         this.sgeStart = chainBytes;
         this.badWr = memory.segment.asSlice(chainBytes + sgeBytes, Long.BYTES);
         this.wrsAddress = wrs.address();
+        this.badWrAddress = badWr.address();
         checkMaskable(wrsAddress);
         this.stagedKeys = new KeySnapshot[capacity * this.maxSge];
         this.stagedFirst = new int[capacity * this.maxSge];
@@ -187,6 +200,16 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
      */
     final long at(long offset) {
         return masked(wrsAddress, offset, memMask);
+    }
+
+    /** The native address of the WR at {@code offset} (a multiple of the WR size), for stores of its fields. */
+    final long wrAt(long offset) {
+        return masked(wrsAddress, offset, wrMask);
+    }
+
+    /** The native address of the SGE at {@code offset} in the allocation, for stores of its fields. */
+    final long sgeAt(long offset) {
+        return masked(wrsAddress, offset, sgeMask);
     }
 
     /**
@@ -274,10 +297,10 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         if (n == maxSge) {
             throw rules.tooManySges(maxSge);
         }
-        long s = sgeStart + ((long) wr * maxSge + n) * SGE_SIZE;
-        NATIVE.set(LONG, at(s + SGE_ADDR), addr);
-        NATIVE.set(LONG, at(s + SGE_LENGTH), pair(length, lkey));
-        NATIVE.set(INT, at(((long) wr << wrShift) + NUM_SGE), n + 1);
+        long sa = sgeAt(sgeStart + ((long) wr * maxSge + n) * SGE_SIZE);
+        NATIVE.set(LONG, sa + SGE_ADDR, addr);
+        NATIVE.set(LONG, sa + SGE_LENGTH, pair(length, lkey));
+        NATIVE.set(INT, wrAt((long) wr << wrShift) + NUM_SGE, n + 1);
         tracker.stageRef(base + wr, n, key == null ? 0L : key.trackingId);
         if (key != null) {
             if (nStaged > 0 && topKey == key) { // the common case: the same key as the previous SGE
@@ -286,6 +309,35 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
                 stage(key, wr);
             }
         }
+        currentSges = n + 1;
+    }
+
+    /**
+     * Whether {@code key} is this chain's newest staged key: an SGE of this chain named it and passed the full
+     * checks then (open, memory allocated, in this PD), and the post re-checks it after its fence. So its next SGEs
+     * check only their range, and {@link #appendChainKeySge} updates one field: the key is validated once per chain
+     * (and per change of key), not once per SGE.
+     */
+    final boolean isChainKey(KeySnapshot key) {
+        return key == topKey && nStaged > 0;
+    }
+
+    /** {@link #appendSge} of the key {@link #isChainKey} returned true for. Checks done by the caller. */
+    final void appendChainKeySge(long addr, int length, int lkey, KeySnapshot key) {
+        if (count == posted) {
+            throw rules.noCurrentWr();
+        }
+        int wr = count - 1;
+        int n = currentSges;
+        if (n == maxSge) {
+            throw rules.tooManySges(maxSge);
+        }
+        long sa = sgeAt(sgeStart + ((long) wr * maxSge + n) * SGE_SIZE);
+        NATIVE.set(LONG, sa + SGE_ADDR, addr);
+        NATIVE.set(LONG, sa + SGE_LENGTH, pair(length, lkey));
+        NATIVE.set(INT, wrAt((long) wr << wrShift) + NUM_SGE, n + 1);
+        tracker.stageRef(base + wr, n, key.trackingId);
+        topLast = wr;
         currentSges = n + 1;
     }
 
@@ -340,7 +392,7 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     /**
      * Starts WR {@code count}: its native head ({@code wr_id} = its tracker position and route, {@code num_sge} 0,
      * and the send WR's {@code opcode} in the same store; 0 for a receive WR, whose struct pads there) and its tracker
-     * slot (the caller's {@code wrId}); returns its offset in the chain.
+     * slot (the caller's {@code wrId}); returns its native address ({@link #wrAt}), for the stores of its other fields.
      */
     final long startWr(long wrId, int opcode) {
         if (count == capacity) {
@@ -354,11 +406,12 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         long p = base + i;
         long w = (long) i << wrShift;
         tracker.stageWr(p, wrId);
-        NATIVE.set(LONG, at(w + WR_ID), tracker.encode(p));
-        NATIVE.set(LONG, at(w + NUM_SGE), pair(0, opcode));
+        long wa = wrAt(w);
+        NATIVE.set(LONG, wa + WR_ID, tracker.encode(p));
+        NATIVE.set(LONG, wa + NUM_SGE, pair(0, opcode));
         count = i + 1;
         currentSges = 0;
-        return w;
+        return wa;
     }
 
     /**
@@ -445,6 +498,11 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
             heads[i] = s;
         }
         return s;
+    }
+
+    /** The native address of WR {@code i} (a post's first WR; {@code i < capacity}). */
+    final long chainAddress(int i) {
+        return wrsAddress + i * wrSize;
     }
 
     /** Clears the {@code bad_wr} cell before a provider call. */

@@ -8,8 +8,6 @@ import dev.panverbs.bindings.ibverbs.VerbsContextInline;
 import dev.panverbs.bindings.verbs.ibv_device_attr;
 import dev.panverbs.bindings.verbs.ibv_device_attr_ex;
 import dev.panverbs.bindings.verbs.ibv_qp;
-import dev.panverbs.bindings.verbs.ibv_qp_attr;
-import dev.panverbs.bindings.verbs.ibv_qp_init_attr;
 import dev.panverbs.bindings.verbs.ibv_qp_init_attr_ex;
 import dev.panverbs.bindings.verbs.ibv_qp_open_attr;
 import dev.panverbs.core.internal.Errors;
@@ -156,14 +154,6 @@ public final class XrcTargetQueuePair extends VerbsObject {
 
     /** The current state ({@code ibv_query_qp(3)} with {@code IBV_QP_STATE}). */
     public QueuePairState state() {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment attr = arena.allocate(ibv_qp_attr.layout());
-            MemorySegment init = arena.allocate(ibv_qp_init_attr.layout());
-            int rc = LibIbverbsQueues.ibv_query_qp(resource.handle("ibv_query_qp"), attr, IBV_QP_STATE(), init);
-            if (rc != 0) {
-                throw Errors.failure(Errors.call("ibv_query_qp", "qp", this), rc);
-            }
-            return QueuePairState.of(ibv_qp_attr.qp_state(attr));
-        }
+        return QueuePair.queryState(this);
     }
 }

@@ -29,20 +29,8 @@ class CallGuardTest {
     @Test
     void closerWaitsForACallOnAnotherThreadToExit() throws Exception {
         CallGuard g = new CallGuard();
-        CountDownLatch inside = new CountDownLatch(1);
         CountDownLatch leave = new CountDownLatch(1);
-        Thread caller = new Thread(() -> {
-            g.enter(Thread.currentThread());
-            inside.countDown();
-            try {
-                leave.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            g.exit();
-        }, "caller");
-        caller.start();
-        inside.await();
+        Thread caller = inside(g, leave, true, "caller");
         AtomicReference<Thread> result = new AtomicReference<>(caller);
         CountDownLatch closed = new CountDownLatch(1);
         Thread closer = new Thread(() -> {
@@ -59,19 +47,8 @@ class CallGuardTest {
     @Test
     void closerGivesUpOnAStuckCallerAndNamesIt() throws Exception {
         CallGuard g = new CallGuard();
-        CountDownLatch inside = new CountDownLatch(1);
         CountDownLatch leave = new CountDownLatch(1);
-        Thread stuck = new Thread(() -> {
-            g.enter(Thread.currentThread());
-            inside.countDown();
-            try {
-                leave.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }, "stuck-poller");
-        stuck.start();
-        inside.await();
+        Thread stuck = inside(g, leave, false, "stuck-poller"); // never exits the guard
         long t0 = System.nanoTime();
         Thread holder = g.awaitIdle();
         assertThat(Duration.ofNanos(System.nanoTime() - t0)).isGreaterThanOrEqualTo(Duration.ofSeconds(4));
@@ -81,6 +58,30 @@ class CallGuardTest {
                 .contains("not destroyed").contains("leaked rather than freed");
         leave.countDown();
         stuck.join();
+    }
+
+    /**
+     * A thread named {@code name} that enters {@code g} and waits for {@code leave}, then exits the guard if
+     * {@code exits}; returned once it is inside.
+     */
+    private static Thread inside(CallGuard g, CountDownLatch leave, boolean exits, String name)
+            throws InterruptedException {
+        CountDownLatch inside = new CountDownLatch(1);
+        Thread t = new Thread(() -> {
+            g.enter(Thread.currentThread());
+            inside.countDown();
+            try {
+                leave.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (exits) {
+                g.exit();
+            }
+        }, name);
+        t.start();
+        inside.await();
+        return t;
     }
 
     @Test

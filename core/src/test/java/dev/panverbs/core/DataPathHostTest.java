@@ -27,14 +27,6 @@ class DataPathHostTest {
         fake = FakeProvider.forTests();
     }
 
-    static MemoryRegion buffer(FakeProvider fake, int key) {
-        return fake.register(Arena.ofShared().allocate(4096, 64), key);
-    }
-
-    private static MemoryRegion buffer(int key) {
-        return fake.register(Arena.ofShared().allocate(4096, 64), key);
-    }
-
     static List<long[]> drain(CompletionQueue cq) {
         WorkCompletions wcs = WorkCompletions.allocate(16);
         List<long[]> out = new ArrayList<>();
@@ -48,12 +40,31 @@ class DataPathHostTest {
         return out;
     }
 
+    /** {@link #drain} that asserts every completion succeeded; their wr_ids in order. */
+    static List<Long> drainOk(CompletionQueue cq) {
+        List<long[]> got = drain(cq);
+        assertThat(got).as("completions [wr_id, status]").allSatisfy(c -> assertThat(c[1]).isZero());
+        return got.stream().map(c -> c[0]).toList();
+    }
+
+    /**
+     * The batch's submit refuses {@code workRequest} for lack of {@code setter} (the per-transport address the
+     * provider would otherwise take from a stale WQE slot), publishes nothing, and leaves the batch open.
+     */
+    static void assertSubmitRefusedWithout(PostBatch b, QueuePair qp, String workRequest, String setter) {
+        assertThatThrownBy(b::submit).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("ibv_wr_complete").hasMessageContaining(workRequest)
+                .hasMessageContaining(setter);
+        assertThat(qp.sendQueue.tracker.outstanding()).as("nothing published").isZero();
+        assertThat(b.isOpen()).as("the batch stays open").isTrue();
+    }
+
     @Test
     void aSharedCqRoutesEveryCompletionToItsOwnQueueWhateverTheWrIds() {
         CompletionQueue cq = fake.createCq(256);
         QueuePair qp = fake.createRtsQp(fake.protectionDomain(), cq, cq, 16, 16, 0, EnumSet.noneOf(SendOperation.class));
-        MemoryRegion sendBuf = buffer(0x11);
-        MemoryRegion recvBuf = buffer(0x22);
+        MemoryRegion sendBuf = fake.buffer(0x11);
+        MemoryRegion recvBuf = fake.buffer(0x22);
         // one wr_id space for both queues: 1..4 each; receives first, then sends that consume them
         ReceiveRequests r = qp.receiveRequests();
         for (int i = 1; i <= 4; i++) {
@@ -80,8 +91,8 @@ class DataPathHostTest {
     void errorCompletionsWithMisleadingOpcodesStillReachTheirQueue() {
         CompletionQueue cq = fake.createCq(256);
         QueuePair qp = fake.createRtsQp(fake.protectionDomain(), cq, cq, 16, 16, 0, EnumSet.noneOf(SendOperation.class));
-        MemoryRegion sendBuf = buffer(0x33);
-        MemoryRegion recvBuf = buffer(0x44);
+        MemoryRegion sendBuf = fake.buffer(0x33);
+        MemoryRegion recvBuf = fake.buffer(0x44);
         qp.receiveRequests().recv(7).sge(recvBuf, 0, 64).post();
         qp.receiveRequests().recv(8).sge(recvBuf, 64, 64).post();
         // the unsignaled RDMA WRITE 7 fails: its CQE says opcode RECV (undefined on error) and wr_id 7, like a receive
@@ -105,7 +116,7 @@ class DataPathHostTest {
     void extendedPollingGivesBackTheCallersWrIdAndRetires() {
         ExtendedCompletionQueue cq = fake.createCqEx(64, EnumSet.of(CompletionField.BYTE_LEN));
         QueuePair qp = fake.createRtsQp(fake.protectionDomain(), cq, cq, 8, 8, 0, EnumSet.of(SendOperation.RDMA_WRITE));
-        MemoryRegion mr = buffer(0x55);
+        MemoryRegion mr = fake.buffer(0x55);
         try (PostBatch b = qp.startSend()) {
             b.rdmaWrite(0xABCDEF, SendFlag.SIGNALED_BIT, 0x99, 0x1000).setSge(mr, 0, 64);
             b.submit();
@@ -122,8 +133,8 @@ class DataPathHostTest {
     void aStagedWorkRequestNamingAClosedRegionIsRefusedAtPost() {
         CompletionQueue cq = fake.createCq(64);
         QueuePair qp = fake.createRtsQp(fake.protectionDomain(), cq, cq, 8, 8, 0, EnumSet.of(SendOperation.RDMA_WRITE));
-        MemoryRegion keep = buffer(0x70);
-        MemoryRegion mr = buffer(0x77);
+        MemoryRegion keep = fake.buffer(0x70);
+        MemoryRegion mr = fake.buffer(0x77);
         SendRequests s = qp.sendRequests();
         s.rdmaWrite(1, 0, 0x99, 0x1000).sge(keep, 0, 64);
         s.rdmaWrite(2, SendFlag.SIGNALED_BIT, 0x99, 0x1000).sge(mr, 0, 64);
@@ -135,12 +146,12 @@ class DataPathHostTest {
         assertThat(s.pending()).isEqualTo(2);
         s.clear();
         // the same for a receive and for an ibv_wr_* batch (aborted)
-        MemoryRegion r = buffer(0x78);
+        MemoryRegion r = fake.buffer(0x78);
         qp.receiveRequests().recv(3).sge(r, 0, 64);
         r.close();
         assertThatThrownBy(() -> qp.receiveRequests().post()).hasMessageContaining("closed");
         qp.receiveRequests().clear();
-        MemoryRegion b2 = buffer(0x79);
+        MemoryRegion b2 = fake.buffer(0x79);
         PostBatch b = qp.startSend();
         b.rdmaWrite(4, SendFlag.SIGNALED_BIT, 0x99, 0x1000).setSge(b2, 0, 64);
         b2.close();
@@ -170,11 +181,46 @@ class DataPathHostTest {
     }
 
     @Test
+    void laterSgesOfAChainsKeyCheckTheirRangeAndTheKeyIsReCheckedAtPost() {
+        CompletionQueue cq = fake.createCq(64);
+        QueuePair qp = fake.createRtsQp(fake.protectionDomain(), cq, cq, 8, 8, 0, EnumSet.noneOf(SendOperation.class));
+        Arena arena = Arena.ofShared();
+        MemoryRegion mr = fake.register(arena.allocate(4096, 64), 0x92); // not tied: its arena can close first
+        SendRequests wrs = qp.sendRequests();
+        wrs.rdmaWrite(1, 0, 0x99, 0x1000).sge(mr, 0, 64);
+        // the chain's key: validated at its first SGE, but each SGE's range is still checked
+        assertThatThrownBy(() -> wrs.rdmaWrite(2, 0, 0x99, 0x1000).sge(mr, 4096 - 8, 64))
+                .isInstanceOf(IndexOutOfBoundsException.class).hasMessageContaining("lies outside " + mr);
+        wrs.clear();
+        ReceiveRequests rwrs = qp.receiveRequests();
+        assertThatThrownBy(() -> rwrs.recv(1).sge(mr, 0, 64).recv(2).sge(mr, -1, 64))
+                .isInstanceOf(IndexOutOfBoundsException.class).hasMessageContaining("lies outside " + mr);
+        rwrs.clear();
+        // the key goes stale between two SGEs of one chain: the later SGE is not refused, the post is
+        wrs.rdmaWrite(3, 0, 0x99, 0x1000).sge(mr, 0, 64);
+        rwrs.recv(3).sge(mr, 0, 64);
+        arena.close();
+        wrs.rdmaWrite(4, SendFlag.SIGNALED_BIT, 0x99, 0x1000).sge(mr, 64, 64);
+        rwrs.recv(4).sge(mr, 64, 64);
+        assertThatThrownBy(wrs::post).isInstanceOf(IllegalStateException.class).hasMessageContaining(mr.toString())
+                .hasMessageContaining("arena was closed while it was still registered");
+        assertThatThrownBy(rwrs::post).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("arena was closed while it was still registered");
+        assertThat(qp.sendQueue.tracker.outstanding()).isZero();
+        assertThat(qp.receiveQueue.tracker.outstanding()).isZero();
+        assertThat(drain(cq)).isEmpty();
+        wrs.clear();
+        rwrs.clear();
+        mr.close();
+        qp.close();
+    }
+
+    @Test
     void inFlightReferencesAreScopedToTheProtectionDomain() {
         ProtectionDomain other = fake.newPd();
         CompletionQueue cq = fake.createCq(64);
         QueuePair qp = fake.createRtsQp(fake.protectionDomain(), cq, cq, 8, 8, 0, EnumSet.noneOf(SendOperation.class));
-        MemoryRegion mine = buffer(0x90);
+        MemoryRegion mine = fake.buffer(0x90);
         MemoryRegion theirs = fake.register(other, Arena.ofShared().allocate(64), 0x91);
         assertThatThrownBy(() -> qp.sendRequests().send(1, 0).sge(theirs, 0, 8))
                 .hasMessageContaining("another protection domain");

@@ -140,6 +140,11 @@ public final class FakeProvider {
         return q;
     }
 
+    /** A memory region over a new 4 KiB buffer (a shared arena's) with lkey = rkey = {@code key}, in the default PD. */
+    public MemoryRegion buffer(int key) {
+        return register(Arena.ofShared().allocate(4096, 64), key);
+    }
+
     /** A memory region over {@code buffer} with lkey = rkey = {@code key} (nothing is pinned), in the default PD. */
     public MemoryRegion register(MemorySegment buffer, int key) {
         return register(pd, buffer, key);

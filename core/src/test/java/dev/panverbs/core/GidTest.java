@@ -31,6 +31,12 @@ class GidTest {
         assertThat(Gid.ZERO.isZero()).isTrue();
         assertThat(Gid.of(g.toBytes())).isEqualTo(g).hasSameHashCodeAs(g);
         assertThatThrownBy(() -> Gid.parse("rxe0")).hasMessageContaining("not a GID: 'rxe0'");
+        // the ibv_devinfo form with a non-hex digit, or its colons misplaced: named, not a bare NumberFormatException
+        String bad = "fe80:0000:0000:0000:5054:00ff:fe12:345g";
+        assertThatThrownBy(() -> Gid.parse(bad)).isExactlyInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("not a GID: '" + bad + "'");
+        assertThatThrownBy(() -> Gid.parse("fe800:000:0000:0000:5054:00ff:fe12:3456"))
+                .hasMessageContaining("not a GID");
         assertThatThrownBy(() -> Gid.of(new byte[4])).hasMessageContaining("16 bytes");
     }
 

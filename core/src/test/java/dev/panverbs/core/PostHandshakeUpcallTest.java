@@ -27,7 +27,7 @@ class PostHandshakeUpcallTest {
     void closeDuringTheProviderCallIsRefused() {
         CompletionQueue cq = fake.createCq(64);
         QueuePair qp = fake.createRtsQp(fake.protectionDomain(), cq, cq, 8, 8, 0, EnumSet.of(SendOperation.RDMA_WRITE));
-        MemoryRegion mr = DataPathHostTest.buffer(fake, 0x66);
+        MemoryRegion mr = fake.buffer(0x66);
         List<Throwable> refusals = new ArrayList<>();
         fake.setPostHook(() -> { // "while the NIC may already DMA": inside ibv_post_send / wr_complete / post_recv
             try {

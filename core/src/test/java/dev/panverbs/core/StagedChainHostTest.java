@@ -3,7 +3,6 @@ package dev.panverbs.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.lang.foreign.Arena;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -25,30 +24,12 @@ class StagedChainHostTest {
         fake = FakeProvider.forTests();
     }
 
-    private static MemoryRegion buffer(int key) {
-        return fake.register(Arena.ofShared().allocate(4096, 64), key);
-    }
-
-    private static List<Long> drain(CompletionQueue cq) {
-        WorkCompletions wcs = WorkCompletions.allocate(16);
-        List<Long> out = new ArrayList<>();
-        int n;
-        while ((n = cq.poll(wcs)) > 0) {
-            for (int i = 0; i < n; i++) {
-                WorkCompletion wc = wcs.get(i);
-                assertThat(wc.ok()).as("completion %s", wc).isTrue();
-                out.add(wc.wrId());
-            }
-        }
-        return out;
-    }
-
     @Test
     void aBatchPostedWhileAChainIsBuiltCompletesFirstAndTheChainKeepsItsIds() {
         CompletionQueue cq = fake.createCq(64);
         QueuePair qp = fake.createRtsQp(fake.protectionDomain(), cq, cq, 8, 8, 0, EnumSet.of(SendOperation.RDMA_WRITE));
-        MemoryRegion a = buffer(0x31);
-        MemoryRegion b = buffer(0x32);
+        MemoryRegion a = fake.buffer(0x31);
+        MemoryRegion b = fake.buffer(0x32);
         SendRequests s = qp.sendRequests();
         s.rdmaWrite(10, SendFlag.SIGNALED_BIT, 0x99, 0x1000).sge(a, 0, 64);
         s.rdmaWrite(11, SendFlag.SIGNALED_BIT, 0x99, 0x1040).sge(a, 64, 64);
@@ -61,7 +42,7 @@ class StagedChainHostTest {
         // both regions are referenced by posted, unpolled WRs
         assertThatThrownBy(a::close).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(b::close).isInstanceOf(IllegalStateException.class);
-        assertThat(drain(cq)).containsExactly(20L, 10L, 11L);
+        assertThat(DataPathHostTest.drainOk(cq)).containsExactly(20L, 10L, 11L);
         assertThat(qp.sendQueue.tracker.outstanding()).isZero();
         a.close();
         b.close();
@@ -72,8 +53,8 @@ class StagedChainHostTest {
     void aChainBuiltWhileABatchIsOpenIsStagedAfterTheBatchWhetherSubmittedOrAborted() {
         CompletionQueue cq = fake.createCq(64);
         QueuePair qp = fake.createRtsQp(fake.protectionDomain(), cq, cq, 4, 8, 0, EnumSet.of(SendOperation.RDMA_WRITE));
-        MemoryRegion a = buffer(0x35);
-        MemoryRegion b = buffer(0x36);
+        MemoryRegion a = fake.buffer(0x35);
+        MemoryRegion b = fake.buffer(0x36);
         SendRequests s = qp.sendRequests();
         s.rdmaWrite(10, SendFlag.SIGNALED_BIT, 0x99, 0x1000).sge(a, 0, 64); // pending when the batch opens
         try (PostBatch batch = qp.startSend()) { // the batch is staged in the tracker at the tail
@@ -83,7 +64,7 @@ class StagedChainHostTest {
             batch.submit();
         }
         assertThat(s.post()).isEqualTo(2);
-        assertThat(drain(cq)).containsExactly(20L, 21L, 10L, 11L);
+        assertThat(DataPathHostTest.drainOk(cq)).containsExactly(20L, 21L, 10L, 11L);
         // a chain started (from empty) inside a batch: staged after the batch's WRs, not over them
         try (PostBatch batch = qp.startSend()) {
             batch.rdmaWrite(22, SendFlag.SIGNALED_BIT, 0x99, 0x2000).setSge(b, 0, 64);
@@ -92,7 +73,7 @@ class StagedChainHostTest {
             batch.submit();
         }
         assertThat(s.post()).isEqualTo(1);
-        assertThat(drain(cq)).containsExactly(22L, 23L, 12L);
+        assertThat(DataPathHostTest.drainOk(cq)).containsExactly(22L, 23L, 12L);
         // the same, then the batch aborted: the chain alone is posted
         PostBatch aborted = qp.startSend();
         aborted.rdmaWrite(30, SendFlag.SIGNALED_BIT, 0x99, 0x2000).setSge(b, 0, 64);
@@ -103,7 +84,7 @@ class StagedChainHostTest {
         assertThat(s.post()).isEqualTo(1);
         assertThatThrownBy(a::close).as("referenced by WR 40").isInstanceOf(IllegalStateException.class);
         b.close(); // the aborted batch's WRs reference nothing
-        assertThat(drain(cq)).containsExactly(40L);
+        assertThat(DataPathHostTest.drainOk(cq)).containsExactly(40L);
         a.close();
         qp.close();
     }
@@ -112,8 +93,8 @@ class StagedChainHostTest {
     void aPartlyPostedChainResumesAfterABatchAndAnAbortedBatch() {
         CompletionQueue cq = fake.createCq(64);
         QueuePair qp = fake.createRtsQp(fake.protectionDomain(), cq, cq, 4, 8, 0, EnumSet.of(SendOperation.RDMA_WRITE));
-        MemoryRegion mr = buffer(0x41);
-        MemoryRegion gone = buffer(0x42);
+        MemoryRegion mr = fake.buffer(0x41);
+        MemoryRegion gone = fake.buffer(0x42);
         SendRequests s = qp.sendRequests();
         for (int i = 0; i < 3; i++) {
             s.rdmaWrite(100 + i, SendFlag.SIGNALED_BIT, 0x99, 0x1000).sge(mr, 0, 64);
@@ -124,7 +105,7 @@ class StagedChainHostTest {
         }
         assertThat(s.post()).as("room for one more of 4").isEqualTo(1);
         assertThat(s.pending()).isEqualTo(2);
-        assertThat(drain(cq)).containsExactly(100L, 101L, 102L, 200L);
+        assertThat(DataPathHostTest.drainOk(cq)).containsExactly(100L, 101L, 102L, 200L);
         // a batch whose key was closed after setSge rolls back the positions it had published...
         PostBatch aborted = qp.startSend();
         aborted.rdmaWrite(300, SendFlag.SIGNALED_BIT, 0x99, 0x1000).setSge(gone, 0, 64);
@@ -136,7 +117,7 @@ class StagedChainHostTest {
             batch.submit();
         }
         assertThat(s.post()).isEqualTo(2);
-        assertThat(drain(cq)).containsExactly(400L, 201L, 202L);
+        assertThat(DataPathHostTest.drainOk(cq)).containsExactly(400L, 201L, 202L);
         mr.close();
         qp.close();
     }
@@ -145,7 +126,7 @@ class StagedChainHostTest {
     void chainsAndBatchesInterleavedAroundTheRingManyTimesKeepEveryId() {
         CompletionQueue cq = fake.createCq(64);
         QueuePair qp = fake.createRtsQp(fake.protectionDomain(), cq, cq, 4, 8, 0, EnumSet.of(SendOperation.RDMA_WRITE));
-        MemoryRegion mr = buffer(0x51);
+        MemoryRegion mr = fake.buffer(0x51);
         SendRequests s = qp.sendRequests();
         long id = 1;
         for (int round = 0; round < 200; round++) { // 200 x 3 WRs: the 8-slot ring wraps 75 times
@@ -173,7 +154,7 @@ class StagedChainHostTest {
                 assertThat(s.post()).isEqualTo(1);
                 expected.add(third);
             }
-            assertThat(drain(cq)).as("round %d", round).containsExactlyElementsOf(expected);
+            assertThat(DataPathHostTest.drainOk(cq)).as("round %d", round).containsExactlyElementsOf(expected);
             assertThat(qp.sendQueue.tracker.outstanding()).isZero();
         }
         mr.close();

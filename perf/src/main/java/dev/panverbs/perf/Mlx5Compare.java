@@ -17,8 +17,11 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * {@code perf/run --compare-mlx5}: one JMH run of {@link Mlx5DirectBenchmark} (Java Direct WQE and direct CQE poll,
  * libmlx5's {@code ibv_post_send} and {@code ibv_wr_*} with {@code mlx5_poll_cq}, the hand-written C writer, the
  * device model alone) and the table of {@code perf/README.md}, in Markdown, with issue 10's goals. Scores are CPU
- * ns/op ({@link CpuTimeProfiler}); every row minus the model's own cost (same op shape) is the path's cost:
- * per WR = (row16 - model16) / 16; per completion = the marginal cost of 15 more completions,
+ * ns/op ({@link CpuTimeProfiler}). Per WR = the slope between the ops of 16 and of 64 WRs, (row64 - row16) / 48: the
+ * op's fixed costs (the downcall, doorbell, fences, the poll of its one CQE) cancel, so no separately measured
+ * whole-op baseline is subtracted. That slope contains the device model's work per WR (the same WQEs for every
+ * path); the model's own slope, (model64 - model16) / 48, is shown and subtracted for the goals (a difference of
+ * two slopes, not of two whole ops). Per completion = the marginal cost of 15 more completions,
  * ((row16Poll16 - model16Poll16) - (row16 - model16)) / 15 (the fixed cost of a poll call cancels). Extra arguments
  * are JMH's ({@code -wi}, {@code -i}, {@code -w}, {@code -r}, {@code -f}).
  */
@@ -27,6 +30,9 @@ public final class Mlx5Compare {
     private static final String[] LABELS = {"Java `DirectSendQueue` / `DirectCompletionQueue`",
         "libmlx5 `ibv_post_send` + `mlx5_poll_cq`", "libmlx5 `ibv_wr_*` + `mlx5_poll_cq`",
         "hand-written C writer + CQE reader"};
+
+    /** The long chain minus the short one: the WRs the per-WR slope divides by. */
+    private static final int SPAN = Mlx5DirectBenchmark.LONG - Mlx5DirectBenchmark.N;
 
     private Mlx5Compare() {}
 
@@ -57,40 +63,54 @@ public final class Mlx5Compare {
 
     static String table(Map<String, RunResult> r) {
         double m16 = cpu(r.get("model16"));
+        double m64 = cpu(r.get("model64"));
         double m16p16 = cpu(r.get("model16Poll16"));
+        double mSlope = (m64 - m16) / SPAN;
+        double mErr = Math.hypot(err(r.get("model64")), err(r.get("model16"))) / SPAN;
         StringBuilder sb = new StringBuilder();
         sb.append("commit ").append(System.getProperty("panverbs.commit", "(unknown)")).append(", ")
                 .append(System.getProperty("java.vm.name")).append(' ').append(System.getProperty("java.version"))
-                .append(", CPU ns/op (CpuTimeProfiler), one JMH run; op = 16 RDMA WRITEs (64 B, 1 SGE) + the device "
-                        + "model + poll\n\n");
-        sb.append("| path | 16 WRs, 1 CQE: ns/op | ns per WR (- model) | 16 WRs, 16 CQEs: ns/op "
-                + "| ns per completion (marginal) | B/op | cpu.share |\n");
-        sb.append("|---|---:|---:|---:|---:|---:|---:|\n");
+                .append(", CPU ns/op (CpuTimeProfiler), one JMH run; op = 16 or 64 RDMA WRITEs (64 B, 1 SGE) + the "
+                        + "device model + poll; per WR = slope between 16 and 64 WRs per op (± from the rows' "
+                        + "99.9 % errors)\n\n");
+        sb.append("| path | 16 WRs, 1 CQE: ns/op | 64 WRs, 1 CQE: ns/op | ns per WR (slope, incl. model) "
+                + "| ns per WR (slope - model's slope) | 16 WRs, 16 CQEs: ns/op | ns per completion (marginal) "
+                + "| B/op | cpu.share |\n");
+        sb.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        double[] slope = new double[PATHS.length];
         double[] perWr = new double[PATHS.length];
         double[] perCqe = new double[PATHS.length];
         for (int i = 0; i < PATHS.length; i++) {
             RunResult a = r.get(PATHS[i] + "16");
+            RunResult l = r.get(PATHS[i] + "64");
             RunResult c = r.get(PATHS[i] + "16Poll16");
-            double post = cpu(a) - m16;
-            perWr[i] = post / 16;
-            perCqe[i] = ((cpu(c) - m16p16) - post) / 15;
-            sb.append(String.format(Locale.ROOT, "| %s | %.1f | %.2f | %.1f | %.2f | %.3f / %.3f | %.2f / %.2f |%n",
-                    LABELS[i], cpu(a), perWr[i], cpu(c), perCqe[i], secondary(a, "gc.alloc.rate.norm"),
-                    secondary(c, "gc.alloc.rate.norm"), secondary(a, "cpu.share"), secondary(c, "cpu.share")));
+            slope[i] = (cpu(l) - cpu(a)) / SPAN;
+            double e = Math.hypot(err(l), err(a)) / SPAN;
+            perWr[i] = slope[i] - mSlope;
+            perCqe[i] = ((cpu(c) - m16p16) - (cpu(a) - m16)) / 15;
+            sb.append(String.format(Locale.ROOT, "| %s | %.1f | %.1f | %.2f ± %.2f | %.2f ± %.2f | %.1f | %.2f "
+                    + "| %.3f / %.3f / %.3f | %.2f / %.2f / %.2f |%n", LABELS[i], cpu(a), cpu(l), slope[i], e,
+                    perWr[i], Math.hypot(e, mErr), cpu(c), perCqe[i], alloc(a), alloc(l), alloc(c), share(a),
+                    share(l), share(c)));
         }
-        sb.append(String.format(Locale.ROOT, "| device model alone (subtracted) | %.1f | | %.1f | | | %.2f / %.2f |%n",
-                m16, m16p16, secondary(r.get("model16"), "cpu.share"), secondary(r.get("model16Poll16"),
-                        "cpu.share")));
+        sb.append(String.format(Locale.ROOT, "| device model alone | %.1f | %.1f | %.2f ± %.2f | | %.1f | | "
+                + "| %.2f / %.2f / %.2f |%n", m16, m64, mSlope, mErr, m16p16, share(r.get("model16")),
+                share(r.get("model64")), share(r.get("model16Poll16"))));
         sb.append("\n| goal (issue 10) | ratio | met |\n|---|---:|:---:|\n");
         goal(sb, "Java / libmlx5 `ibv_post_send`, per WR, ≤ 0.80x", perWr[0] / perWr[1], 0.8);
         goal(sb, "Java / hand-written C writer, per WR, ≤ 1.20x", perWr[0] / perWr[3], 1.2);
         goal(sb, "Java direct CQE poll / `mlx5_poll_cq`, per completion, ≤ 0.80x", perCqe[0] / perCqe[1], 0.8);
         sb.append(String.format(Locale.ROOT, "| Java / libmlx5 `ibv_wr_*`, per WR (no goal) | %.2fx | |%n",
                 perWr[0] / perWr[2]));
-        sb.append(String.format(Locale.ROOT, "| Java / libmlx5 `ibv_post_send`, whole op incl. model (no goal) "
-                + "| %.2fx | |%n", cpu(r.get("javaDirect16")) / cpu(r.get("mlx5PostSend16"))));
-        double alloc = Math.max(secondary(r.get("javaDirect16"), "gc.alloc.rate.norm"),
-                secondary(r.get("javaDirect16Poll16"), "gc.alloc.rate.norm"));
+        sb.append(String.format(Locale.ROOT, "| Java / libmlx5 `ibv_post_send`, per WR incl. the model's work "
+                + "(no goal) | %.2fx | |%n", slope[0] / slope[1]));
+        sb.append(String.format(Locale.ROOT, "| Java / hand-written C writer, per WR incl. the model's work "
+                + "(no goal) | %.2fx | |%n", slope[0] / slope[3]));
+        sb.append(String.format(Locale.ROOT, "| Java / libmlx5 `ibv_post_send`, whole op of 16 / of 64 incl. "
+                + "model (no goal) | %.2fx / %.2fx | |%n", cpu(r.get("javaDirect16")) / cpu(r.get("mlx5PostSend16")),
+                cpu(r.get("javaDirect64")) / cpu(r.get("mlx5PostSend64"))));
+        double alloc = Math.max(Math.max(alloc(r.get("javaDirect16")), alloc(r.get("javaDirect64"))),
+                alloc(r.get("javaDirect16Poll16")));
         sb.append(String.format(Locale.ROOT, "| Java B/op, 0 | %.3f | %s |%n", alloc,
                 Double.isNaN(alloc) ? "?" : alloc < 0.5 ? "yes" : "no"));
         return sb.toString();
@@ -104,6 +124,23 @@ public final class Mlx5Compare {
 
     private static double cpu(RunResult r) {
         return secondary(r, "cpu.time.norm");
+    }
+
+    private static double alloc(RunResult r) {
+        return secondary(r, "gc.alloc.rate.norm");
+    }
+
+    private static double share(RunResult r) {
+        return secondary(r, "cpu.share");
+    }
+
+    /** The 99.9 % error of a row's CPU ns/op (NaN with fewer than two iterations). */
+    private static double err(RunResult r) {
+        if (r == null) {
+            return Double.NaN;
+        }
+        Result<?> s = r.getAggregatedResult().getSecondaryResults().get("cpu.time.norm");
+        return s == null ? Double.NaN : s.getScoreError();
     }
 
     private static double secondary(RunResult r, String key) {

@@ -27,9 +27,11 @@ import org.openjdk.jmh.annotations.Warmup;
  * <p>One op = a chain of 16 RDMA WRITEs of 64 bytes, one SGE each, then the model's doorbell, then polling:
  * {@code *16} signal the last WR and poll its one completion (the common shape: one CQE per 16 WRs),
  * {@code *16Poll16} signal all 16 and poll 16. The C rows are one downcall per op (post, model and poll inside);
- * the Java rows make one downcall per op too, the model's doorbell (the device). {@code model16*} are the model's own
- * cost (re-executing the same 16 WQEs, one downcall), subtracted by {@code perf/run --compare-mlx5}
- * ({@link Mlx5Compare}) to give ns per WR and per completion.
+ * the Java rows make one downcall per op too, the model's doorbell (the device). {@code *64} are the same op with
+ * 64 WRs: {@code perf/run --compare-mlx5} ({@link Mlx5Compare}) takes the cost per WR as the slope between 16 and
+ * 64 WRs per op, where the op's fixed costs (downcall, doorbell, fences, poll) cancel. {@code model16}/{@code model64}
+ * are the model's own cost (re-executing the same WQEs, one downcall): their slope is the model's work per WR, which
+ * every path's slope contains; {@code model16Poll16} serves the marginal cost per completion.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -38,6 +40,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
 public class Mlx5DirectBenchmark {
     static final int N = 16;
+    /** The long chain: per WR = the slope between N and LONG WRs per op (fixed costs cancel). */
+    static final int LONG = 64;
     private static final int WQES = 256;
 
     /** The fixture (one per fork: the model and libmlx5's fake objects are the library's globals). */
@@ -66,6 +70,15 @@ public class Mlx5DirectBenchmark {
         @Override
         void prime() {
             f.direct(N, false, 0);
+        }
+    }
+
+    /** The same for the long chain. */
+    @State(Scope.Thread)
+    public static class LastSignaledLong extends Fixture {
+        @Override
+        void prime() {
+            f.direct(LONG, false, 0);
         }
     }
 
@@ -116,6 +129,42 @@ public class Mlx5DirectBenchmark {
     @Benchmark
     public long model16(LastSignaled s) {
         return s.f.modelOnly(N, false);
+    }
+
+    // ---- 64 WRs, the last signaled, one completion: the long point of the per-WR slope ----
+
+    @Benchmark
+    public long javaDirect64(Fixture s) {
+        long id = s.wrId;
+        s.wrId = id + LONG;
+        return s.f.javaDirect(LONG, false, id, s.wcs);
+    }
+
+    @Benchmark
+    public long mlx5PostSend64(Fixture s) {
+        long id = s.wrId;
+        s.wrId = id + LONG;
+        return s.f.postSend(LONG, false, id);
+    }
+
+    @Benchmark
+    public long mlx5Wr64(Fixture s) {
+        long id = s.wrId;
+        s.wrId = id + LONG;
+        return s.f.wr(LONG, false, id);
+    }
+
+    @Benchmark
+    public long cDirect64(Fixture s) {
+        long id = s.wrId;
+        s.wrId = id + LONG;
+        return s.f.direct(LONG, false, id);
+    }
+
+    /** C: the model alone re-executing the 64 WQEs (1 CQE): its own per-WR slope. */
+    @Benchmark
+    public long model64(LastSignaledLong s) {
+        return s.f.modelOnly(LONG, false);
     }
 
     // ---- 16 WRs, all signaled, 16 completions ----

@@ -50,7 +50,10 @@ class TwoHostsSelectionTest {
         assertThat(test).contains("[[ $fqn == *TwoHostsIT ]]").doesNotContain("grep -q 'two-hosts'");
     }
 
-    /** An IT reading PANVERBS_ROLE or PANVERBS_PEER plays a part across two guests: its name must say so. */
+    /**
+     * An IT reading PANVERBS_ROLE or PANVERBS_PEER (itself or through {@link TwoHostsRole}) plays a part across two
+     * guests: its name must say so.
+     */
     @Test
     void itsThatPlayARoleAreNamedTwoHostsIT() throws IOException {
         List<String> misnamed = new ArrayList<>();
@@ -62,7 +65,7 @@ class TwoHostsSelectionTest {
             }
             try (Stream<Path> walk = Files.walk(tests)) {
                 for (Path file : walk.filter(p -> p.getFileName().toString().endsWith("IT.java")).toList()) {
-                    boolean playsARole = Files.readString(file).matches("(?s).*PANVERBS_(ROLE|PEER).*");
+                    boolean playsARole = Files.readString(file).matches("(?s).*(PANVERBS_(ROLE|PEER)|TwoHostsRole).*");
                     boolean named = file.getFileName().toString().endsWith("TwoHostsIT.java");
                     if (named) {
                         twoHosts++;

@@ -18,11 +18,8 @@ final class DevicesCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        List<Device> devices;
-        try {
-            devices = Device.list();
-        } catch (VerbsException | IllegalStateException e) {
-            spec.commandLine().getErr().println("Failed to get IB devices list: " + e.getMessage());
+        List<Device> devices = list(spec);
+        if (devices == null) {
             return 1;
         }
         StringBuilder s = new StringBuilder(DevinfoFormat.devicesHeader());
@@ -32,5 +29,15 @@ final class DevicesCommand implements Callable<Integer> {
         spec.commandLine().getOut().print(s);
         spec.commandLine().getOut().flush();
         return 0;
+    }
+
+    /** The devices ({@code ibv_get_device_list(3)}), or {@code null} after the C tools' message on stderr. */
+    static List<Device> list(CommandSpec spec) {
+        try {
+            return Device.list();
+        } catch (VerbsException | IllegalStateException e) {
+            spec.commandLine().getErr().println("Failed to get IB devices list: " + e.getMessage());
+            return null;
+        }
     }
 }

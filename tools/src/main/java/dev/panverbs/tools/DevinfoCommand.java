@@ -44,11 +44,8 @@ final class DevinfoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        List<Device> devices;
-        try {
-            devices = Device.list();
-        } catch (VerbsException | IllegalStateException e) {
-            spec.commandLine().getErr().println("Failed to get IB devices list: " + e.getMessage());
+        List<Device> devices = DevicesCommand.list(spec);
+        if (devices == null) {
             return 1;
         }
         if (list) {

@@ -52,8 +52,25 @@ public final class ContextOps {
         return ProviderDowncalls.kick_i_ppp(postSend, qp, wr, badWr);
     }
 
+    /**
+     * {@link #ibv_post_send(MemorySegment, MemorySegment, MemorySegment)} given the addresses of the QP, the WR chain
+     * and the {@code bad_wr} cell: the caller keeps that memory alive (and allocated) across the call; nothing is
+     * checked here.
+     */
+    public int ibv_post_send(long qp, long wr, long badWr) {
+        return ProviderDowncalls.kick_i_ppp(postSend, qp, wr, badWr);
+    }
+
     /** {@link VerbsInline#ibv_post_recv} through {@code ops.post_recv} read at bind time. */
     public int ibv_post_recv(MemorySegment qp, MemorySegment wr, MemorySegment badWr) {
+        return ProviderDowncalls.i_ppp(postRecv, qp, wr, badWr);
+    }
+
+    /**
+     * {@link #ibv_post_recv(MemorySegment, MemorySegment, MemorySegment)} given addresses, as
+     * {@link #ibv_post_send(long, long, long)}.
+     */
+    public int ibv_post_recv(long qp, long wr, long badWr) {
         return ProviderDowncalls.i_ppp(postRecv, qp, wr, badWr);
     }
 
@@ -64,6 +81,14 @@ public final class ContextOps {
 
     /** {@link VerbsInline#ibv_poll_cq} through {@code ops.poll_cq} read at bind time. */
     public int ibv_poll_cq(MemorySegment cq, int numEntries, MemorySegment wc) {
+        return ProviderDowncalls.i_pip(pollCq, cq, numEntries, wc);
+    }
+
+    /**
+     * {@link #ibv_poll_cq(MemorySegment, int, MemorySegment)} given the addresses of the CQ and of the {@code ibv_wc}
+     * array: the caller keeps both alive (and the array allocated) across the call; nothing is checked here.
+     */
+    public int ibv_poll_cq(long cq, int numEntries, long wc) {
         return ProviderDowncalls.i_pip(pollCq, cq, numEntries, wc);
     }
 

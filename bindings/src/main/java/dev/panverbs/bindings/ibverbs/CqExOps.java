@@ -3,6 +3,7 @@ package dev.panverbs.bindings.ibverbs;
 import static dev.panverbs.bindings.NativeMemory.nonNull;
 import static dev.panverbs.bindings.NativeMemory.pointer;
 
+import dev.panverbs.bindings.AddressDowncalls;
 import dev.panverbs.bindings.ProviderDowncalls;
 import dev.panverbs.bindings.ProviderSlots;
 import dev.panverbs.bindings.verbs.ibv_cq_ex;
@@ -114,7 +115,7 @@ public final class CqExOps {
         if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_start_poll", "start_poll", CqExInline.NOT_EXTENDED);
         }
-        return ProviderDowncalls.i_pp(fn, cq, attr);
+        return AddressDowncalls.i_ap(fn, address, attr);
     }
 
     /** {@link CqExInline#ibv_next_poll} through the slot read at bind time. */
@@ -123,7 +124,7 @@ public final class CqExOps {
         if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_next_poll", "next_poll", CqExInline.NOT_EXTENDED);
         }
-        return ProviderDowncalls.i_p(fn, cq);
+        return AddressDowncalls.i_a(fn, address);
     }
 
     /** {@link CqExInline#ibv_end_poll} through the slot read at bind time. */
@@ -132,7 +133,7 @@ public final class CqExOps {
         if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_end_poll", "end_poll", CqExInline.NOT_EXTENDED);
         }
-        ProviderDowncalls.v_p(fn, cq);
+        AddressDowncalls.v_a(fn, address);
     }
 
     /** {@link CqExInline#ibv_wc_read_opcode} through the slot read at bind time. */
@@ -141,7 +142,7 @@ public final class CqExOps {
         if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_wc_read_opcode", "read_opcode", CqExInline.NOT_EXTENDED);
         }
-        return ProviderDowncalls.i_p(fn, cq);
+        return AddressDowncalls.i_a(fn, address);
     }
 
     /** {@link CqExInline#ibv_wc_read_vendor_err} through the slot read at bind time. */
@@ -150,7 +151,7 @@ public final class CqExOps {
         if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_wc_read_vendor_err", "read_vendor_err", CqExInline.NOT_EXTENDED);
         }
-        return ProviderDowncalls.i_p(fn, cq);
+        return AddressDowncalls.i_a(fn, address);
     }
 
     /** {@link CqExInline#ibv_wc_read_byte_len} through the slot read at bind time. */
@@ -159,7 +160,7 @@ public final class CqExOps {
         if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_wc_read_byte_len", "read_byte_len", CqExInline.NO_BYTE_LEN);
         }
-        return ProviderDowncalls.i_p(fn, cq);
+        return AddressDowncalls.i_a(fn, address);
     }
 
     /** {@link CqExInline#ibv_wc_read_imm_data} through the slot read at bind time. */
@@ -168,7 +169,7 @@ public final class CqExOps {
         if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_wc_read_imm_data", "read_imm_data", CqExInline.NO_IMM);
         }
-        return ProviderDowncalls.i_p(fn, cq);
+        return AddressDowncalls.i_a(fn, address);
     }
 
     /** {@link CqExInline#ibv_wc_read_invalidated_rkey} through the slot read at bind time. */
@@ -177,7 +178,7 @@ public final class CqExOps {
         if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_wc_read_invalidated_rkey", "read_imm_data", CqExInline.NO_IMM);
         }
-        return ProviderDowncalls.i_p(fn, cq);
+        return AddressDowncalls.i_a(fn, address);
     }
 
     /** {@link CqExInline#ibv_wc_read_qp_num} through the slot read at bind time. */
@@ -186,7 +187,7 @@ public final class CqExOps {
         if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_wc_read_qp_num", "read_qp_num", CqExInline.NO_QP_NUM);
         }
-        return ProviderDowncalls.i_p(fn, cq);
+        return AddressDowncalls.i_a(fn, address);
     }
 
     /** {@link CqExInline#ibv_wc_read_src_qp} through the slot read at bind time. */
@@ -195,7 +196,7 @@ public final class CqExOps {
         if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_wc_read_src_qp", "read_src_qp", CqExInline.NO_SRC_QP);
         }
-        return ProviderDowncalls.i_p(fn, cq);
+        return AddressDowncalls.i_a(fn, address);
     }
 
     /** {@link CqExInline#ibv_wc_read_wc_flags} through the slot read at bind time. */
@@ -204,7 +205,7 @@ public final class CqExOps {
         if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_wc_read_wc_flags", "read_wc_flags", CqExInline.NOT_EXTENDED);
         }
-        return ProviderDowncalls.i_p(fn, cq);
+        return AddressDowncalls.i_a(fn, address);
     }
 
     /** {@link CqExInline#ibv_wc_read_slid} through the slot read at bind time. */
@@ -213,7 +214,7 @@ public final class CqExOps {
         if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_wc_read_slid", "read_slid", CqExInline.NO_SLID);
         }
-        return ProviderDowncalls.i_p(fn, cq);
+        return AddressDowncalls.i_a(fn, address);
     }
 
     /** {@link CqExInline#ibv_wc_read_sl} through the slot read at bind time. */
@@ -268,7 +269,7 @@ public final class CqExOps {
         if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_wc_read_flow_tag", "read_flow_tag", CqExInline.NO_FLOW_TAG);
         }
-        return ProviderDowncalls.i_p(fn, cq);
+        return AddressDowncalls.i_a(fn, address);
     }
 
     /** {@link CqExInline#ibv_wc_read_tm_info} through the slot read at bind time. */

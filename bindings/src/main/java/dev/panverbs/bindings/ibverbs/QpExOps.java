@@ -3,6 +3,7 @@ package dev.panverbs.bindings.ibverbs;
 import static dev.panverbs.bindings.NativeMemory.nonNull;
 import static dev.panverbs.bindings.NativeMemory.pointer;
 
+import dev.panverbs.bindings.AddressDowncalls;
 import dev.panverbs.bindings.ProviderDowncalls;
 import dev.panverbs.bindings.ProviderSlots;
 import dev.panverbs.bindings.verbs.ibv_qp_ex;
@@ -144,7 +145,7 @@ public final class QpExOps {
         if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_local_inv", QpExInline.NO_LOCAL_INV);
         }
-        ProviderDowncalls.v_pi(fn, qp, invalidateRkey);
+        AddressDowncalls.v_ai(fn, address, invalidateRkey);
     }
 
     /** {@link QpExInline#ibv_wr_rdma_read} through the slot read at bind time. */
@@ -153,7 +154,7 @@ public final class QpExOps {
         if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_rdma_read", QpExInline.NO_RDMA_READ);
         }
-        ProviderDowncalls.v_pij(fn, qp, rkey, remoteAddr);
+        AddressDowncalls.v_aij(fn, address, rkey, remoteAddr);
     }
 
     /** {@link QpExInline#ibv_wr_rdma_write} through the slot read at bind time. */
@@ -162,7 +163,7 @@ public final class QpExOps {
         if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_rdma_write", QpExInline.NO_RDMA_WRITE);
         }
-        ProviderDowncalls.v_pij(fn, qp, rkey, remoteAddr);
+        AddressDowncalls.v_aij(fn, address, rkey, remoteAddr);
     }
 
     /** {@link QpExInline#ibv_wr_rdma_write_imm} through the slot read at bind time. */
@@ -171,7 +172,7 @@ public final class QpExOps {
         if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_rdma_write_imm", QpExInline.NO_RDMA_WRITE_IMM);
         }
-        ProviderDowncalls.v_piji(fn, qp, rkey, remoteAddr, immData);
+        AddressDowncalls.v_aiji(fn, address, rkey, remoteAddr, immData);
     }
 
     /** {@link QpExInline#ibv_wr_send} through the slot read at bind time. */
@@ -180,7 +181,7 @@ public final class QpExOps {
         if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_send", QpExInline.NO_SEND);
         }
-        ProviderDowncalls.v_p(fn, qp);
+        AddressDowncalls.v_a(fn, address);
     }
 
     /** {@link QpExInline#ibv_wr_send_imm} through the slot read at bind time. */
@@ -189,7 +190,7 @@ public final class QpExOps {
         if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_send_imm", QpExInline.NO_SEND_IMM);
         }
-        ProviderDowncalls.v_pi(fn, qp, immData);
+        AddressDowncalls.v_ai(fn, address, immData);
     }
 
     /** {@link QpExInline#ibv_wr_send_inv} through the slot read at bind time. */
@@ -198,7 +199,7 @@ public final class QpExOps {
         if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_send_inv", QpExInline.NO_SEND_INV);
         }
-        ProviderDowncalls.v_pi(fn, qp, invalidateRkey);
+        AddressDowncalls.v_ai(fn, address, invalidateRkey);
     }
 
     /** {@link QpExInline#ibv_wr_send_tso} through the slot read at bind time. */
@@ -225,7 +226,7 @@ public final class QpExOps {
         if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_set_xrc_srqn", QpExInline.XRC_ONLY);
         }
-        ProviderDowncalls.v_pi(fn, qp, remoteSrqn);
+        AddressDowncalls.v_ai(fn, address, remoteSrqn);
     }
 
     /** {@link QpExInline#ibv_wr_set_inline_data} through the slot read at bind time. */
@@ -252,7 +253,7 @@ public final class QpExOps {
         if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_set_sge", QpExInline.NOT_EXTENDED);
         }
-        ProviderDowncalls.v_piji(fn, qp, lkey, addr, length);
+        AddressDowncalls.v_aiji(fn, address, lkey, addr, length);
     }
 
     /** {@link QpExInline#ibv_wr_set_sge_list} through the slot read at bind time. */
@@ -270,7 +271,7 @@ public final class QpExOps {
         if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_start", QpExInline.NOT_EXTENDED);
         }
-        ProviderDowncalls.v_p(fn, qp);
+        AddressDowncalls.v_a(fn, address);
     }
 
     /** {@link QpExInline#ibv_wr_complete} through the slot read at bind time. */
@@ -279,7 +280,7 @@ public final class QpExOps {
         if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_complete", QpExInline.NOT_EXTENDED);
         }
-        return ProviderDowncalls.kick_i_p(fn, qp);
+        return AddressDowncalls.kick_i_a(fn, address);
     }
 
     /** {@link QpExInline#ibv_wr_abort} through the slot read at bind time. */
@@ -288,7 +289,7 @@ public final class QpExOps {
         if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_abort", QpExInline.NOT_EXTENDED);
         }
-        ProviderDowncalls.v_p(fn, qp);
+        AddressDowncalls.v_a(fn, address);
     }
 
     /** {@link QpExInline#ibv_wr_atomic_write} through the slot read at bind time. */

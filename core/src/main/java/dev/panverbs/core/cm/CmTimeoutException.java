@@ -6,7 +6,8 @@ import java.time.Duration;
 /**
  * No event for the ID arrived within the caller's timeout: a peer that never answers, or a step whose own timeout
  * (the CM's retries) is longer than the caller's. The ID is left as it was; close it to abandon the attempt (the
- * CM stops retrying when the ID is destroyed).
+ * CM stops retrying when the ID is destroyed). Java-only: {@code rdma_get_cm_event(3)} itself blocks without a
+ * bound.
  */
 public final class CmTimeoutException extends VerbsException {
     private static final long serialVersionUID = 1L;

@@ -144,24 +144,32 @@ public final class EventChannel implements AutoCloseable {
         lock.lock();
         try {
             resource.checkOpen("rdma_get_cm_event");
-            for (Iterator<CmEvent> it = pending.iterator(); it.hasNext(); ) {
-                CmEvent e = it.next();
-                if (wanted.test(e)) {
-                    it.remove();
-                    return e;
-                }
-            }
-            CmEvent e;
-            while ((e = take()) != null) {
-                if (wanted.test(e)) {
-                    return e;
-                }
-                pending.addLast(e);
-            }
-            return null;
+            return next(wanted);
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * The first queued, else newly read, event {@code wanted} accepts; the others read meanwhile are queued in order.
+     * {@code null} if none. Called under the lock.
+     */
+    private CmEvent next(Predicate<CmEvent> wanted) {
+        for (Iterator<CmEvent> it = pending.iterator(); it.hasNext(); ) {
+            CmEvent e = it.next();
+            if (wanted.test(e)) {
+                it.remove();
+                return e;
+            }
+        }
+        CmEvent e;
+        while ((e = take()) != null) {
+            if (wanted.test(e)) {
+                return e;
+            }
+            pending.addLast(e);
+        }
+        return null;
     }
 
     /**
@@ -187,19 +195,9 @@ public final class EventChannel implements AutoCloseable {
             try {
                 resource.checkOpen(call);
                 waiter.checkOpen(call);
-                for (Iterator<CmEvent> it = pending.iterator(); it.hasNext(); ) {
-                    CmEvent e = it.next();
-                    if (wanted.test(e)) {
-                        it.remove();
-                        return e;
-                    }
-                }
-                CmEvent e;
-                while ((e = take()) != null) {
-                    if (wanted.test(e)) {
-                        return e;
-                    }
-                    pending.addLast(e);
+                CmEvent e = next(wanted);
+                if (e != null) {
+                    return e;
                 }
             } finally {
                 lock.unlock();

@@ -5,7 +5,7 @@ import java.util.Arrays;
 /**
  * Closes several resources, continuing past failures: the first failure is rethrown at the end with the
  * others attached as suppressed exceptions, as Agrona's {@code CloseHelper.closeAll} does. A helper that
- * stopped at the first failure would leak everything after it (Infinileap's {@code ResourcePool}).
+ * stopped at the first failure would leak everything after it (Infinileap's {@code ResourcePool}). Java-only.
  */
 public final class CloseHelper {
 

@@ -40,6 +40,7 @@ public abstract class DirectPath {
     /**
      * A CQ's poll guard as {@code CompletionQueue.poll} uses it: {@link #enter()}, then {@link #checkOpen} (after
      * {@code close()} the CQ buffer is unmapped), read, {@link #exit()}; {@code close()} waits for a poll in progress.
+     * Java-only: C leaves this ordering to the application.
      */
     public abstract static class PollSide {
         protected PollSide() {}
@@ -93,6 +94,7 @@ public abstract class DirectPath {
     /**
      * One work queue's tracker and guard, as {@code WorkQueue}'s post loop uses them: {@link #tail()} → {@link #put}
      * → {@link #publish} → re-check the keys → ring; {@link #rollback} what was not rung; the poller {@link #retire}s.
+     * Java-only: the bookkeeping behind the DMA-safety promise, which C leaves to the application.
      */
     public abstract static class SendSide {
         protected SendSide() {}
@@ -128,6 +130,30 @@ public abstract class DirectPath {
 
         public abstract void put(long position, long wrId, long[] keyIds, int from, int count);
 
+        /**
+         * The tracker's slot records, for a path that writes its chain's records in place instead of {@link #put}ting
+         * them at post: the record of position {@code p} starts at {@code ((int) p & slotMask()) * slotStride()} and
+         * holds the caller's wr_id, the reference count, then up to {@link #refsPerSlot()} references (key tracking
+         * ids). Only positions from {@link #tail()} on, reserved by {@link #reserve}, before {@link #publish}.
+         */
+        public abstract long[] slots();
+
+        public abstract int slotMask();
+
+        public abstract int slotStride();
+
+        public abstract int refsPerSlot();
+
+        /**
+         * Reserves the {@code n} positions from {@code tail} for a chain written in place: a classic chain pending on
+         * this queue moves after them, and one started before {@link #release} is staged after them. Producer only;
+         * may be called again with a larger {@code n} (more room).
+         */
+        public abstract void reserve(long tail, int n);
+
+        /** Ends {@link #reserve}: a pending classic chain moves to start at {@code first} (after what was posted). */
+        public abstract void release(long first);
+
         /** {@link #put} of a WR with one key reference ({@code keyId}; 0: none). */
         public abstract void put(long position, long wrId, long keyId);
 
@@ -157,7 +183,7 @@ public abstract class DirectPath {
         public abstract boolean sigAll();
     }
 
-    /** Lazy holder: loading the implementation class installs it. */
+    /** Lazy holder: loading the implementation class installs it. Java-only. */
     public static final class Holder {
         private static DirectPath installed;
         static final DirectPath INSTANCE = load();

@@ -8,7 +8,7 @@ import java.nio.file.Path;
 /**
  * This process's {@code RLIMIT_MEMLOCK}, read from {@code /proc/self/limits} ("Max locked memory"). Every
  * registered byte (and every CQ/QP/SRQ buffer) is pinned and charged to it, so ENOMEM/EPERM from a
- * registration usually means this limit, not the machine, ran out.
+ * registration usually means this limit, not the machine, ran out. Read as text, not through {@code getrlimit(2)}.
  *
  * @param soft the soft limit in bytes, or {@link #UNLIMITED}; {@link #UNKNOWN} if unreadable
  * @param hard the hard limit in bytes, or {@link #UNLIMITED}; {@link #UNKNOWN} if unreadable

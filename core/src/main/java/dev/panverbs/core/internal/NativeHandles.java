@@ -95,7 +95,10 @@ public final class NativeHandles {
         QueuePairAttributes qpAttributes(MemorySegment attr, int mask);
     }
 
-    /** How an adopted handle is destroyed: by the verb family that created it. */
+    /**
+     * How an adopted handle is destroyed: by the verb family that created it ({@code ibv_destroy_*},
+     * {@code rdma_destroy_*}).
+     */
     @FunctionalInterface
     public interface Destroy {
         /** Destroys {@code handle}: 0, or the errno value the failed verb reported. */

@@ -1,6 +1,6 @@
 package dev.panverbs.core.internal;
 
-/** Formatting helpers for messages. */
+/** Formatting helpers for messages. Java-only. */
 public final class Units {
 
     private Units() {}

@@ -71,6 +71,8 @@ public final class DirectSendQueue {
     private int chainStart;
     /** How many WRs the queue had room for when last read (re-read when the chain reaches it). */
     private int room;
+    /** The positions from {@link #chainTail} reserved in the tracker for this chain's records. */
+    private int reserved;
     // the current WR (the last started)
     private int curOp;
     private int curPieces;
@@ -79,11 +81,12 @@ public final class DirectSendQueue {
     /** The current WR was started by the builder form and is not ended yet (more SGEs or inline data may follow). */
     private boolean curOpen;
     /**
-     * One record per WR of the chain, {@link #stride} longs from {@code i * stride}: the caller's wr_id, the SGE
-     * count, then the tracking ids of the keys its SGEs name (0 for inline). One array, so C2 checks one range per WR
-     * where three arrays took three.
+     * The tracker's slot records (see {@link DirectPath.SendSide#slots()}): each WR's record (the caller's wr_id, the
+     * SGE count, the tracking ids of the keys its SGEs name) is written in place at its position, reserved from
+     * {@link #chainTail} on when the chain opens, so {@link #post()} only publishes: no staging copy, no copy loop.
      */
     private final long[] rec;
+    private final int recMask;
     private final int stride;
     /** The distinct key snapshots of the chain (consecutive SGEs of one key are one entry), re-checked at post. */
     private final Object[] keys;
@@ -126,8 +129,13 @@ public final class DirectSendQueue {
         this.sq = new long[2 * view.sqWqeCount()];
         this.token = side.encode(0);
         this.positionMask = side.encode(-1L) ^ token;
-        this.stride = 2 + maxSge;
-        this.rec = new long[capacity * stride];
+        if (side.refsPerSlot() < maxSge) {
+            throw new IllegalStateException(qp + ": its send tracker holds " + side.refsPerSlot() + " references per "
+                    + "WR, fewer than max_send_sge=" + maxSge);
+        }
+        this.rec = side.slots();
+        this.recMask = side.slotMask();
+        this.stride = side.slotStride();
         this.keys = new Object[capacity * maxSge];
         // a slot no WR was written at holds a wr_id naming no position (not 0: that names position 0, which may be
         // outstanding): a CQE naming it is refused (once per poll, where it retires) instead of retiring position 0
@@ -283,7 +291,7 @@ public final class DirectSendQueue {
         q[2 * idx] = wrId;
         q[2 * idx + 1] = token | ((chainTail + i) & positionMask);
         long[] r = rec;
-        int b = i * stride;
+        int b = ((int) (chainTail + i) & recMask) * stride;
         r[b] = wrId;
         r[b + 1] = 1;
         r[b + 2] = p.trackingId(snap);
@@ -310,9 +318,10 @@ public final class DirectSendQueue {
         long[] q = sq;
         q[2 * idx] = wrId;
         q[2 * idx + 1] = token | ((chainTail + i) & positionMask);
-        int b = i * stride;
-        rec[b] = wrId;
-        rec[b + 1] = 0;
+        long[] r = rec;
+        int b = ((int) (chainTail + i) & recMask) * stride;
+        r[b] = wrId;
+        r[b + 1] = 0;
         curOp = op;
         curPieces = 0;
         curInline = false;
@@ -332,8 +341,8 @@ public final class DirectSendQueue {
             open();
         } else {
             held();
-            if (i == room && (room = side.room()) <= i) {
-                throw full(i); // the previous WR stays open: post() ends it
+            if (i == room) {
+                moreRoom(i);
             }
             if (curOpen) {
                 writer.end(); // the previous WR is complete: its control segment gets its size
@@ -367,6 +376,22 @@ public final class DirectSendQueue {
         }
         chainTail = s.tail();
         chainStart = writer.curPost;
+        reserved = room;
+        s.reserve(chainTail, room); // the records are written at [chainTail, +room): a classic chain moves after
+    }
+
+    /**
+     * The chain reached the room last read: re-reads it (completions may have been retired since) and widens the
+     * tracker reservation to it, or refuses WR {@code i} (the previous WR stays open: post() ends it).
+     */
+    private void moreRoom(int i) {
+        int r = side.room();
+        if (r <= i) {
+            throw full(i);
+        }
+        room = r;
+        reserved = r;
+        side.reserve(chainTail, r); // a pending classic chain moves after the wider reservation
     }
 
     /** The guard this chain took is still this thread's (a close on this thread takes it away: ring unmapped). */
@@ -445,10 +470,11 @@ public final class DirectSendQueue {
             keys[nkeys++] = snap;
             lastKey = snap;
         }
-        int b = i * stride;
-        rec[b + 2 + n] = p.trackingId(snap);
+        long[] r = rec;
+        int b = ((int) (chainTail + i) & recMask) * stride;
+        r[b + 2 + n] = p.trackingId(snap);
         curPieces = n + 1;
-        rec[b + 1] = n + 1;
+        r[b + 1] = n + 1;
         writer.data(p.address(snap) + offset, length, p.lkey(snap));
     }
 
@@ -511,19 +537,10 @@ public final class DirectSendQueue {
                 throw staleRecord();
             }
             long t = chainTail;
-            long[] r = rec;
-            int st = stride;
-            s.restage(t + n); // a classic chain pending on this queue moves after these (once per post)
-            for (int k = 0, b = 0; k < n; k++, b += st) {
-                long id = r[b]; // the three loads before the branch: one range check pair (C2 smears them)
-                int c = (int) r[b + 1];
-                long key0 = r[b + 2];
-                if (c == 1) {
-                    s.put(t + k, id, key0);
-                } else {
-                    s.put(t + k, id, r, b + 2, c);
-                }
-            }
+            // the records are in the tracker's slots already (written in place); a pending classic chain moves to
+            // right after them, then the tail publishes them
+            s.release(t + n);
+            reserved = 0;
             s.publish(t + n); // references visible before the keys are re-read (MemoryRegion.close's handshake)
             for (int j = 0; j < nkeys; j++) {
                 Object snap = keys[j];
@@ -549,6 +566,10 @@ public final class DirectSendQueue {
     /** Forgets the chain (its WQEs stay beyond the producer index, unrung): no stale key kept reachable. */
     private void drop() {
         writer.abort(chainStart);
+        if (reserved != 0) {
+            reserved = 0;
+            side.release(chainTail); // a pending classic chain goes back to the tail
+        }
         count = 0;
         curOpen = false;
         java.util.Arrays.fill(keys, 0, nkeys, null);

@@ -3,25 +3,19 @@ package dev.panverbs.core.cm;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.panverbs.core.Access;
 import dev.panverbs.core.CompletionQueue;
-import dev.panverbs.core.Context;
-import dev.panverbs.core.MemoryRegion;
-import dev.panverbs.core.ProtectionDomain;
-import dev.panverbs.core.QueuePair;
-import dev.panverbs.core.QueuePairCapabilities;
 import dev.panverbs.core.QueuePairState;
 import dev.panverbs.core.SendFlag;
 import dev.panverbs.core.WorkCompletion;
 import dev.panverbs.core.WorkCompletionStatus;
 import dev.panverbs.core.WorkCompletions;
+import dev.panverbs.core.cm.CmResources.Side;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.EnumSet;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -57,16 +51,8 @@ class CmConnectionIT {
         }
     }
 
-    /** One side's verbs objects, made through the ID's adopted context. */
-    record Side(CmId id, ProtectionDomain pd, CompletionQueue cq, QueuePair qp, MemoryRegion mr) {
-        static Side on(CmId id) {
-            Context ctx = id.context();
-            ProtectionDomain pd = ctx.allocPd();
-            CompletionQueue cq = ctx.createCq(16).build();
-            QueuePair qp = id.createQp(pd, cq, cq, new QueuePairCapabilities(8, 8, 1, 1, 0));
-            MemoryRegion mr = pd.allocate(4096, EnumSet.of(Access.LOCAL_WRITE));
-            return new Side(id, pd, cq, qp, mr);
-        }
+    private static Side side(CmId id) {
+        return Side.on(id, 8);
     }
 
     private InetSocketAddress listen(CmId listener) {
@@ -83,7 +69,7 @@ class CmConnectionIT {
         CmId active = client.createId(PortSpace.TCP);
         active.resolve(at, STEP);
         assertThat(active.peerAddress()).isEqualTo(at);
-        Side a = Side.on(active);
+        Side a = side(active);
         assertThat(a.qp().state()).isEqualTo(QueuePairState.INIT); // rdma_create_qp moved it
         assertThat(active.context().toString()).contains("not owned");
 
@@ -94,7 +80,7 @@ class CmConnectionIT {
         assertThat(Arrays.copyOf(request.privateData(), hello.length)).isEqualTo(hello);
         CmId passive = request.id();
         assertThat(passive.peerAddress().getAddress()).isEqualTo(res.local);
-        Side p = Side.on(passive);
+        Side p = side(passive);
         p.qp().receiveRequests().recv(1).sge(p.mr(), 0, 4096).post();
         byte[] welcome = "welcome".getBytes(StandardCharsets.US_ASCII);
         passive.accept(ConnectionParameters.defaults().withPrivateData(welcome));
@@ -131,7 +117,7 @@ class CmConnectionIT {
         InetSocketAddress at = listen(listener);
         CmId active = client.createId(PortSpace.TCP);
         active.resolve(at, STEP);
-        Side.on(active);
+        side(active);
         active.connect(ConnectionParameters.defaults());
         CmId passive = listener.await(CmEventType.CONNECT_REQUEST, STEP).id();
         byte[] no = "go away".getBytes(StandardCharsets.US_ASCII);
@@ -149,7 +135,7 @@ class CmConnectionIT {
     void aPortNobodyListensOnIsRejectedByThePeersCm() {
         CmId active = client.createId(PortSpace.TCP);
         active.resolve(res.nextAddress(), STEP);
-        Side.on(active);
+        side(active);
         assertThatThrownBy(() -> active.connect(ConnectionParameters.defaults(), STEP))
                 .isInstanceOfSatisfying(ConnectionRejectedException.class,
                         e -> assertThat(e.reason()).isEqualTo(ConnectionRejectedException.REASON_NO_LISTENER));
@@ -161,7 +147,7 @@ class CmConnectionIT {
         InetSocketAddress at = listen(listener);
         CmId active = client.createId(PortSpace.TCP);
         active.resolve(at, STEP);
-        Side.on(active);
+        side(active);
         assertThatThrownBy(() -> active.connect(ConnectionParameters.defaults(), Duration.ofSeconds(3)))
                 .isInstanceOfSatisfying(CmTimeoutException.class,
                         e -> assertThat(e.expected()).isEqualTo(CmEventType.ESTABLISHED));
@@ -188,7 +174,7 @@ class CmConnectionIT {
         Throwable failure = null;
         try {
             active.resolve(nobody, Duration.ofSeconds(2));
-            Side.on(active); // a NOARP netdev (the bed's dummy d0) resolves any neighbour: the connect then times out
+            side(active); // a NOARP netdev (the bed's dummy d0) resolves any neighbour: the connect then times out
             active.connect(ConnectionParameters.defaults(), Duration.ofSeconds(4));
         } catch (CmEventException | CmTimeoutException e) {
             failure = e;
@@ -213,10 +199,10 @@ class CmConnectionIT {
         InetSocketAddress at = listen(listener);
         CmId active = client.createId(PortSpace.TCP);
         active.resolve(at, STEP);
-        Side a = Side.on(active);
+        Side a = side(active);
         active.connect(ConnectionParameters.defaults());
         CmId passive = listener.await(CmEventType.CONNECT_REQUEST, STEP).id();
-        Side p = Side.on(passive);
+        Side p = side(passive);
         for (int i = 0; i < 4; i++) {
             p.qp().receiveRequests().recv(100 + i).sge(p.mr(), i * 1024L, 1024).post();
         }
@@ -252,7 +238,7 @@ class CmConnectionIT {
         for (int i = 0; i < 3; i++) {
             CmId active = client.createId(PortSpace.TCP);
             active.resolve(at, STEP);
-            Side.on(active);
+            side(active);
             active.connect(ConnectionParameters.defaults());
             actives.add(active);
         }

@@ -2,27 +2,21 @@ package dev.panverbs.core.cm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.panverbs.core.Access;
 import dev.panverbs.core.AddressHandle;
 import dev.panverbs.core.CompletionQueue;
-import dev.panverbs.core.Context;
-import dev.panverbs.core.MemoryRegion;
-import dev.panverbs.core.ProtectionDomain;
-import dev.panverbs.core.QueuePair;
-import dev.panverbs.core.QueuePairCapabilities;
 import dev.panverbs.core.QueuePairState;
 import dev.panverbs.core.QueuePairType;
 import dev.panverbs.core.SendFlag;
 import dev.panverbs.core.WorkCompletion;
 import dev.panverbs.core.WorkCompletionStatus;
 import dev.panverbs.core.WorkCompletions;
+import dev.panverbs.core.cm.CmResources.Side;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.EnumSet;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -56,14 +50,8 @@ class CmDatagramIT {
         }
     }
 
-    record Side(ProtectionDomain pd, CompletionQueue cq, QueuePair qp, MemoryRegion mr) {
-        static Side on(CmId id) {
-            Context ctx = id.context();
-            ProtectionDomain pd = ctx.allocPd();
-            CompletionQueue cq = ctx.createCq(8).build();
-            QueuePair qp = id.createQp(pd, cq, cq, new QueuePairCapabilities(4, 4, 1, 1, 0));
-            return new Side(pd, cq, qp, pd.allocate(4096, EnumSet.of(Access.LOCAL_WRITE)));
-        }
+    private static Side side(CmId id) {
+        return Side.on(id, 4);
     }
 
     @Test
@@ -74,7 +62,7 @@ class CmDatagramIT {
         listener.listen(2);
         CmId active = client.createId(PortSpace.UDP);
         active.resolve(at, STEP);
-        Side a = Side.on(active);
+        Side a = side(active);
         assertThat(a.qp().type()).isEqualTo(QueuePairType.UD);
         assertThat(a.qp().state()).isEqualTo(QueuePairState.RTS); // rdma_create_qp readies a UD QP
 
@@ -85,7 +73,7 @@ class CmDatagramIT {
         assertThat(request.datagram().address()).as("a SIDR request carries no address").isNull();
         assertThat(Arrays.copyOf(request.privateData(), hello.length)).isEqualTo(hello);
         CmId passive = request.id();
-        Side p = Side.on(passive);
+        Side p = side(passive);
         p.qp().receiveRequests().recv(9).sge(p.mr(), 0, 40 + 256).post(); // UD receives start with a 40-byte GRH
         passive.accept(ConnectionParameters.defaults());
 
@@ -112,7 +100,7 @@ class CmDatagramIT {
     void aMulticastJoinReportsTheGroupAndLeaveSucceeds() throws Exception {
         CmId id = client.createId(PortSpace.UDP);
         id.bindAddress(new InetSocketAddress(res.local, 0));
-        Side.on(id);
+        side(id);
         InetSocketAddress group = new InetSocketAddress(InetAddress.getByName("239.7.7.7"), 0);
         id.joinMulticast(group);
         CmEvent joined = id.await(CmEventType.MULTICAST_JOIN, STEP);

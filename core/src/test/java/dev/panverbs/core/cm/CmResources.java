@@ -2,11 +2,19 @@ package dev.panverbs.core.cm;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.panverbs.core.Access;
+import dev.panverbs.core.CompletionQueue;
+import dev.panverbs.core.Context;
+import dev.panverbs.core.MemoryRegion;
+import dev.panverbs.core.ProtectionDomain;
+import dev.panverbs.core.QueuePair;
+import dev.panverbs.core.QueuePairCapabilities;
 import dev.panverbs.testing.RdmaTestDevice;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -40,6 +48,21 @@ final class CmResources implements AutoCloseable {
     /** The device's address with a port no other rdma_cm IT of this JVM uses. */
     InetSocketAddress nextAddress() {
         return new InetSocketAddress(local, PORT.incrementAndGet());
+    }
+
+    /** One side's verbs objects, made through an ID's adopted context; the channel's close takes them all. */
+    record Side(ProtectionDomain pd, CompletionQueue cq, QueuePair qp, MemoryRegion mr) {
+        /**
+         * A PD, a CQ of {@code 2 * depth} entries, the ID's own QP ({@code rdma_create_qp}) with {@code depth} send
+         * and receive WRs, and a 4 KiB region with local write access.
+         */
+        static Side on(CmId id, int depth) {
+            Context ctx = id.context();
+            ProtectionDomain pd = ctx.allocPd();
+            CompletionQueue cq = ctx.createCq(2 * depth).build();
+            QueuePair qp = id.createQp(pd, cq, cq, new QueuePairCapabilities(depth, depth, 1, 1, 0));
+            return new Side(pd, cq, qp, pd.allocate(4096, EnumSet.of(Access.LOCAL_WRITE)));
+        }
     }
 
     /** Closes the channels, last first (each closes its IDs and what was made through their contexts). */

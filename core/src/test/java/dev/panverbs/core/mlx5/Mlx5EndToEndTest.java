@@ -440,6 +440,23 @@ class Mlx5EndToEndTest {
     }
 
     @Test
+    void aClassicChainStagedBeforeADirectChainKeepsItsRecordWhenBothPost() throws Throwable {
+        // the direct chain writes its records into the tracker's slots at the tail, where the classic chain was
+        // staged first: the classic WR must move after them with its own wr_id and key reference
+        MemoryRegion mrOther = fp.register(arena.allocate(64, 64), 0x3333);
+        qp.sendRequests().send(90, SIG).sge(mrOther, 0, 8);
+        dsq.rdmaWrite(91, 0, mrRemote.rkey(), remote.address(), mrLocal, 0, 64);
+        dsq.rdmaWrite(92, SIG, mrRemote.rkey(), remote.address() + 64, mrLocal, 64, 64);
+        assertThat(dsq.post()).isEqualTo(2);
+        assertThat(qp.sendRequests().post()).isEqualTo(1); // the fake provider takes it; no CQE will name it
+        assertThat(ring()).isEqualTo(2);
+        assertThat(pollOne().wrId()).isEqualTo(92);
+        mrLocal.close(); // the direct WRs completed: nothing references it
+        assertThatThrownBy(mrOther::close).as("the classic WR is outstanding and references it")
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("outstanding");
+    }
+
+    @Test
     void aQueuePairClosedWhileAChainIsOpenRefusesItsNextWrite() throws Throwable {
         dsq.rdmaWrite(80, SIG, mrRemote.rkey(), remote.address());
         qp.close(); // on this thread: takes the chain's guard, unmaps the ring

@@ -4,8 +4,6 @@ import dev.panverbs.core.CompletionChannel;
 import dev.panverbs.core.CompletionQueue;
 import dev.panverbs.core.MemoryRegion;
 import dev.panverbs.core.SendFlag;
-import dev.panverbs.core.WorkCompletionStatus;
-import dev.panverbs.core.WorkCompletions;
 import dev.panverbs.core.mlx5.DirectCompletionQueue;
 import dev.panverbs.core.mlx5.DirectSendQueue;
 
@@ -73,12 +71,9 @@ final class DirectWqe {
     }
 
     /** The send CQ polled through the CQ buffer. */
-    static final class DirectCq implements VerbsEngine.Cq {
+    static final class DirectCq extends PolledCq {
         private final DirectCompletionQueue cq;
         private final CompletionChannel channel;
-        private final WorkCompletions batch = WorkCompletions.allocate(BATCH);
-        private final WorkCompletions one = WorkCompletions.allocate(1);
-        private WorkCompletions last = batch;
 
         DirectCq(DirectCompletionQueue cq, CompletionChannel channel) {
             this.cq = cq;
@@ -87,33 +82,7 @@ final class DirectWqe {
 
         @Override
         public int poll(int max) {
-            WorkCompletions w = max <= 1 ? one : batch;
-            last = w;
-            return cq.poll(w);
-        }
-
-        @Override
-        public long wrId(int i) {
-            return last.get(i).wrId();
-        }
-
-        @Override
-        public int status(int i) {
-            return last.get(i).statusValue();
-        }
-
-        @Override
-        public int vendorErr(int i) {
-            return last.get(i).vendorErr();
-        }
-
-        @Override
-        public String statusName(int status) {
-            try {
-                return WorkCompletionStatus.of(status).name();
-            } catch (RuntimeException e) {
-                return "status " + status;
-            }
+            return cq.poll(arrayFor(max));
         }
 
         @Override

@@ -25,7 +25,7 @@ public enum PerftestTest {
         }
     }
 
-    /** Bandwidth or latency test. */
+    /** Bandwidth or latency test: perftest's {@code user_param->tst} ({@code BW}, {@code LAT}). */
     public enum Kind { BW, LAT }
 
     private final String programName;

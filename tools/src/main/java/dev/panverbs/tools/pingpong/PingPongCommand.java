@@ -2,23 +2,55 @@ package dev.panverbs.tools.pingpong;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.util.concurrent.Callable;
 import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
 
 /**
  * What {@link RcPingPong} and {@link UdPingPong} share: running picocli with the C tools' exit codes (usage
- * errors and failures exit 1, like the C tools; {@code --help} exits 0) and turning failures into one line on
- * stderr prefixed with the tool's name.
+ * errors and failures exit 1, like the C tools; {@code --help} exits 0), turning failures into one line on
+ * stderr prefixed with the tool's name, the runner the validated settings go to, and the writers a caller (a test)
+ * passes in instead of stdout and stderr.
  */
-final class PingPongCommand {
+abstract class PingPongCommand implements Callable<Integer> {
     /** Runs one validated ping-pong; returns the exit status. */
     @FunctionalInterface
     interface Runner {
         int run(PingPongOptions.Settings settings, PrintWriter out, PrintWriter err) throws Exception;
     }
 
-    private PingPongCommand() {}
+    @Spec
+    CommandSpec spec;
 
-    static CommandLine commandLine(Object command, PrintWriter out, PrintWriter err) {
+    final Runner runner;
+    private PrintWriter out;
+    private PrintWriter err;
+
+    PingPongCommand(Runner runner) {
+        this.runner = runner;
+    }
+
+    /** Runs the parsed command: validates its options and hands the settings to the runner; the exit status. */
+    abstract int run(PrintWriter out, PrintWriter err) throws Exception;
+
+    @Override
+    public final Integer call() throws Exception {
+        // as a picocli subcommand (no execute() call) the streams come from the command line
+        return run(out != null ? out : spec.commandLine().getOut(), err != null ? err : spec.commandLine().getErr());
+    }
+
+    /** Parses {@code args} into {@code command} and runs it; returns the exit status. */
+    static int execute(PingPongCommand command, String[] args, PrintWriter out, PrintWriter err) {
+        command.out = out;
+        command.err = err;
+        int status = commandLine(command, out, err).execute(args);
+        out.flush();
+        err.flush();
+        return status;
+    }
+
+    private static CommandLine commandLine(Object command, PrintWriter out, PrintWriter err) {
         CommandLine cl = new CommandLine(command);
         cl.setOut(out);
         cl.setErr(err);

@@ -39,7 +39,10 @@ public final class PingPongExchange {
 
     static final byte[] DONE = {'d', 'o', 'n', 'e', 0};
 
-    /** The server's connect step, run between reading the client's address and sending its own. */
+    /**
+     * The server's connect step, run between reading the client's address and sending its own (where
+     * {@code pp_server_exch_dest} calls {@code pp_connect_ctx} in the C tools).
+     */
     @FunctionalInterface
     public interface Connector {
         /** Connects the local QP to {@code remote}; a failure aborts the exchange before answering. */

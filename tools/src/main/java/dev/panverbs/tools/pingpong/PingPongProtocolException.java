@@ -4,7 +4,8 @@ import java.io.IOException;
 
 /**
  * The peer of the TCP address exchange broke the ping-pong protocol: it sent a malformed or short message,
- * closed the connection early, or went silent past the timeout.
+ * closed the connection early, or went silent past the timeout. Java-only: the C tools report such a
+ * peer with {@code perror} and exit.
  */
 public final class PingPongProtocolException extends IOException {
     private static final long serialVersionUID = 1L;

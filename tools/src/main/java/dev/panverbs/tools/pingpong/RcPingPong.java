@@ -1,13 +1,10 @@
 package dev.panverbs.tools.pingpong;
 
 import java.io.PrintWriter;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * {@code rc_pingpong}: ping-pong over a reliable-connected QP, wire-compatible with rdma-core's
@@ -22,12 +19,9 @@ import picocli.CommandLine.Model.CommandSpec;
 @Command(name = "rc_pingpong", sortOptions = false, exitCodeOnInvalidInput = 1, exitCodeOnExecutionException = 1,
         usageHelpAutoWidth = true,
         description = "Ping-pong over an RC QP; interoperates with rdma-core's ibv_rc_pingpong.")
-public final class RcPingPong implements Callable<Integer> {
+public final class RcPingPong extends PingPongCommand {
     /** {@code ibv_rc_pingpong}'s default message size. */
     public static final int DEFAULT_SIZE = 4096;
-
-    @Spec
-    CommandSpec spec;
 
     @Mixin
     PingPongOptions options;
@@ -53,24 +47,17 @@ public final class RcPingPong implements Callable<Integer> {
     @Option(order = 13, names = {"-N", "--new_send"}, description = "use new post send WR API")
     boolean newSend;
 
-    private final PingPongCommand.Runner runner;
-    private PrintWriter out;
-    private PrintWriter err;
-
     /** The command with the real RDMA runner. */
     public RcPingPong() {
         this(PingPongRun::rc);
     }
 
-    RcPingPong(PingPongCommand.Runner runner) {
-        this.runner = runner;
+    RcPingPong(Runner runner) {
+        super(runner);
     }
 
     @Override
-    public Integer call() throws Exception {
-        // as a picocli subcommand (no execute() call) the streams come from the command line
-        PrintWriter err = this.err != null ? this.err : spec.commandLine().getErr();
-        PrintWriter out = this.out != null ? this.out : spec.commandLine().getOut();
+    int run(PrintWriter out, PrintWriter err) throws Exception {
         String tool = spec.name();
         if (odp) {
             return PingPongCommand.unsupported(tool, "-o/--odp", "on-demand paging", err);
@@ -95,14 +82,8 @@ public final class RcPingPong implements Callable<Integer> {
     }
 
     /** Parses {@code args} and runs; returns the exit status. */
-    static int execute(PingPongCommand.Runner runner, String[] args, PrintWriter out, PrintWriter err) {
-        RcPingPong command = new RcPingPong(runner);
-        command.out = out;
-        command.err = err;
-        int status = PingPongCommand.commandLine(command, out, err).execute(args);
-        out.flush();
-        err.flush();
-        return status;
+    static int execute(Runner runner, String[] args, PrintWriter out, PrintWriter err) {
+        return PingPongCommand.execute(new RcPingPong(runner), args, out, err);
     }
 
     /** Entry point of {@code tools/bin/rc_pingpong}. */

@@ -1,12 +1,9 @@
 package dev.panverbs.tools.pingpong;
 
 import java.io.PrintWriter;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code ud_pingpong}: ping-pong over unreliable-datagram QPs, wire-compatible with rdma-core's
@@ -19,12 +16,9 @@ import picocli.CommandLine.Spec;
 @Command(name = "ud_pingpong", sortOptions = false, exitCodeOnInvalidInput = 1, exitCodeOnExecutionException = 1,
         usageHelpAutoWidth = true,
         description = "Ping-pong over UD QPs; interoperates with rdma-core's ibv_ud_pingpong.")
-public final class UdPingPong implements Callable<Integer> {
+public final class UdPingPong extends PingPongCommand {
     /** {@code ibv_ud_pingpong}'s default message size in rdma-core 44 (not the 2048 its usage text claims). */
     public static final int DEFAULT_SIZE = 1024;
-
-    @Spec
-    CommandSpec spec;
 
     @Mixin
     PingPongOptions options;
@@ -33,36 +27,23 @@ public final class UdPingPong implements Callable<Integer> {
             description = "size of message to exchange (default 1024)")
     long size = DEFAULT_SIZE;
 
-    private final PingPongCommand.Runner runner;
-    private PrintWriter out;
-    private PrintWriter err;
-
     /** The command with the real RDMA runner. */
     public UdPingPong() {
         this(PingPongRun::ud);
     }
 
-    UdPingPong(PingPongCommand.Runner runner) {
-        this.runner = runner;
+    UdPingPong(Runner runner) {
+        super(runner);
     }
 
     @Override
-    public Integer call() throws Exception {
-        // as a picocli subcommand (no execute() call) the streams come from the command line
-        PrintWriter err = this.err != null ? this.err : spec.commandLine().getErr();
-        PrintWriter out = this.out != null ? this.out : spec.commandLine().getOut();
+    int run(PrintWriter out, PrintWriter err) throws Exception {
         return runner.run(options.settings(size, 0), out, err);
     }
 
     /** Parses {@code args} and runs; returns the exit status. */
-    static int execute(PingPongCommand.Runner runner, String[] args, PrintWriter out, PrintWriter err) {
-        UdPingPong command = new UdPingPong(runner);
-        command.out = out;
-        command.err = err;
-        int status = PingPongCommand.commandLine(command, out, err).execute(args);
-        out.flush();
-        err.flush();
-        return status;
+    static int execute(Runner runner, String[] args, PrintWriter out, PrintWriter err) {
+        return PingPongCommand.execute(new UdPingPong(runner), args, out, err);
     }
 
     /** Entry point of {@code tools/bin/ud_pingpong}. */

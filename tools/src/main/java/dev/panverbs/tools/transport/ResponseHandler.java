@@ -5,7 +5,7 @@ import java.lang.foreign.MemorySegment;
 /**
  * Receives the outcome of one {@link RpcClient#call}. Called on the client's progress thread: keep it short,
  * and never block in it (a blocking {@code call} from here would wait for credits that only this thread can
- * deliver; {@code call} detects that and throws).
+ * deliver; {@code call} detects that and throws). Java-only, like the whole transport.
  */
 @FunctionalInterface
 public interface ResponseHandler {

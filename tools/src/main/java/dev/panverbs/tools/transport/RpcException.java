@@ -3,6 +3,7 @@ package dev.panverbs.tools.transport;
 /**
  * A call failed: the server's handler threw ({@link #isRemote()}), the connection broke, or the client was
  * closed before the response arrived. Delivered to {@link ResponseHandler#onError}, or thrown by the call.
+ * Java-only, like the whole transport.
  */
 public class RpcException extends RuntimeException {
     private static final long serialVersionUID = 1L;

@@ -4,7 +4,8 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * The server's application logic, called on the server's event-loop thread for each message in arrival order
- * (per connection). It must not block: every connection of the server waits meanwhile.
+ * (per connection). It must not block: every connection of the server waits meanwhile. Java-only, like the whole
+ * transport.
  */
 @FunctionalInterface
 public interface RpcHandler {

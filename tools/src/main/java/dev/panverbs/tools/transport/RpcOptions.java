@@ -4,7 +4,8 @@ import java.time.Duration;
 
 /**
  * Sizing and addressing of one side of an RPC connection. Every buffer is allocated and registered once, when
- * the connection is set up, from these numbers; nothing is registered per call.
+ * the connection is set up, from these numbers; nothing is registered per call. Java-only, like the whole
+ * transport.
  *
  * <p>Server side: {@link #credits} receive buffers of {@link #maxRequest} bytes per connection.
  * Client side: {@link #slots} send buffers of {@code maxRequest} bytes and as many response slots of

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -37,9 +38,15 @@ class RpingIT {
 
     @BeforeAll
     static void device() {
+        addr = deviceAddress("rping");
+    }
+
+    /** The device's IP address ({@code PANVERBS_ADDR}, set by testbed/test); the {@code tool}'s ITs skip without. */
+    static String deviceAddress(String tool) {
         RdmaTestDevice.name();
-        addr = System.getenv("PANVERBS_ADDR");
-        assumeTrue(addr != null, "rping ITs need PANVERBS_ADDR (testbed/test sets it)");
+        String addr = System.getenv("PANVERBS_ADDR");
+        assumeTrue(addr != null, tool + " ITs need PANVERBS_ADDR (testbed/test sets it)");
+        return addr;
     }
 
     /** One running side: its exit status and its output. */
@@ -50,6 +57,37 @@ class RpingIT {
             } catch (java.util.concurrent.TimeoutException e) {
                 throw new AssertionError(name + " did not finish in " + TIMEOUT + "; output:\n" + output.call(), e);
             }
+        }
+    }
+
+    /** Waits for {@code side} to exit, asserts it exited 0 ({@code scenario} names the failure), returns its output. */
+    static String exitedZero(String scenario, Side side) throws Exception {
+        int status = side.await();
+        String out = side.output().call();
+        assertThat(status).as("%s: %s; output:%n%s", scenario, side.name(), out).isZero();
+        return out;
+    }
+
+    /** Starts one client attempt; {@code attempt} numbers its log. */
+    interface ClientStart {
+        Side start(int attempt) throws Exception;
+    }
+
+    /**
+     * Starts a client, again every 2 s for up to 10 minutes while its output says {@code noListener} (the server
+     * guest of a two-hosts IT is not listening yet); asserts that the last attempt exited 0.
+     */
+    static Side untilListening(String scenario, ClientStart client, Predicate<String> noListener) throws Exception {
+        long deadline = System.nanoTime() + 600_000_000_000L;
+        for (int attempt = 0; ; attempt++) {
+            Side side = client.start(attempt);
+            int status = side.await();
+            String out = side.output().call();
+            if (status == 0 || !noListener.test(out) || System.nanoTime() > deadline) {
+                assertThat(status).as("%s: %s; output:%n%s", scenario, side.name(), out).isZero();
+                return side;
+            }
+            Thread.sleep(2000);
         }
     }
 

@@ -6,9 +6,7 @@ import static dev.panverbs.tools.cm.RpingIT.client;
 import static dev.panverbs.tools.cm.RpingIT.java;
 import static dev.panverbs.tools.cm.RpingIT.server;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.panverbs.testing.RdmaTestDevice;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
@@ -35,9 +33,7 @@ class RpingOptionsIT {
 
     @BeforeAll
     static void device() {
-        RdmaTestDevice.name();
-        addr = System.getenv("PANVERBS_ADDR");
-        assumeTrue(addr != null, "rping ITs need PANVERBS_ADDR (testbed/test sets it)");
+        addr = RpingIT.deviceAddress("rping");
     }
 
     private static List<String> q(List<String> args) {

@@ -2,9 +2,9 @@ package dev.panverbs.tools.cm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.panverbs.testing.TwoHostsRole;
 import java.nio.file.Path;
 import java.util.List;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -28,48 +28,25 @@ class RpingTwoHostsIT {
     @Test
     @Timeout(value = 20, unit = java.util.concurrent.TimeUnit.MINUTES)
     void javaAndCAcrossTwoHosts() throws Exception {
-        String role = System.getenv("PANVERBS_ROLE");
-        String peer = System.getenv("PANVERBS_PEER");
-        String addr = System.getenv("PANVERBS_ADDR");
-        Assumptions.assumeTrue(role != null && peer != null && addr != null,
-                "two-hosts IT without PANVERBS_ROLE/PANVERBS_PEER/PANVERBS_ADDR: run it with testbed/test");
-        boolean server = role.equals("server");
+        TwoHostsRole host = TwoHostsRole.fromEnvironment();
         for (Scenario s : SCENARIOS) {
-            boolean java = server == s.javaServer();
-            if (server) {
-                List<String> args = RpingIT.server(addr, s.port());
-                RpingIT.Side side = java ? RpingIT.java(args) : RpingIT.c(args, dir.resolve(s.port() + "-server.log"));
-                int status = side.await();
-                String out = side.output().call();
-                assertThat(status).as("%s: %s; output:%n%s", s.name(), side.name(), out).isZero();
+            boolean java = host.server() == s.javaServer();
+            if (host.server()) {
+                List<String> args = RpingIT.server(host.addr(), s.port());
+                String out = RpingIT.exitedZero(s.name(), java ? RpingIT.java(args)
+                        : RpingIT.c(args, dir.resolve(s.port() + "-server.log")));
                 assertThat(out.lines().filter(l -> l.startsWith("server ping data: ")).toList()).as(s.name())
                         .containsExactlyElementsOf(RpingIT.expected("server ping data: "));
             } else {
-                RpingIT.Side side = client(s, java, peer);
-                String out = side.output().call();
+                List<String> args = RpingIT.client(host.peer(), s.port());
+                // the peer's CM rejects while the server guest is not listening yet
+                String out = RpingIT.untilListening(s.name(), attempt -> java ? RpingIT.java(args)
+                                : RpingIT.c(args, dir.resolve(s.port() + "-client-" + attempt + ".log")),
+                        o -> o.contains("REJECTED") || o.contains("nothing listens")).output().call();
                 assertThat(out.lines().filter(l -> l.startsWith("ping data: ")).toList()).as(s.name())
                         .containsExactlyElementsOf(RpingIT.expected("ping data: "));
                 assertThat(out).doesNotContain("data mismatch");
             }
-        }
-    }
-
-    /** Starts the client, again while the server guest is not listening yet (the peer's CM rejects: no listener). */
-    private RpingIT.Side client(Scenario s, boolean java, String peer) throws Exception {
-        long deadline = System.nanoTime() + 600_000_000_000L;
-        int attempt = 0;
-        while (true) {
-            List<String> args = RpingIT.client(peer, s.port());
-            RpingIT.Side side = java ? RpingIT.java(args)
-                    : RpingIT.c(args, dir.resolve(s.port() + "-client-" + attempt++ + ".log"));
-            int status = side.await();
-            String out = side.output().call();
-            boolean noListener = out.contains("REJECTED") || out.contains("nothing listens");
-            if (status == 0 || !noListener || System.nanoTime() > deadline) {
-                assertThat(status).as("%s: %s; output:%n%s", s.name(), side.name(), out).isZero();
-                return side;
-            }
-            Thread.sleep(2000);
         }
     }
 }

@@ -1,9 +1,7 @@
 package dev.panverbs.tools.cm;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.panverbs.testing.RdmaTestDevice;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -28,9 +26,7 @@ class UdaddyIT {
 
     @BeforeAll
     static void device() {
-        RdmaTestDevice.name();
-        addr = System.getenv("PANVERBS_ADDR");
-        assumeTrue(addr != null, "udaddy ITs need PANVERBS_ADDR (testbed/test sets it)");
+        addr = RpingIT.deviceAddress("udaddy");
     }
 
     static RpingIT.Side java(List<String> args) {

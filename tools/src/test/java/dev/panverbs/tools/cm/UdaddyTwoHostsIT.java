@@ -2,10 +2,10 @@ package dev.panverbs.tools.cm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.panverbs.testing.TwoHostsRole;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -31,51 +31,32 @@ class UdaddyTwoHostsIT {
     @Test
     @Timeout(value = 20, unit = java.util.concurrent.TimeUnit.MINUTES)
     void javaAndCAcrossTwoHosts() throws Exception {
-        String role = System.getenv("PANVERBS_ROLE");
-        String peer = System.getenv("PANVERBS_PEER");
-        String addr = System.getenv("PANVERBS_ADDR");
-        Assumptions.assumeTrue(role != null && peer != null && addr != null,
-                "two-hosts IT without PANVERBS_ROLE/PANVERBS_PEER/PANVERBS_ADDR: run it with testbed/test");
-        boolean server = role.equals("server");
+        TwoHostsRole host = TwoHostsRole.fromEnvironment();
         int n = 0;
         for (Scenario s : SCENARIOS) {
-            boolean java = server == s.javaServer();
-            if (server) {
-                List<String> args = new ArrayList<>(OPTIONS);
-                args.addAll(List.of("-b", addr));
-                RpingIT.Side side = java ? UdaddyIT.java(args) : UdaddyIT.c(args, dir.resolve(n++ + "-server.log"));
-                int status = side.await();
-                String out = side.output().call();
-                assertThat(status).as("%s: %s; output:%n%s", s.name(), side.name(), out).isZero();
+            boolean java = host.server() == s.javaServer();
+            int scenario = n++;
+            if (host.server()) {
+                List<String> args = withOptions("-b", host.addr());
+                String out = RpingIT.exitedZero(s.name(), java ? UdaddyIT.java(args)
+                        : UdaddyIT.c(args, dir.resolve(scenario + "-server.log")));
                 assertThat(out.lines().toList()).as(s.name()).containsSubsequence(UdaddyIT.SERVER_LINES);
             } else {
-                String out = client(s, java, peer, n++).output().call();
+                List<String> args = withOptions("-s", host.peer());
+                // while the server guest is not listening yet, the SIDR request ends in UNREACHABLE or REJECTED
+                String out = RpingIT.untilListening(s.name(), attempt -> java ? UdaddyIT.java(args)
+                                : UdaddyIT.c(args, dir.resolve(scenario + "-client-" + attempt + ".log")),
+                        o -> o.contains("RDMA_CM_EVENT_UNREACHABLE") || o.contains("RDMA_CM_EVENT_REJECTED"))
+                        .output().call();
                 assertThat(out.lines().toList()).as(s.name()).containsSubsequence(UdaddyIT.CLIENT_LINES);
                 Thread.sleep(3000); // the previous server leaves its listener before the next scenario's request
             }
         }
     }
 
-    /**
-     * Starts the client, again while the server guest is not listening yet: its SIDR request then ends in the CM's
-     * UNREACHABLE or REJECTED event.
-     */
-    private RpingIT.Side client(Scenario s, boolean java, String peer, int n) throws Exception {
-        long deadline = System.nanoTime() + 600_000_000_000L;
-        int attempt = 0;
-        while (true) {
-            List<String> args = new ArrayList<>(OPTIONS);
-            args.addAll(List.of("-s", peer));
-            RpingIT.Side side = java ? UdaddyIT.java(args)
-                    : UdaddyIT.c(args, dir.resolve(n + "-client-" + attempt++ + ".log"));
-            int status = side.await();
-            String out = side.output().call();
-            boolean noListener = out.contains("RDMA_CM_EVENT_UNREACHABLE") || out.contains("RDMA_CM_EVENT_REJECTED");
-            if (status == 0 || !noListener || System.nanoTime() > deadline) {
-                assertThat(status).as("%s: %s; output:%n%s", s.name(), side.name(), out).isZero();
-                return side;
-            }
-            Thread.sleep(2000);
-        }
+    private static List<String> withOptions(String flag, String host) {
+        List<String> args = new ArrayList<>(OPTIONS);
+        args.addAll(List.of(flag, host));
+        return args;
     }
 }

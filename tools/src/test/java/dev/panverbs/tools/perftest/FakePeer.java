@@ -89,12 +89,7 @@ final class FakePeer {
             CompletableFuture<Throwable> done = new CompletableFuture<>();
             Thread t = Thread.ofPlatform().daemon().start(() -> {
                 try (Socket s = server.accept()) {
-                    peer.socket = s;
-                    peer.in = s.getInputStream();
-                    peer.out = s.getOutputStream();
-                    for (Step step : script) {
-                        step.run(peer);
-                    }
+                    peer.play(s, script);
                     done.complete(null);
                 } catch (Throwable e) {
                     done.complete(e);
@@ -104,10 +99,7 @@ final class FakePeer {
             a.add("-p");
             a.add(Integer.toString(server.getLocalPort()));
             a.add("127.0.0.1");
-            Outcome o = runTool(test, a, peer);
-            Throwable f = done.get(20, TimeUnit.SECONDS);
-            t.interrupt();
-            return new Outcome(o.rc(), o.out(), o.err(), o.millis(), peer.received, f);
+            return peer.runAgainst(test, a, done, t);
         }
     }
 
@@ -139,12 +131,7 @@ final class FakePeer {
                 if (sock == null) {
                     throw new IOException("tool never listened on " + p);
                 }
-                peer.socket = sock;
-                peer.in = sock.getInputStream();
-                peer.out = sock.getOutputStream();
-                for (Step step : script) {
-                    step.run(peer);
-                }
+                peer.play(sock, script);
                 done.complete(null);
             } catch (Throwable e) {
                 done.complete(e);
@@ -153,10 +140,26 @@ final class FakePeer {
         List<String> a = new ArrayList<>(args);
         a.add("-p");
         a.add(Integer.toString(port));
-        Outcome o = runTool(test, a, peer);
+        return peer.runAgainst(test, a, done, t);
+    }
+
+    /** Plays {@code script} on the connection {@code s}. */
+    private void play(Socket s, Step... script) throws IOException {
+        socket = s;
+        in = s.getInputStream();
+        out = s.getOutputStream();
+        for (Step step : script) {
+            step.run(this);
+        }
+    }
+
+    /** Runs the tool with {@code args} while {@code peerThread} plays; its outcome with what the peer saw. */
+    private Outcome runAgainst(PerftestTest test, List<String> args, CompletableFuture<Throwable> done,
+                               Thread peerThread) throws Exception {
+        Outcome o = runTool(test, args, this);
         Throwable f = done.get(20, TimeUnit.SECONDS);
-        t.interrupt();
-        return new Outcome(o.rc(), o.out(), o.err(), o.millis(), peer.received, f);
+        peerThread.interrupt();
+        return new Outcome(o.rc(), o.out(), o.err(), o.millis(), received, f);
     }
 
     private static Outcome runTool(PerftestTest test, List<String> args, FakePeer peer) {

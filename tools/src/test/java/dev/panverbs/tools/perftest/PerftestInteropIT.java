@@ -122,7 +122,11 @@ class PerftestInteropIT {
             ItSupport.CProcess s = new ItSupport.CProcess(cArgs, dir, "server");
             s.awaitStart();
             client = ItSupport.javaClient(c.test(), ItSupport.concat(javaArgs, host()), 240);
-            server = s.await(240);
+            try {
+                server = s.await(240);
+            } catch (AssertionError e) { // the C server hung: show how the panverbs client ended
+                throw new AssertionError(e.getMessage() + "\n" + client.describe("client"), e);
+            }
         }
         String both = server.describe("server") + "\n" + client.describe("client");
         assertThat(client.rc()).as(both).isZero();

@@ -264,35 +264,48 @@ final class SimulatedEngine implements VerbsEngine {
                 return 22;
             }
             for (int k = 0; k < count; k++) {
-                int status = 0;
-                switch (res.spec.verb()) {
-                    case WRITE -> {
-                        MemorySegment dst = remote(rkey, remoteAddr[k], length);
-                        if (dst == null) {
-                            status = 10; // REM_ACCESS_ERR
-                        } else {
-                            dst.copyFrom(local(localAddr[k], length));
-                        }
-                    }
-                    case READ -> {
-                        MemorySegment src = remote(rkey, remoteAddr[k], length);
-                        if (src == null) {
-                            status = 10;
-                        } else {
-                            local(localAddr[k], length).copyFrom(src);
-                        }
-                    }
-                    case SEND -> {
-                        SimQp peer = QPS.get(remoteQpn);
-                        if (peer == null) {
-                            status = 12; // RETRY_EXC_ERR
-                        } else {
-                            peer.deliver(local(localAddr[k], length).toArray(ValueLayout.JAVA_BYTE));
-                        }
-                    }
-                }
+                int status = execute(localAddr[k], remoteAddr[k]);
                 if (status != 0 || ((signaledMask >>> k) & 1) != 0) {
                     res.sendCq.add(wrId, status);
+                }
+            }
+            return 0;
+        }
+
+        /** One WR; a peer that closed its memory meanwhile is a responder that is gone (RETRY_EXC_ERR, 12). */
+        private int execute(long localAddr, long remoteAddr) {
+            switch (res.spec.verb()) {
+                case WRITE, READ -> {
+                    MemorySegment r = remote(rkey, remoteAddr, length);
+                    if (r == null) {
+                        return 10; // REM_ACCESS_ERR
+                    }
+                    try {
+                        if (res.spec.verb() == PerftestTest.Verb.WRITE) {
+                            r.copyFrom(local(localAddr, length));
+                        } else {
+                            local(localAddr, length).copyFrom(r);
+                        }
+                    } catch (IllegalStateException e) {
+                        if (r.scope().isAlive()) {
+                            throw e;
+                        }
+                        return 12;
+                    }
+                }
+                case SEND -> {
+                    SimQp peer = QPS.get(remoteQpn);
+                    if (peer == null) {
+                        return 12;
+                    }
+                    try {
+                        peer.deliver(local(localAddr, length).toArray(ValueLayout.JAVA_BYTE));
+                    } catch (IllegalStateException e) {
+                        if (peer.buf.scope().isAlive()) {
+                            throw e;
+                        }
+                        return 12;
+                    }
                 }
             }
             return 0;

@@ -5,12 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.panverbs.core.Context;
 import dev.panverbs.core.Device;
 import dev.panverbs.testing.RdmaTestDevice;
+import dev.panverbs.testing.TwoHostsRole;
 import java.net.InetAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -39,17 +39,14 @@ class PingPongTwoHostsIT {
     @Test
     @Timeout(value = 20, unit = java.util.concurrent.TimeUnit.MINUTES) // four runs, each waiting for the other guest
     void javaAndCAcrossTwoHosts() throws Exception {
-        String role = System.getenv("PANVERBS_ROLE");
-        String peer = System.getenv("PANVERBS_PEER");
-        String addr = System.getenv("PANVERBS_ADDR");
-        Assumptions.assumeTrue(role != null && peer != null && addr != null,
-                "two-hosts IT without PANVERBS_ROLE/PANVERBS_PEER/PANVERBS_ADDR: run it with testbed/test");
+        TwoHostsRole host = TwoHostsRole.fromEnvironment();
         String device = RdmaTestDevice.name();
         String gid;
         try (Context ctx = Device.open(device)) {
-            gid = Integer.toString(ctx.roceV2GidIndex(1, InetAddress.getByName(addr)));
+            gid = Integer.toString(ctx.roceV2GidIndex(1, InetAddress.getByName(host.addr())));
         }
-        boolean server = role.equals("server");
+        boolean server = host.server();
+        String peer = host.peer();
         for (Scenario s : SCENARIOS) {
             List<String> args = new ArrayList<>(List.of("-d", device, "-g", gid, "-n", "100", "-c", "-p",
                     Integer.toString(s.port())));
@@ -58,7 +55,7 @@ class PingPongTwoHostsIT {
             boolean java = server == s.javaServer();
             PingPongSide side = server ? start(s, java, args, "server") : client(s, java, args, peer);
             side.assertCompleted(size, 100, SERVER_WAIT);
-            assertThat(side.addresses().get(1).gid()).as("%s: %s's peer", s.name(), role)
+            assertThat(side.addresses().get(1).gid()).as("%s: %s's peer", s.name(), host.role())
                     .isEqualTo(ipv4Mapped(InetAddress.getByName(peer)));
         }
     }
