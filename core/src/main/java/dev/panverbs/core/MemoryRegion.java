@@ -202,7 +202,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
     @Override
     public synchronized void close() {
         if (!isClosed()) { // DMA safety: refused while posted or posting work requests reference this region
-            refuseIfWindowsBound();
+            refuseIfWindowsBound("ibv_dereg_mr", "deregister it (EBUSY)");
             KeySnapshot current = quiesce("ibv_dereg_mr", "deregistering it");
             try {
                 super.close();
@@ -215,13 +215,13 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
         }
     }
 
-    /** The refusal of {@link #close()} while windows are bound here (cold). */
-    private void refuseIfWindowsBound() {
+    /** The refusal of {@link #close()} and {@link Rereg#apply()} while windows are bound here (cold). */
+    private void refuseIfWindowsBound(String verb, String action) {
         java.util.List<MemoryWindow> bound = windows.stream().filter(w -> !w.isClosed()).toList();
         if (!bound.isEmpty()) {
-            throw new IllegalStateException("ibv_dereg_mr: " + this + " has " + bound.size() + " memory window(s) "
+            throw new IllegalStateException(verb + ": " + this + " has " + bound.size() + " memory window(s) "
                     + "bound to it: " + bound.stream().map(w -> w + " rkey 0x" + Integer.toHexString(w.rkey()))
-                    .toList() + "; the kernel refuses to deregister it (EBUSY) while a window may still grant "
+                    .toList() + "; the kernel refuses to " + action + " while a window may still grant "
                     + "access to it: close the windows (ibv_dealloc_mw) or invalidate them "
                     + "(PostBatch.localInv(wrId, flags, window)) first");
         }
@@ -476,6 +476,9 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
          * Calls {@code ibv_rereg_mr(3)} with the flags of the setters used; on success updates the keys,
          * buffer, PD and access of the MR.
          *
+         * <p>Refused with {@link IllegalStateException} while work requests reference the region, and while
+         * {@link MemoryWindow}s are bound to it (naming them), as {@link MemoryRegion#close()} is.
+         *
          * <p>Errors: {@code EINVAL}, {@code ENOMEM}, {@code EOPNOTSUPP} (the provider cannot re-register →
          * {@link UnsupportedVerbException}), each naming the failed stage (input check, command). On failure
          * the MR keeps its previous state, except after {@code IBV_REREG_MR_ERR_CMD} and
@@ -503,6 +506,9 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
             }
             synchronized (mr) { // not with close(), nor with another rereg
                 MemorySegment handle = mr.resource.handle("ibv_rereg_mr");
+                // a window would keep its binding to the old keys and translation, and the bookkeeping that makes
+                // close() refuse would name a region that no longer holds it
+                mr.refuseIfWindowsBound("ibv_rereg_mr", "re-register it");
                 // the keys may change: refused while work requests name them (and posts refuse meanwhile)
                 KeySnapshot old = mr.quiesce("ibv_rereg_mr", "re-registering it");
                 try {

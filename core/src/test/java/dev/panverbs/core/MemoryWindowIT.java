@@ -87,6 +87,12 @@ class MemoryWindowIT extends DataPathResources {
         assertThatThrownBy(target::close).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("memory window").hasMessageContaining(mwName);
         assertThat(target.isClosed()).isFalse();
+        // nor re-registered (the window would keep the old keys and translation): refused before the provider
+        // (rxe would answer EOPNOTSUPP, a device with ibv_rereg_mr would leave the window dangling)
+        assertThatThrownBy(() -> target.rereg().access(WINDOW_MR).apply()).isInstanceOf(IllegalStateException.class)
+                .hasMessageStartingWith("ibv_rereg_mr: ").hasMessageContaining(mwName);
+        assertThat(target.rkey()).isNotEqualTo(0);
+        assertThat(write(a, cq, src, rkey, mw.address(), 64, 9).status()).isEqualTo(WorkCompletionStatus.SUCCESS);
 
         // a rebind (other range) changes the rkey; the old rkey no longer grants access
         int rebound = mw.bind(b, 78, SendFlag.SIGNALED_BIT, target, 0, 1024, RW);
