@@ -457,8 +457,14 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
      * staged key, not per SGE.
      */
     final int firstStaleKey(int from, int n) {
+        int staged = nStaged;
+        if (staged == 1) { // a one-key chain (the common case): its key, from the fields, no loop
+            KeySnapshot k = topKey;
+            return topLast >= from && topFirst < from + n
+                    && (DataPathAccess.snapshot(k.owner) != k || !k.memoryAlive()) ? 0 : -1;
+        }
         int end = from + n;
-        for (int i = 0; i < nStaged; i++) {
+        for (int i = 0; i < staged; i++) {
             if (stagedLast(i) >= from && stagedFirst(i) < end) {
                 KeySnapshot k = stagedKey(i);
                 if (DataPathAccess.snapshot(k.owner) != k || !k.memoryAlive()) {

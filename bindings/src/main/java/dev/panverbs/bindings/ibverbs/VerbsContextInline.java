@@ -7,6 +7,7 @@ import static dev.panverbs.bindings.ibverbs.VerbsInline.contextOp;
 
 import dev.panverbs.bindings.Errno;
 import dev.panverbs.bindings.NativeMemory;
+import dev.panverbs.bindings.ProviderControlDowncalls;
 import dev.panverbs.bindings.ProviderDowncalls;
 import dev.panverbs.bindings.ProviderSlots;
 import dev.panverbs.bindings.verbs.ibv_context;
@@ -56,7 +57,7 @@ public final class VerbsContextInline {
             Errno.set(errno, EOPNOTSUPP);
             return MemorySegment.NULL;
         }
-        return ProviderDowncalls.p_pp(fn, errno, a0, a1);
+        return ProviderControlDowncalls.p_pp(fn, errno, a0, a1);
     }
 
     /**
@@ -74,7 +75,7 @@ public final class VerbsContextInline {
             NativeMemory.zero(attr, ibv_port_attr.sizeof());
             return LibIbverbs.ibv_query_port(context, portNum, portAttr);
         }
-        return ProviderDowncalls.ctl_i_pbpj(fn, context, portNum, portAttr, ibv_port_attr.sizeof());
+        return ProviderControlDowncalls.ctl_i_pbpj(fn, context, portNum, portAttr, ibv_port_attr.sizeof());
     }
 
     /**
@@ -94,7 +95,7 @@ public final class VerbsContextInline {
         }
         MemorySegment fn = contextOp(ctx, verbs_context.query_device_ex$offset());
         if (fn.address() != 0L) {
-            int ret = ProviderDowncalls.ctl_i_pppj(fn, context, input, attr, ibv_device_attr_ex.sizeof());
+            int ret = ProviderControlDowncalls.ctl_i_pppj(fn, context, input, attr, ibv_device_attr_ex.sizeof());
             if (ret != EOPNOTSUPP && ret != Errno.ENOSYS) {
                 return ret;
             }
@@ -111,7 +112,7 @@ public final class VerbsContextInline {
     public static int ibv_query_rt_values_ex(MemorySegment context, MemorySegment values) {
         MemorySegment fn = contextOp(nonNull(context, "ibv_query_rt_values_ex", "context"),
                 verbs_context.query_rt_values$offset());
-        return fn.address() == 0L ? EOPNOTSUPP : ProviderDowncalls.ctl_i_pp(fn, context, values);
+        return fn.address() == 0L ? EOPNOTSUPP : ProviderControlDowncalls.ctl_i_pp(fn, context, values);
     }
 
     /**
@@ -135,7 +136,7 @@ public final class VerbsContextInline {
     public static int ibv_modify_cq(MemorySegment cq, MemorySegment attr) {
         MemorySegment fn = contextOp(contextOf(cq, ibv_cq.context$offset(), "ibv_modify_cq", "cq"),
                 verbs_context.modify_cq$offset());
-        return fn.address() == 0L ? EOPNOTSUPP : ProviderDowncalls.ctl_i_pp(fn, cq, attr);
+        return fn.address() == 0L ? EOPNOTSUPP : ProviderControlDowncalls.ctl_i_pp(fn, cq, attr);
     }
 
     /**
@@ -175,7 +176,7 @@ public final class VerbsContextInline {
     public static int ibv_modify_qp_rate_limit(MemorySegment qp, MemorySegment attr) {
         MemorySegment fn = contextOp(contextOf(qp, ibv_qp.context$offset(), "ibv_modify_qp_rate_limit", "qp"),
                 verbs_context.modify_qp_rate_limit$offset());
-        return fn.address() == 0L ? EOPNOTSUPP : ProviderDowncalls.ctl_i_pp(fn, qp, attr);
+        return fn.address() == 0L ? EOPNOTSUPP : ProviderControlDowncalls.ctl_i_pp(fn, qp, attr);
     }
 
     /**
@@ -209,7 +210,7 @@ public final class VerbsContextInline {
     public static int ibv_get_srq_num(MemorySegment srq, MemorySegment srqNum) {
         MemorySegment fn = contextOp(contextOf(srq, ibv_srq.context$offset(), "ibv_get_srq_num", "srq"),
                 verbs_context.get_srq_num$offset());
-        return fn.address() == 0L ? EOPNOTSUPP : ProviderDowncalls.ctl_i_pp(fn, srq, srqNum);
+        return fn.address() == 0L ? EOPNOTSUPP : ProviderControlDowncalls.ctl_i_pp(fn, srq, srqNum);
     }
 
     /**
@@ -258,7 +259,7 @@ public final class VerbsContextInline {
             throw ProviderSlots.missing("ibv_close_xrcd", "verbs_context.close_xrcd",
                     "the provider has no XRC support");
         }
-        return ProviderDowncalls.ctl_i_p(fn, xrcd);
+        return ProviderControlDowncalls.ctl_i_p(fn, xrcd);
     }
 
     /**
@@ -279,7 +280,7 @@ public final class VerbsContextInline {
     public static int ibv_dealloc_td(MemorySegment td) {
         MemorySegment fn = contextOp(contextOf(td, ibv_td.context$offset(), "ibv_dealloc_td", "td"),
                 verbs_context.dealloc_td$offset());
-        return fn.address() == 0L ? EOPNOTSUPP : ProviderDowncalls.ctl_i_p(fn, td);
+        return fn.address() == 0L ? EOPNOTSUPP : ProviderControlDowncalls.ctl_i_p(fn, td);
     }
 
     /**
@@ -304,7 +305,7 @@ public final class VerbsContextInline {
     public static int ibv_advise_mr(MemorySegment pd, int advice, int flags, MemorySegment sgList, int numSge) {
         MemorySegment fn = contextOp(contextOf(pd, ibv_pd.context$offset(), "ibv_advise_mr", "pd"),
                 verbs_context.advise_mr$offset());
-        return fn.address() == 0L ? EOPNOTSUPP : ProviderDowncalls.ctl_i_piipi(fn, pd, advice, flags, sgList, numSge);
+        return fn.address() == 0L ? EOPNOTSUPP : ProviderControlDowncalls.ctl_i_piipi(fn, pd, advice, flags, sgList, numSge);
     }
 
     /**
@@ -320,7 +321,7 @@ public final class VerbsContextInline {
             Errno.set(errno, EOPNOTSUPP);
             return MemorySegment.NULL;
         }
-        return ProviderDowncalls.p_p(fn, errno, pd);
+        return ProviderControlDowncalls.p_p(fn, errno, pd);
     }
 
     /**
@@ -341,7 +342,7 @@ public final class VerbsContextInline {
     public static int ibv_free_dm(MemorySegment dm) {
         MemorySegment fn = contextOp(contextOf(dm, ibv_dm.context$offset(), "ibv_free_dm", "dm"),
                 verbs_context.free_dm$offset());
-        return fn.address() == 0L ? EOPNOTSUPP : ProviderDowncalls.ctl_i_p(fn, dm);
+        return fn.address() == 0L ? EOPNOTSUPP : ProviderControlDowncalls.ctl_i_p(fn, dm);
     }
 
     /**
@@ -359,6 +360,6 @@ public final class VerbsContextInline {
             Errno.set(errno, EOPNOTSUPP);
             return MemorySegment.NULL;
         }
-        return ProviderDowncalls.p_ppjji(fn, errno, pd, dm, dmOffset, length, access);
+        return ProviderControlDowncalls.p_ppjji(fn, errno, pd, dm, dmOffset, length, access);
     }
 }

@@ -8,7 +8,7 @@ import static dev.panverbs.bindings.ibverbs.VerbsInline.contextOp;
 import dev.panverbs.bindings.Downcalls;
 import dev.panverbs.bindings.Errno;
 import dev.panverbs.bindings.NativeMemory;
-import dev.panverbs.bindings.ProviderDowncalls;
+import dev.panverbs.bindings.ProviderControlDowncalls;
 import dev.panverbs.bindings.verbs.ibv_counters;
 import dev.panverbs.bindings.verbs.ibv_flow;
 import dev.panverbs.bindings.verbs.ibv_flow_action;
@@ -57,7 +57,7 @@ public final class VerbsFlowInline {
     public static int ibv_destroy_flow(MemorySegment flowId) {
         MemorySegment fn = contextOp(contextOf(flowId, ibv_flow.context$offset(), "ibv_destroy_flow", "flow_id"),
                 verbs_context.ibv_destroy_flow$offset());
-        return fn.address() == 0L ? EOPNOTSUPP : ProviderDowncalls.ctl_i_p(fn, flowId);
+        return fn.address() == 0L ? EOPNOTSUPP : ProviderControlDowncalls.ctl_i_p(fn, flowId);
     }
 
     /**
@@ -83,7 +83,7 @@ public final class VerbsFlowInline {
         MemorySegment fn = contextOp(
                 contextOf(action, ibv_flow_action.context$offset(), "ibv_modify_flow_action_esp", "action"),
                 verbs_context.modify_flow_action_esp$offset());
-        return fn.address() == 0L ? EOPNOTSUPP : ProviderDowncalls.ctl_i_pp(fn, action, esp);
+        return fn.address() == 0L ? EOPNOTSUPP : ProviderControlDowncalls.ctl_i_pp(fn, action, esp);
     }
 
     /**
@@ -94,7 +94,7 @@ public final class VerbsFlowInline {
         MemorySegment fn = contextOp(
                 contextOf(action, ibv_flow_action.context$offset(), "ibv_destroy_flow_action", "action"),
                 verbs_context.destroy_flow_action$offset());
-        return fn.address() == 0L ? EOPNOTSUPP : ProviderDowncalls.ctl_i_p(fn, action);
+        return fn.address() == 0L ? EOPNOTSUPP : ProviderControlDowncalls.ctl_i_p(fn, action);
     }
 
     /**
@@ -128,7 +128,7 @@ public final class VerbsFlowInline {
     public static int ibv_modify_wq(MemorySegment wq, MemorySegment wqAttr) {
         MemorySegment fn = contextOp(contextOf(wq, ibv_wq.context$offset(), "ibv_modify_wq", "wq"),
                 verbs_context.modify_wq$offset());
-        return fn.address() == 0L ? EOPNOTSUPP : ProviderDowncalls.ctl_i_pp(fn, wq, wqAttr);
+        return fn.address() == 0L ? EOPNOTSUPP : ProviderControlDowncalls.ctl_i_pp(fn, wq, wqAttr);
     }
 
     /**
@@ -138,7 +138,7 @@ public final class VerbsFlowInline {
     public static int ibv_destroy_wq(MemorySegment wq) {
         MemorySegment fn = contextOp(contextOf(wq, ibv_wq.context$offset(), "ibv_destroy_wq", "wq"),
                 verbs_context.destroy_wq$offset());
-        return fn.address() == 0L ? EOPNOTSUPP : ProviderDowncalls.ctl_i_p(fn, wq);
+        return fn.address() == 0L ? EOPNOTSUPP : ProviderControlDowncalls.ctl_i_p(fn, wq);
     }
 
     /**
@@ -162,7 +162,7 @@ public final class VerbsFlowInline {
     public static int ibv_destroy_rwq_ind_table(MemorySegment rwqIndTable) {
         MemorySegment fn = contextOp(contextOf(rwqIndTable, ibv_rwq_ind_table.context$offset(),
                 "ibv_destroy_rwq_ind_table", "rwq_ind_table"), verbs_context.destroy_rwq_ind_table$offset());
-        return fn.address() == 0L ? EOPNOTSUPP : ProviderDowncalls.ctl_i_p(fn, rwqIndTable);
+        return fn.address() == 0L ? EOPNOTSUPP : ProviderControlDowncalls.ctl_i_p(fn, rwqIndTable);
     }
 
     /**
@@ -187,7 +187,7 @@ public final class VerbsFlowInline {
         MemorySegment fn = contextOp(
                 contextOf(counters, ibv_counters.context$offset(), "ibv_destroy_counters", "counters"),
                 verbs_context.destroy_counters$offset());
-        return fn.address() == 0L ? EOPNOTSUPP : ProviderDowncalls.ctl_i_p(fn, counters);
+        return fn.address() == 0L ? EOPNOTSUPP : ProviderControlDowncalls.ctl_i_p(fn, counters);
     }
 
     /**
@@ -200,7 +200,7 @@ public final class VerbsFlowInline {
         MemorySegment fn = contextOp(
                 contextOf(counters, ibv_counters.context$offset(), "ibv_attach_counters_point_flow", "counters"),
                 verbs_context.attach_counters_point_flow$offset());
-        return fn.address() == 0L ? EOPNOTSUPP : ProviderDowncalls.ctl_i_ppp(fn, counters, attr, flow);
+        return fn.address() == 0L ? EOPNOTSUPP : ProviderControlDowncalls.ctl_i_ppp(fn, counters, attr, flow);
     }
 
     /**
@@ -214,7 +214,7 @@ public final class VerbsFlowInline {
                 contextOf(counters, ibv_counters.context$offset(), "ibv_read_counters", "counters"),
                 verbs_context.read_counters$offset());
         return fn.address() == 0L ? EOPNOTSUPP
-                : ProviderDowncalls.ctl_i_ppii(fn, counters, countersValue, ncounters, flags);
+                : ProviderControlDowncalls.ctl_i_ppii(fn, counters, countersValue, ncounters, flags);
     }
 
     /** libc's {@code pthread_mutex_init}/{@code pthread_cond_init}, which {@code ibv_create_wq} calls inline. */

@@ -5,6 +5,7 @@ import static dev.panverbs.bindings.NativeMemory.pointer;
 
 import dev.panverbs.bindings.Errno;
 import dev.panverbs.bindings.NativeMemory;
+import dev.panverbs.bindings.ProviderControlDowncalls;
 import dev.panverbs.bindings.ProviderDowncalls;
 import dev.panverbs.bindings.ProviderSlots;
 import dev.panverbs.bindings.verbs.ibv_context;
@@ -207,7 +208,7 @@ public final class VerbsInline {
             Errno.set(errno, Errno.EOPNOTSUPP);
             return MemorySegment.NULL;
         }
-        return ProviderDowncalls.p_pi(fn, errno, pd, type);
+        return ProviderControlDowncalls.p_pi(fn, errno, pd, type);
     }
 
     /**
@@ -216,7 +217,7 @@ public final class VerbsInline {
      */
     public static int ibv_dealloc_mw(MemorySegment mw) {
         long ctx = contextOf(mw, ibv_mw.context$offset(), "ibv_dealloc_mw", "mw");
-        return ProviderDowncalls.ctl_i_p(
+        return ProviderControlDowncalls.ctl_i_p(
                 opsSlot(ctx, OPS_DEALLOC_MW, "ibv_dealloc_mw", "ibv_context.ops.dealloc_mw"), mw);
     }
 
