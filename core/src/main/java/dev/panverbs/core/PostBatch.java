@@ -82,6 +82,14 @@ public final class PostBatch implements AutoCloseable {
      */
     private final int[] destSetIn;
     private int batch;
+    /**
+     * The key of the newest staged SGE (kept across batches: a reference store only when it changes, no G1 barrier per
+     * batch), whether the open batch staged any key, and whether every key it staged is this one: submit then
+     * re-checks one key instead of walking the SGE slots.
+     */
+    private KeySnapshot lastKey;
+    private boolean anyKey;
+    private boolean oneKey;
 
     PostBatch(SendQueue queue, QpExOps ops, long sendOps) {
         this.queue = queue;
@@ -120,6 +128,8 @@ public final class PostBatch implements AutoCloseable {
         active = true;
         batch++;
         count = 0;
+        anyKey = false;
+        oneKey = true;
         room = tracker.room();
         base = tracker.tail();
         queue.requests.reserve(base, room); // the batch is staged at the tail: a classic chain moves after it
@@ -409,6 +419,12 @@ public final class PostBatch implements AutoCloseable {
 
     /** The first SGE slot whose key is no longer as staged, or -1 (see {@link WorkRequests#firstStaleKey}). */
     private int firstStaleKey() {
+        if (oneKey) {
+            KeySnapshot k = lastKey;
+            if (!anyKey || DataPathAccess.snapshot(k.owner) == k && k.memoryAlive()) {
+                return -1;
+            }
+        } // else, or to name the slot of a stale one-key batch: the walk
         KeySnapshot previous = null;
         for (int i = 0; i < count; i++) {
             for (int j = 0, n = tracker.refCountAt(base + i); j < n; j++) {
@@ -499,6 +515,11 @@ public final class PostBatch implements AutoCloseable {
             keys[i] = key;
         }
         tracker.stageRef(base + count - 1, k, key.trackingId);
+        if (key != lastKey) {
+            oneKey = !anyKey; // the batch's first key may differ from the previous batch's
+            lastKey = key;
+        }
+        anyKey = true;
     }
 
     private void aligned(long remoteAddr) {
