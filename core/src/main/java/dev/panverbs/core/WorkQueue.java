@@ -23,6 +23,11 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
     final Resource owner;
     final String ownerName;
     final WorkRequestRules rules;
+    /**
+     * A UD send queue: every WR names an {@link AddressHandle} (the provider reads the destroyed {@code ibv_ah} of a
+     * closed one), re-checked by the post after its fence like a key. Set once by the send queue's constructor.
+     */
+    boolean addressHandles;
 
     WorkQueue(WorkQueueTracker tracker, CompletionQueue cq, ProtectionDomain pd, Resource owner, String ownerName,
               WorkRequestRules rules) {
@@ -100,6 +105,13 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
         if (stale >= 0) {
             tracker.rollback(t);
             throw wrs.staleKey(verb, stale, from);
+        }
+        if (addressHandles) { // an AH closed since ud(...): its close() scans after its mark, as a region's
+            int closed = ((SendRequests) wrs).firstClosedAh(from, take);
+            if (closed >= 0) {
+                tracker.rollback(t);
+                throw rules.ahClosed(closed, ((SendRequests) wrs).udAh[closed]);
+            }
         }
         int last = from + take - 1;
         wrs.terminate(last);
