@@ -400,7 +400,11 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
                 int errnoValue;
                 try (Arena arena = Arena.ofConfined()) {
                     MemorySegment errno = Errno.allocateCapture(arena);
-                    mr = LibIbverbs.ibv_reg_mr_iova2(errno, pdHandle, segment, segment.byteSize(), va, mask);
+                    try {
+                        mr = LibIbverbs.ibv_reg_mr_iova2(errno, pdHandle, segment, segment.byteSize(), va, mask);
+                    } catch (WrongThreadException e) { // the linker's access check, before the provider
+                        throw Errors.wrongThread(verb, "the segment", e);
+                    }
                     errnoValue = Errno.get(errno);
                 }
                 if (mr.equals(MemorySegment.NULL)) {

@@ -318,7 +318,11 @@ public final class PostBatch implements AutoCloseable {
     public PostBatch setInlineData(MemorySegment data) {
         currentInline();
         int len = rules.checkInline(data, 0);
-        ops.ibv_wr_set_inline_data(data, len);
+        try {
+            ops.ibv_wr_set_inline_data(data, len);
+        } catch (WrongThreadException e) { // the linker's access check, before the provider
+            throw Errors.wrongThread("ibv_wr_set_inline_data", "the inline data segment", e);
+        }
         tracker.stageRefCount(base + count - 1, 0);
         return this;
     }
@@ -332,6 +336,13 @@ public final class PostBatch implements AutoCloseable {
         inlineBytes = 0;
         for (int i = 0; i < n; i++) {
             int len = rules.checkInline(data[i], inlineBytes);
+            if (len > 0) { // the provider reads it by address: the owner-thread check the linker would make
+                try {
+                    data[i].get(ValueLayout.JAVA_BYTE, 0);
+                } catch (WrongThreadException e) {
+                    throw Errors.wrongThread("ibv_wr_set_inline_data_list", "inline data segment " + i, e);
+                }
+            }
             inlineBytes += len;
             bufList.set(ValueLayout.JAVA_LONG, i * BUF_SIZE, data[i].address());
             bufList.set(ValueLayout.JAVA_LONG, i * BUF_SIZE + 8, len);

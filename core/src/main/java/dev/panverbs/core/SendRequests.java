@@ -303,6 +303,8 @@ public final class SendRequests extends WorkRequests<SendRequests> {
             return this;
         } catch (IllegalStateException e) {
             throw rules.ifClosed(e, "ibv_post_send");
+        } catch (WrongThreadException e) {
+            throw dev.panverbs.core.internal.Errors.wrongThread("ibv_post_send", "the inline data segment", e);
         }
     }
 
