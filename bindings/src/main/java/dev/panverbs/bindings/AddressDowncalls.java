@@ -35,6 +35,8 @@ public final class AddressDowncalls {
     private static final MethodHandle I_A = ProviderDowncalls.hot(FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
     private static final MethodHandle I_AP = ProviderDowncalls.hot(
             FunctionDescriptor.of(JAVA_INT, JAVA_LONG, ADDRESS));
+    private static final MethodHandle I_AA = ProviderDowncalls.hot(
+            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG));
     private static final MethodHandle KICK_I_A = Linker.nativeLinker().downcallHandle(
             FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
 
@@ -97,6 +99,20 @@ public final class AddressDowncalls {
     public static int i_ap(MemorySegment fn, long a0, MemorySegment a1) {
         try {
             return (int) I_AP.invokeExact(fn, a0, a1);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Downcalls.unreachable(t);
+        }
+    }
+
+    /**
+     * Slots start_poll with its {@code attr} as an address too: for an {@code attr} that is never freed (global-arena
+     * memory), so there is no scope to check or acquire.
+     */
+    public static int i_aa(MemorySegment fn, long a0, long a1) {
+        try {
+            return (int) I_AA.invokeExact(fn, a0, a1);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {

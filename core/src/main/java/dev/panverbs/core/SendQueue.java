@@ -48,6 +48,7 @@ final class SendQueue extends WorkQueue {
     void checkReady(WorkRequests<?> chain, int from, int n) {
         SendRequests wrs = (SendRequests) chain;
         if (!qp.trackedState.acceptsSends()) { // the opcode (a native read) only for the refusal's message
+            owner.checkOpen("ibv_post_send"); // a closed QP is refused as closed, not by the state it had
             qp.checkSendState("ibv_post_send", from, wrs.opcodeValue(from));
         }
         if (rules.addressedSends) { // UD and XRC initiators: every WR names its destination

@@ -118,6 +118,18 @@ public final class CqExOps {
         return AddressDowncalls.i_ap(fn, address, attr);
     }
 
+    /**
+     * {@link #ibv_start_poll(MemorySegment)} with {@code attr} given as its address: no segment checks and no scope
+     * acquire per call. Only for an {@code attr} that stays allocated for as long as this CQ polls (global-arena memory).
+     */
+    public int ibv_start_poll(long attrAddress) {
+        MemorySegment fn = startPoll;
+        if (fn.address() == 0L) {
+            throw CqExInline.missing("ibv_start_poll", "start_poll", CqExInline.NOT_EXTENDED);
+        }
+        return AddressDowncalls.i_aa(fn, address, attrAddress);
+    }
+
     /** {@link CqExInline#ibv_next_poll} through the slot read at bind time. */
     public int ibv_next_poll() {
         MemorySegment fn = nextPoll;
