@@ -202,7 +202,7 @@ final class WorkRequestRules {
 
     /** Whether {@code [offset, offset + length)} lies inside a region of {@code size} bytes (overflow-safe). */
     static boolean inBounds(long offset, int length, long size) {
-        return offset >= 0 && length >= 0 && offset <= size - length;
+        return (offset | length) >= 0 && offset <= size - length; // the OR is negative iff either is
     }
 
     int checkInline(MemorySegment data, int alreadyInline) {

@@ -48,9 +48,9 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
      */
     static final MemorySegment NATIVE = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
     /** User-space addresses on x86-64 and aarch64 are below 2^56 (checked at construction). */
-    private static final long ADDR_BITS = (1L << 56) - 1;
+    static final long ADDR_BITS = (1L << 56) - 1;
     /** A chain's allocation is below 4 GiB (checked at construction): bounds every offset for C2. */
-    private static final long OFFSET_BITS = (1L << 32) - 1;
+    static final long OFFSET_BITS = (1L << 32) - 1;
 
     static {
         if (ibv_recv_wr.wr_id$offset() != WR_ID || ibv_recv_wr.next$offset() != NEXT
@@ -199,17 +199,22 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
      * constant masks), so the store needs no bounds branch.
      */
     final long at(long offset) {
-        return masked(wrsAddress, offset, memMask);
+        return (wrsAddress & ADDR_BITS) + (offset & memMask & OFFSET_BITS); // masked(), written out: see wrAt
     }
 
-    /** The native address of the WR at {@code offset} (a multiple of the WR size), for stores of its fields. */
+    /**
+     * The native address of the WR at {@code offset} (a multiple of the WR size), for stores of its fields.
+     * {@link #masked} written out, here and in {@link #at}/{@link #sgeAt}: a leaf has no call site for C2 to refuse
+     * to inline (it refused {@code masked} as "low call site frequency" in some compilations of the per-WR loop, and
+     * every store then paid a bounds check, the masks' ranges unknown to it).
+     */
     final long wrAt(long offset) {
-        return masked(wrsAddress, offset, wrMask);
+        return (wrsAddress & ADDR_BITS) + (offset & wrMask & OFFSET_BITS);
     }
 
     /** The native address of the SGE at {@code offset} in the allocation, for stores of its fields. */
     final long sgeAt(long offset) {
-        return masked(wrsAddress, offset, sgeMask);
+        return (wrsAddress & ADDR_BITS) + (offset & sgeMask & OFFSET_BITS);
     }
 
     /**
