@@ -32,6 +32,7 @@ final class SendQueue extends WorkQueue {
         this.requests = requests;
         requests.queue = this;
         this.batch = qpEx == null ? null : new PostBatch(this, qpEx, sendOps);
+        this.addressHandles = qp.rules.type() == QueuePairType.UD;
     }
 
     @Override
@@ -55,10 +56,6 @@ final class SendQueue extends WorkQueue {
             for (int i = from; i < from + n; i++) {
                 if (!wrs.udAddressed[i]) {
                     throw rules.udUnaddressed(i);
-                }
-                AddressHandle ah = wrs.udAh[i]; // ibv_destroy_ah freed what the WR's wr.ud.ah points to
-                if (ah != null && ah.resource.isClosedRelaxed()) {
-                    throw rules.ahClosed(i, ah);
                 }
             }
         }

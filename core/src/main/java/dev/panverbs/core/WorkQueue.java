@@ -22,6 +22,11 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
     final String ownerName;
     final WorkRequestRules rules;
     /**
+     * A UD send queue: every WR names an {@link AddressHandle} (the provider reads the destroyed {@code ibv_ah} of a
+     * closed one), re-checked by the post after its fence like a key. Set once by the send queue's constructor.
+     */
+    boolean addressHandles;
+    /**
      * The owner's native handle, for the provider call: read once here, not through {@link Resource#handle} per post
      * (two volatile reads, each making C2 reload the fields read after it). A closed owner is refused by the post's
      * check after its fence, before the provider is reached; the guard then keeps it from being destroyed.
@@ -106,6 +111,13 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
         if (stale >= 0) {
             tracker.rollback(t);
             throw wrs.staleKey(verb, stale, from);
+        }
+        if (addressHandles) { // an AH closed since ud(...): its close() scans after its mark, as a region's
+            int closed = ((SendRequests) wrs).firstClosedAh(from, take);
+            if (closed >= 0) {
+                tracker.rollback(t);
+                throw rules.ahClosed(closed, ((SendRequests) wrs).udAh[closed]);
+            }
         }
         int last = from + take - 1;
         wrs.terminate(last);
