@@ -172,6 +172,11 @@ final class WorkRequestRules {
         }
     }
 
+    /** {@link #checkSameKeySge}'s refusal: the key's memory was freed (its arena closed). */
+    IllegalStateException unusableSge(KeySnapshot key) {
+        return unusable("ibv_post_send/ibv_post_recv (SGE)", key, -1);
+    }
+
     /** {@link #checkSge} without the range: a key staged without an SGE (a window bind's region). */
     void checkSgeKey(KeySnapshot key) {
         if (!key.open || !key.memoryAlive()) {
