@@ -126,12 +126,15 @@ final class DirectPathAccess extends DirectPath {
 
     private static final class Side extends SendSide {
         private final WorkQueue q;
+        /** {@code q.guard}: one load less per {@link #heldByMe()} (a check of every direct WR). */
+        private final CallGuard guard;
         private final boolean sigAll;
         private final QueuePair qp;
         private final boolean send;
 
         Side(WorkQueue q, boolean sigAll, QueuePair qp, boolean send) {
             this.q = q;
+            this.guard = q.guard;
             this.sigAll = sigAll;
             this.qp = qp;
             this.send = send;
@@ -236,7 +239,7 @@ final class DirectPathAccess extends DirectPath {
 
         @Override
         public boolean heldByMe() {
-            return q.guard.heldBy(Thread.currentThread());
+            return guard.heldBy(Thread.currentThread());
         }
 
         @Override

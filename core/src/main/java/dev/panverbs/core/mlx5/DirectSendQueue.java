@@ -550,7 +550,7 @@ public final class DirectSendQueue {
                     throw PATH.staleKey(qp, snap, VERB);
                 }
             }
-            w.ring(true); // the publish fence above ordered the WQE stores
+            w.ring(true, n); // the publish fence above ordered the WQE stores
             java.util.Arrays.fill(keys, 0, nkeys, null);
             nkeys = 0;
             lastKey = null;

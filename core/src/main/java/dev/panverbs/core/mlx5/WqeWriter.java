@@ -92,8 +92,8 @@ final class WqeWriter {
     // the chain being written (until ring)
     int nreq;
     private boolean inl;
+    /** The last WR's control segment (its ds byte, read back at the doorbell, is its size). */
     private long lastCtrl;
-    private int lastSize;
 
     /**
      * @param sq       the send queue buffer, {@code wqeCount * 64} bytes ({@code mlx5dv_qp.sq.buf})
@@ -159,7 +159,12 @@ final class WqeWriter {
 
     /** libmlx5's {@code mlx5_wq_overflow}: whether one more WR after the {@link #nreq} of this chain overflows. */
     boolean full() {
-        return Integer.compareUnsigned(head - tail + nreq, maxPost) >= 0;
+        return full(nreq);
+    }
+
+    /** {@link #full()} after {@code pending} WRs of this chain (a caller that counts them, see {@link #writeOne}). */
+    boolean full(int pending) {
+        return Integer.compareUnsigned(head - tail + pending, maxPost) >= 0;
     }
 
     /**
@@ -266,7 +271,9 @@ final class WqeWriter {
         }
         int word0 = Integer.reverseBytes(((cp & 0xffff) << 8) | oneCallOpcode(opcode));
         m.set(RAW64, w, (word0 & 0xFFFF_FFFFL) | ((long) (qpnDs | (size << 24)) << 32));
-        wrote(ctrl, size);
+        // one WQEBB (48 bytes at most); nreq is not counted here: the caller rings with its own count
+        curPost = cp + 1;
+        lastCtrl = ctrl;
         return idx;
     }
 
@@ -303,7 +310,8 @@ final class WqeWriter {
     }
 
     /**
-     * A WQE of {@code size} 16-byte units was written at {@code ctrl}: cur_post, the chain's count, the last WQE.
+     * A WQE of {@code size} 16-byte units was written at {@code ctrl}: cur_post, the chain's count, the last WQE (its
+     * size is in its control segment).
      * libmlx5's {@code wqe_head[idx]} (what a CQE moves {@code tail} to) is not kept: the direct queue's room is its
      * tracker's, and the oracle sets {@link #tail} itself.
      */
@@ -312,7 +320,6 @@ final class WqeWriter {
         curPost += (size * 16 + WQEBB - 1) / WQEBB;
         nreq = n + 1;
         lastCtrl = ctrl;
-        lastSize = size;
     }
 
     /** set_atomic_seg: FA writes only swap_add (compare stays as it was, the HCA ignores it). */
@@ -405,7 +412,14 @@ final class WqeWriter {
      * without which the doorbell could linger.
      */
     void ring(boolean wqesFenced) {
-        int n = nreq;
+        ring(wqesFenced, nreq);
+    }
+
+    /**
+     * {@link #ring(boolean)} of a chain of {@code n} WRs, counted by the caller ({@link #writeOne} does not count):
+     * {@code n} replaces {@link #nreq}.
+     */
+    void ring(boolean wqesFenced, int n) {
         if (n == 0) {
             return;
         }
@@ -419,9 +433,10 @@ final class WqeWriter {
         }
         MemorySegment reg = bf;
         long dst = bfOffset;
+        int lastSize = NATIVE.get(U8, at(lastCtrl) + 7) & 0xFF; // ds: the last byte of be32(qpn << 8 | ds)
         if (!shutUpBf && n == 1 && bfUsable && (inl || preferBf) && lastSize > 1 && lastSize <= bfSize / 16) {
             synchronized (bfLock) { // libmlx5's mmio_wc_spinlock for a shared register
-                bfCopy(reg, dst);
+                bfCopy(reg, dst, lastSize);
                 VarHandle.fullFence(); // mmio_flush_writes, inside the lock as libmlx5 does
             }
         } else {
@@ -436,7 +451,7 @@ final class WqeWriter {
     }
 
     /** mlx5_bf_copy: the WQE in 64-byte units of 8-byte stores, its source wrapping at the ring's end. */
-    private void bfCopy(MemorySegment reg, long dst) {
+    private void bfCopy(MemorySegment reg, long dst, int lastSize) {
         MemorySegment q = sq;
         long s = lastCtrl;
         for (int bytes = (lastSize * 16 + 63) & ~63; bytes > 0; bytes -= 64) {
