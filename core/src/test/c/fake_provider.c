@@ -283,6 +283,10 @@ static void fake_wr_set_xrc_srqn(struct ibv_qp_ex *qp, uint32_t remote_srqn) {
     ((struct fake_qp *) qp)->last_xrc_srqn = remote_srqn;
 }
 
+static void fake_wr_set_ud_addr(struct ibv_qp_ex *qp, struct ibv_ah *ah, uint32_t remote_qpn, uint32_t remote_qkey) {
+    (void) qp; (void) ah; (void) remote_qpn; (void) remote_qkey; /* executed like an RC send */
+}
+
 /* the remote SRQ number last set through ibv_wr_set_xrc_srqn */
 uint32_t fake_last_xrc_srqn(struct ibv_qp *ibqp) { return ((struct fake_qp *) ibqp)->last_xrc_srqn; }
 
@@ -364,6 +368,7 @@ struct ibv_qp_ex *fake_create_qp(struct ibv_pd *pd, struct ibv_cq_ex *scq, struc
     qp->ex.wr_set_sge = fake_wr_set_sge;
     qp->ex.wr_set_inline_data = fake_wr_set_inline_data;
     qp->ex.wr_set_xrc_srqn = fake_wr_set_xrc_srqn;
+    qp->ex.wr_set_ud_addr = fake_wr_set_ud_addr;
     qp->ex.wr_start = fake_wr_start;
     qp->ex.wr_complete = fake_wr_complete;
     qp->ex.wr_abort = fake_wr_abort;

@@ -15,17 +15,23 @@ import java.lang.foreign.MemorySegment;
  * {@code ibv_destroy_ah(3)}. On RoCE (rxe included) the address vector must carry a GRH with the peer's GID
  * and the local RoCE v2 GID index ({@link Context#roceV2GidIndex}).
  *
- * <p>Thread safety: immutable once created; may be used by several QPs and threads at once. Do not close it
- * while send requests that use it are outstanding.
+ * <p>Thread safety: immutable once created; may be used by several QPs and threads at once. Like a memory region,
+ * it is tracked by the UD send queues of its protection domain: {@link #close()} is refused while an outstanding
+ * send names it, and a send staged with it is refused at post if it was closed since.
  */
 public final class AddressHandle extends VerbsObject {
 
     private final ProtectionDomain pd;
     private final AddressVector addressVector;
+    /** What the UD send queues' trackers record per WR (unique in the JVM: the keys' counter). */
+    final long trackingId = KeySnapshot.nextTrackingId();
+    /** Set before {@link #close()} scans for outstanding sends (reset if refused); posts read it after their fence. */
+    private volatile boolean closing;
 
-    private AddressHandle(ProtectionDomain pd, MemorySegment handle, AddressVector av) {
+    private AddressHandle(ProtectionDomain pd, MemorySegment handle, AddressVector av,
+                          dev.panverbs.core.internal.Resource.Destroyer destroyer) {
         super(ResourceKind.ADDRESS_HANDLE, "AddressHandle[" + Units.hex(handle.address()) + " to " + av + "]",
-                handle, AddressHandle::destroy, pd.resource);
+                handle, destroyer, pd.resource);
         this.pd = pd;
         this.addressVector = av;
     }
@@ -42,8 +48,14 @@ public final class AddressHandle extends VerbsObject {
                 int e = Errno.get(errno);
                 throw Errors.failure(Errors.call("ibv_create_ah", "av", av), e, hint(pd, av, e));
             }
-            return new AddressHandle(pd, ah, av);
+            return new AddressHandle(pd, ah, av, AddressHandle::destroy);
         }
+    }
+
+    /** Adopts an AH made by another provider path (the tests' fake provider), destroyed by {@code destroyer}. */
+    static AddressHandle wrap(ProtectionDomain pd, MemorySegment handle, AddressVector av,
+                              dev.panverbs.core.internal.Resource.Destroyer destroyer) {
+        return new AddressHandle(pd, handle, av, destroyer);
     }
 
     private static String hint(ProtectionDomain pd, AddressVector av, int errno) {
@@ -62,6 +74,35 @@ public final class AddressHandle extends VerbsObject {
         if (rc != 0) {
             throw Errors.failure(Errors.call("ibv_destroy_ah", "ah", Units.hex(ah.address())), rc);
         }
+    }
+
+    /**
+     * Destroys the address handle ({@code ibv_destroy_ah(3)}); see the cascade and idempotence rules of every verbs
+     * object. Refused with {@link IllegalStateException} while UD send requests that name it are outstanding (until
+     * their completions are polled): the provider and the kernel resolve the AH when the WQE executes. The close
+     * marks the AH, fences, then scans the outstanding WRs of its protection domain's queues; a post publishes its
+     * WRs, fences, then re-reads the mark: either the post refuses or this does (as {@link MemoryRegion#close()}).
+     * A parent's cascade closes the QPs first, so it is never refused.
+     */
+    @Override
+    public synchronized void close() {
+        if (!isClosed()) {
+            closing = true;
+            java.lang.invoke.VarHandle.fullFence();
+            int inFlight = pd.inFlight(trackingId);
+            if (inFlight > 0) {
+                closing = false;
+                throw new IllegalStateException("ibv_destroy_ah: " + this + " is still named by " + inFlight
+                        + " outstanding UD send(s); poll their completions (or move the QP to ERR and poll the "
+                        + "flushes, or close the QP) before destroying it");
+            }
+        }
+        super.close();
+    }
+
+    /** Closing or closed: a post re-reads this after publishing its WRs (the post side of {@link #close()}). */
+    boolean isClosing() {
+        return closing || resource.isClosedRelaxed();
     }
 
     /** The protection domain the AH belongs to. */

@@ -1,5 +1,6 @@
 package dev.panverbs.core;
 
+import dev.panverbs.core.internal.Destroyer;
 import dev.panverbs.core.internal.NativeHandles;
 import dev.panverbs.core.internal.Resource;
 import java.lang.foreign.MemorySegment;
@@ -42,7 +43,7 @@ final class CoreAccess implements NativeHandles.Access {
     @Override
     public QueuePair adoptQueuePair(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
                                     QueuePairType type, MemorySegment qp, Set<SendOperation> sendOps,
-                                    String destroyVerb, NativeHandles.Destroy destroy) {
+                                    String destroyVerb, Destroyer destroy) {
         return QueuePairBuilder.adopt(pd, sendCq, recvCq, type, qp, sendOps, destroyVerb, destroy);
     }
 

@@ -109,8 +109,12 @@ public final class DeviceMemory extends VerbsObject {
         String call = Errors.call("ibv_memcpy_to_dm", "dm", this, "offset", offset, "length", source.byteSize());
         checkRange(call, offset, source.byteSize());
         requireNative(call, source, "source");
-        int rc = VerbsInline.ibv_memcpy_to_dm(resource.handle("ibv_memcpy_to_dm"), offset, source,
-                source.byteSize());
+        int rc;
+        try {
+            rc = VerbsInline.ibv_memcpy_to_dm(resource.handle("ibv_memcpy_to_dm"), offset, source, source.byteSize());
+        } catch (WrongThreadException e) { // the linker's access check, before the provider
+            throw Errors.wrongThread(call, "the source segment", e);
+        }
         if (rc != 0) {
             throw Errors.failure(call, rc);
         }
@@ -124,8 +128,13 @@ public final class DeviceMemory extends VerbsObject {
             throw new IllegalArgumentException(call + ": the target segment is read-only");
         }
         requireNative(call, target, "target");
-        int rc = VerbsInline.ibv_memcpy_from_dm(target, resource.handle("ibv_memcpy_from_dm"), offset,
-                target.byteSize());
+        int rc;
+        try {
+            rc = VerbsInline.ibv_memcpy_from_dm(target, resource.handle("ibv_memcpy_from_dm"), offset,
+                    target.byteSize());
+        } catch (WrongThreadException e) { // the linker's access check, before the provider
+            throw Errors.wrongThread(call, "the target segment", e);
+        }
         if (rc != 0) {
             throw Errors.failure(call, rc);
         }

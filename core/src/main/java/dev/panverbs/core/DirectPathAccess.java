@@ -75,8 +75,10 @@ final class DirectPathAccess extends DirectPath {
     public Object checkNextSge(QueuePair qp, Object previous, LocalKey key, long offset, int length,
                                boolean nicWrites, String use) {
         KeySnapshot k = DataPathAccess.stagedSnapshot(key);
-        if (k == previous) {
-            qp.rules.checkSameKeySge(k, offset, length);
+        if (k == previous) { // the chain's key: checked in full at its first SGE; the post re-checks it after its fence
+            if (!WorkRequestRules.inBounds(offset, length, k.length)) { // static: no load of qp.rules when it passes
+                qp.rules.checkSgeRange(k, offset, length); // throws
+            }
         } else {
             qp.rules.checkSge(k, offset, length);
         }

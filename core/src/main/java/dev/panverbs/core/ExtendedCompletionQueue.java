@@ -49,12 +49,13 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
 
     /** The polling slots of the {@code ibv_cq_ex}, read once. */
     private final CqExOps ops;
-    private final MemorySegment pollAttr;
     /**
      * {@code struct ibv_poll_cq_attr { comp_mask = 0 }} (mlx5 demands 0), read-only for providers: one for all CQs,
      * in the global arena, so {@code ibv_start_poll} acquires no arena.
      */
     private static final MemorySegment POLL_ATTR = Arena.global().allocate(8, 8);
+    /** Its address, passed as a {@code long}: global memory is never freed, so no scope check or acquire per pass. */
+    private static final long POLL_ATTR_ADDRESS = POLL_ATTR.address();
     private final long wcFlags;
     /**
      * rxe before rdma-core 55 ends the pass inside {@code ibv_next_poll} when it returns ENOENT (stores the consumer
@@ -80,7 +81,6 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
         this.ops = CqExOps.of(cq);
         this.wcFlags = wcFlags;
         this.nextPollEndsPass = nextPollEndsPass;
-        this.pollAttr = POLL_ATTR;
     }
 
     /** Whether the provider has the next_poll quirk described at {@link #nextPollEndsPass}. */
@@ -152,7 +152,7 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
         try {
             resource.checkOpen("ibv_start_poll");
             exhausted = false;
-            found = current(ops.ibv_start_poll(pollAttr), "ibv_start_poll");
+            found = current(ops.ibv_start_poll(POLL_ATTR_ADDRESS), "ibv_start_poll");
         } catch (RuntimeException | Error e) {
             guard.exit();
             throw e;

@@ -159,7 +159,11 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
      */
     private static final class Registration {
         volatile Arena owned;
-        final AtomicReference<MemoryRegion> tie = new AtomicReference<>();
+        /**
+         * What the tied arena's cleanup deregisters (null inside: nothing); replaced when a rereg moves the MR to
+         * memory of another arena, so that the old arena's close no longer reaches it.
+         */
+        volatile AtomicReference<MemoryRegion> tie = new AtomicReference<>();
         MemoryRegion region;
         /** {@code ibv_dereg_mr}, or another library's destroy verb for a wrapped MR. */
         ToIntFunction<MemorySegment> dereg = LibIbverbs::ibv_dereg_mr;
@@ -386,13 +390,21 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
                 if (access.contains(Access.ON_DEMAND)) {
                     RegistrationChecks.requireOdp(pd, Errors.call(verb, "access", access), false);
                 }
+                Registration registration = new Registration(owned);
+                if (tie != null) { // before the verb: a confined arena of another thread refuses, nothing registered
+                    ArenaTie.tieTo(verb, tie, segment, registration.tie);
+                }
                 MemorySegment pdHandle = pd.resource.handle(verb);
                 long va = iova == null ? segment.address() : iova;
                 MemorySegment mr;
                 int errnoValue;
                 try (Arena arena = Arena.ofConfined()) {
                     MemorySegment errno = Errno.allocateCapture(arena);
-                    mr = LibIbverbs.ibv_reg_mr_iova2(errno, pdHandle, segment, segment.byteSize(), va, mask);
+                    try {
+                        mr = LibIbverbs.ibv_reg_mr_iova2(errno, pdHandle, segment, segment.byteSize(), va, mask);
+                    } catch (WrongThreadException e) { // the linker's access check, before the provider
+                        throw Errors.wrongThread(verb, "the segment", e);
+                    }
                     errnoValue = Errno.get(errno);
                 }
                 if (mr.equals(MemorySegment.NULL)) {
@@ -400,23 +412,9 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
                             Units.hex(segment.address()), "iova", Units.hex(va), "access", access), errnoValue);
                 }
                 MemoryRegion region = new MemoryRegion(pd, mr, segment, segment.byteSize(), va,
-                        Units.hex(segment.address()), access, new Registration(owned));
+                        Units.hex(segment.address()), access, registration);
                 if (tie != null) {
-                    AtomicReference<MemoryRegion> ref = region.registration.tie;
-                    ref.set(region);
-                    MemorySegment.ofAddress(segment.address()).reinterpret(tie, ignored -> {
-                        MemoryRegion r = ref.getAndSet(null);
-                        if (r != null) {
-                            // not close(): its in-flight refusal cannot stop the arena from freeing the memory (it
-                            // would only abort the arena's cleanup, leaking it with the MR still registered).
-                            // Deregistering first makes the NIC fail the outstanding WRs instead of writing there.
-                            // A window bound here would keep the memory reachable from the network (and the kernel
-                            // refuses the deregistration while one is bound): deallocated first.
-                            java.util.List<AutoCloseable> order = new java.util.ArrayList<>(r.windows);
-                            order.add(r.resource);
-                            dev.panverbs.core.internal.CloseHelper.closeAll(order);
-                        }
-                    });
+                    registration.tie.set(region); // from now on the arena's close deregisters it
                 }
                 return region;
             } catch (RuntimeException | Error e) {
@@ -442,6 +440,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
         private ProtectionDomain newPd;
         private MemorySegment newBuffer;
         private Set<Access> newAccess;
+        private Arena newTie;
 
         Rereg(MemoryRegion mr) {
             this.mr = mr;
@@ -463,6 +462,24 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
          */
         public Rereg translation(MemorySegment segment) {
             this.newBuffer = Objects.requireNonNull(segment, "segment");
+            this.newTie = null;
+            return this;
+        }
+
+        /**
+         * {@link #translation(MemorySegment)} of {@code segment}, which {@code arena} allocated, with deregistration
+         * tied to that arena (as {@link Builder#deregisterWith}): once the change succeeds, closing {@code arena}
+         * deregisters the MR before freeing the memory. Either form unties the MR from the arena of its previous
+         * memory (closing that arena then leaves the re-registered MR alone).
+         */
+        public Rereg translation(Arena arena, MemorySegment segment) {
+            Objects.requireNonNull(arena, "arena");
+            if (!arena.scope().equals(Objects.requireNonNull(segment, "segment").scope())) {
+                throw new IllegalArgumentException("ibv_rereg_mr: translation(arena, segment): the segment was not "
+                        + "allocated by this arena (its scope differs); pass the arena it came from");
+            }
+            this.newBuffer = segment;
+            this.newTie = arena;
             return this;
         }
 
@@ -523,6 +540,12 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
         }
 
         private void apply(MemorySegment handle, int flags, Set<Access> acc, KeySnapshot old) {
+            // the new arena's cleanup is attached before the verb (a confined arena of another thread refuses now);
+            // it reaches the MR only once the change succeeded
+            AtomicReference<MemoryRegion> newRef = newBuffer == null ? null : new AtomicReference<>();
+            if (newTie != null) {
+                ArenaTie.tieTo("ibv_rereg_mr", newTie, newBuffer, newRef);
+            }
             MemorySegment pdHandle = newPd != null ? newPd.resource.handle("ibv_rereg_mr") : MemorySegment.NULL;
             MemorySegment addr = newBuffer != null ? newBuffer : MemorySegment.NULL;
             long length = newBuffer != null ? newBuffer.byteSize() : 0;
@@ -568,6 +591,14 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
                 iova = newBuffer.address();
                 scope = newBuffer.scope();
                 mr.registration.owned = null;
+                // the old arena no longer holds the MR's memory: its close must not deregister the MR; the new
+                // memory's arena does, when given (translation(arena, segment))
+                AtomicReference<MemoryRegion> oldRef = mr.registration.tie;
+                mr.registration.tie = newRef;
+                if (newTie != null) {
+                    newRef.set(mr);
+                }
+                oldRef.set(null);
                 if (oldOwned != null) {
                     oldOwned.close();
                 }

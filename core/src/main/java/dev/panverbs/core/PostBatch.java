@@ -81,6 +81,8 @@ public final class PostBatch implements AutoCloseable {
      * post does.
      */
     private final int[] destSetIn;
+    /** UD only (else null): the AH each WR of the batch was addressed with, re-checked at submit after the fence. */
+    private final AddressHandle[] udAh;
     private int batch;
     /**
      * The key of the newest staged SGE (kept across batches: a reference store only when it changes, no G1 barrier per
@@ -111,12 +113,13 @@ public final class PostBatch implements AutoCloseable {
         this.bindInfo = lists.segment.asSlice(sgeBytes + bufBytes);
         QueuePairType type = rules.type();
         this.destSetIn = type == QueuePairType.XRC_SEND || type == QueuePairType.UD ? new int[capacity] : null;
+        this.udAh = type == QueuePairType.UD ? new AddressHandle[capacity] : null; // the tracker records them too
     }
 
     PostBatch start() {
         CallGuard guard = queue.guard;
         if (!guard.enter(Thread.currentThread())) {
-            throw startRefused(guard);
+            throw PostBatchRefusals.startRefused(qp, guard);
         }
         try {
             qp.resource.checkOpen("ibv_wr_start");
@@ -315,7 +318,11 @@ public final class PostBatch implements AutoCloseable {
     public PostBatch setInlineData(MemorySegment data) {
         currentInline();
         int len = rules.checkInline(data, 0);
-        ops.ibv_wr_set_inline_data(data, len);
+        try {
+            ops.ibv_wr_set_inline_data(data, len);
+        } catch (WrongThreadException e) { // the linker's access check, before the provider
+            throw Errors.wrongThread("ibv_wr_set_inline_data", "the inline data segment", e);
+        }
         tracker.stageRefCount(base + count - 1, 0);
         return this;
     }
@@ -329,6 +336,13 @@ public final class PostBatch implements AutoCloseable {
         inlineBytes = 0;
         for (int i = 0; i < n; i++) {
             int len = rules.checkInline(data[i], inlineBytes);
+            if (len > 0) { // the provider reads it by address: the owner-thread check the linker would make
+                try {
+                    data[i].get(ValueLayout.JAVA_BYTE, 0);
+                } catch (WrongThreadException e) {
+                    throw Errors.wrongThread("ibv_wr_set_inline_data_list", "inline data segment " + i, e);
+                }
+            }
             inlineBytes += len;
             bufList.set(ValueLayout.JAVA_LONG, i * BUF_SIZE, data[i].address());
             bufList.set(ValueLayout.JAVA_LONG, i * BUF_SIZE + 8, len);
@@ -345,6 +359,8 @@ public final class PostBatch implements AutoCloseable {
         rules.checkUd(ah);
         ops.ibv_wr_set_ud_addr(ah.resource.handle("ibv_wr_set_ud_addr"), remoteQpn, remoteQkey);
         destSetIn[count - 1] = batch; // checkUd passed: a UD QP
+        udAh[count - 1] = ah;
+        tracker.stageAh(base + count - 1, ah.trackingId); // published at submit: the AH's close then refuses
         return this;
     }
 
@@ -382,16 +398,17 @@ public final class PostBatch implements AutoCloseable {
         if (destSetIn != null) { // XRC/UD: the provider would send to whatever SRQ number or address its WQE slot held
             for (int i = 0; i < count; i++) {
                 if (destSetIn[i] != batch) {
-                    throw noDestination(i); // nothing published or rung: the batch stays open
+                    throw PostBatchRefusals.noDestination(qp, rules, i); // nothing published or rung: the batch stays open
                 }
             }
         }
         queue.requests.release(base + count); // a chain being built on this queue is staged after the batch
         tracker.publish(base + count); // the WRs were staged in the tracker as they were built
         int stale = firstStaleKey();
+        int closedAh = udAh == null ? -1 : PostBatchRefusals.firstClosedAh(udAh, count);
         active = false;
         try {
-            if (stale >= 0) {
+            if (stale >= 0 || closedAh >= 0) {
                 ops.ibv_wr_abort();
             } else {
                 int rc = ops.ibv_wr_complete();
@@ -406,10 +423,11 @@ public final class PostBatch implements AutoCloseable {
         } finally {
             queue.guard.exit(); // after the call: a close on another thread waits for it
         }
-        if (stale >= 0) {
+        if (stale >= 0 || closedAh >= 0) {
             tracker.rollback(base);
             clearStaged();
-            throw rules.staleKey("ibv_wr_complete", keys[stale], stale / maxSge);
+            throw stale >= 0 ? rules.staleKey("ibv_wr_complete", keys[stale], stale / maxSge)
+                    : PostBatchRefusals.ahClosed(qp, closedAh, udAh[closedAh]);
         }
         if (windowOps != null) {
             windowOps.apply();
@@ -475,7 +493,7 @@ public final class PostBatch implements AutoCloseable {
             throw notActive();
         }
         if ((sendOps & op.bit()) == 0) {
-            throw notEnabled(op);
+            throw PostBatchRefusals.notEnabled(qp, op);
         }
         if (count == room) {
             throw full();
@@ -552,39 +570,6 @@ public final class PostBatch implements AutoCloseable {
                     + "that thread: build and submit a batch on the thread that started it");
         }
         return new IllegalStateException(verb + ": the batch of " + qp + " is not open: startSend() first");
-    }
-
-    private IllegalStateException startRefused(CallGuard guard) {
-        Thread holder = guard.holder();
-        if (holder == Thread.currentThread()) {
-            return new IllegalStateException("ibv_wr_start: a batch is already open on " + qp
-                    + " in this thread (submit or close it first; a second ibv_wr_start would spin forever on the "
-                    + "send-queue lock)");
-        }
-        if (qp.resource.isClosed()) {
-            return qp.resource.closedException("ibv_wr_start");
-        }
-        return new IllegalStateException("ibv_wr_start: " + qp + " is being posted to by "
-                + WorkQueue.holderName(holder) + " at the same time; the send side has one producer "
-                + "at a time");
-    }
-
-    private IllegalStateException noDestination(int index) {
-        if (rules.type() == QueuePairType.UD) {
-            return new IllegalStateException("ibv_wr_complete: work request " + index + " of the batch of " + qp
-                    + " names no destination: a UD send needs setUdAddr(ah, remoteQpn, remoteQkey) "
-                    + "(ibv_wr_set_ud_addr) after its operation. Nothing was posted; the batch stays open (close() "
-                    + "aborts it)");
-        }
-        return new IllegalStateException("ibv_wr_complete: work request " + index + " of the batch of " + qp
-                + " names no remote XRC SRQ: an XRC send needs setXrcSrqn(remoteSrqn) (ibv_wr_set_xrc_srqn) after "
-                + "its operation. Nothing was posted; the batch stays open (close() aborts it)");
-    }
-
-    private UnsupportedVerbException notEnabled(SendOperation op) {
-        return new UnsupportedVerbException("ibv_wr_" + op.name().toLowerCase() + "(" + qp + ")",
-                "the QP was created without " + op + " in sendOps (send_ops_flags); add it to "
-                        + "QueuePairBuilder.sendOps", op + " through the ibv_wr_* API");
     }
 
     private IllegalStateException full() {

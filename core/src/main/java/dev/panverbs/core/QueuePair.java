@@ -8,8 +8,8 @@ import dev.panverbs.bindings.ibverbs.QpExOps;
 import dev.panverbs.bindings.verbs.ibv_qp;
 import dev.panverbs.bindings.verbs.ibv_qp_attr;
 import dev.panverbs.bindings.verbs.ibv_qp_init_attr;
+import dev.panverbs.core.internal.Destroyer;
 import dev.panverbs.core.internal.Errors;
-import dev.panverbs.core.internal.NativeHandles;
 import dev.panverbs.core.internal.ResourceKind;
 import dev.panverbs.core.internal.Units;
 
@@ -123,7 +123,7 @@ public final class QueuePair extends VerbsObject {
     /** Runs when the resource is destroyed (by close or by a parent's cascade). */
     static final class Cleanup {
         private final String destroyVerb;
-        private final NativeHandles.Destroy destroyer;
+        private final Destroyer destroyer;
         QueuePair owner;
 
         Cleanup() {
@@ -131,7 +131,7 @@ public final class QueuePair extends VerbsObject {
         }
 
         /** For an adopted QP: {@code destroyer} is the verb of the API that created it. */
-        Cleanup(String destroyVerb, NativeHandles.Destroy destroyer) {
+        Cleanup(String destroyVerb, Destroyer destroyer) {
             this.destroyVerb = destroyVerb;
             this.destroyer = destroyer;
         }

@@ -204,7 +204,7 @@ public final class QueuePairBuilder {
      */
     static QueuePair adopt(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq, QueuePairType type,
                            MemorySegment qp, Set<SendOperation> sendOps, String destroyVerb,
-                           dev.panverbs.core.internal.NativeHandles.Destroy destroy) {
+                           dev.panverbs.core.internal.Destroyer destroy) {
         Objects.requireNonNull(type, "type");
         Objects.requireNonNull(destroyVerb, "destroyVerb");
         Objects.requireNonNull(destroy, "destroy");

@@ -9,21 +9,21 @@ import dev.panverbs.bindings.verbs.verbs_h;
  */
 public enum QueuePairState {
     /** {@code IBV_QPS_RESET}: newly created; posting send WRs fails, receive WRs are refused by most providers. */
-    RESET(verbs_h.IBV_QPS_RESET()),
+    RESET(verbs_h.IBV_QPS_RESET(), false),
     /** {@code IBV_QPS_INIT}: receive WRs may be posted but are not processed. */
-    INIT(verbs_h.IBV_QPS_INIT()),
+    INIT(verbs_h.IBV_QPS_INIT(), false),
     /** {@code IBV_QPS_RTR}: ready to receive; incoming messages are processed. */
-    RTR(verbs_h.IBV_QPS_RTR()),
+    RTR(verbs_h.IBV_QPS_RTR(), false),
     /** {@code IBV_QPS_RTS}: ready to send; send WRs are processed. */
-    RTS(verbs_h.IBV_QPS_RTS()),
+    RTS(verbs_h.IBV_QPS_RTS(), true),
     /** {@code IBV_QPS_SQD}: send queue drained. */
-    SQD(verbs_h.IBV_QPS_SQD()),
+    SQD(verbs_h.IBV_QPS_SQD(), true),
     /** {@code IBV_QPS_SQE}: send queue error (UC/UD only); the receive side still works. */
-    SQE(verbs_h.IBV_QPS_SQE()),
+    SQE(verbs_h.IBV_QPS_SQE(), true),
     /** {@code IBV_QPS_ERR}: error; outstanding WRs complete with {@code WR_FLUSH_ERR}. */
-    ERR(verbs_h.IBV_QPS_ERR()),
+    ERR(verbs_h.IBV_QPS_ERR(), true),
     /** {@code IBV_QPS_UNKNOWN}: the provider could not tell. */
-    UNKNOWN(verbs_h.IBV_QPS_UNKNOWN());
+    UNKNOWN(verbs_h.IBV_QPS_UNKNOWN(), true);
 
     private static final QueuePairState[] BY_VALUE = new QueuePairState[8];
 
@@ -34,9 +34,12 @@ public enum QueuePairState {
     }
 
     private final int value;
+    /** {@link #acceptsSends()}, precomputed: the post reads one field instead of comparing three constants. */
+    private final boolean sends;
 
-    QueuePairState(int value) {
+    QueuePairState(int value, boolean sends) {
         this.value = value;
+        this.sends = sends;
     }
 
     /** The C value ({@code IBV_QPS_*}). */
@@ -50,7 +53,7 @@ public enum QueuePairState {
      * {@link #UNKNOWN} is left to the provider.
      */
     boolean acceptsSends() {
-        return this != RESET && this != INIT && this != RTR;
+        return sends;
     }
 
     /** Whether a receive work request may be posted: from INIT on (10.3.1: RESET is an immediate error). */

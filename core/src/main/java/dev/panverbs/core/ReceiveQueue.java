@@ -39,7 +39,10 @@ final class ReceiveQueue extends WorkQueue {
 
     @Override
     void checkReady(WorkRequests<?> wrs, int from, int n) {
-        qp.checkReceiveState(from);
+        if (!qp.trackedState.acceptsReceives()) {
+            owner.checkOpen("ibv_post_recv"); // a closed QP is refused as closed, not by the state it had
+            qp.checkReceiveState(from);
+        }
     }
 
     @Override

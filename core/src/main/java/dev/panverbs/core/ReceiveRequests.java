@@ -49,7 +49,10 @@ public final class ReceiveRequests extends WorkRequests<ReceiveRequests> {
     public ReceiveRequests sge(LocalKey key, long offset, int length) {
         KeySnapshot k = DataPathAccess.stagedSnapshot(key);
         boolean chainKey = isChainKey(k);
-        if (chainKey) { // checked in full at its first SGE of this chain; the post re-checks it after its fence
+        if (chainKey) { // checked in full when first staged on this queue; the post re-checks it after its fence
+            if (!chainStarted() && !k.memoryAlive()) { // a chain's first SGE: its memory checked again, as before
+                throw rules.unusableSge(k);
+            }
             rules.checkSgeRange(k, offset, length);
         } else if (k == lastStaged) { // open and in this PD when last checked (immutable); the post re-checks both
             rules.checkSameKeySge(k, offset, length);

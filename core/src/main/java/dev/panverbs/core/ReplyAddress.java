@@ -54,7 +54,11 @@ final class ReplyAddress {
             wc.copyTo(wcCopy);
             MemorySegment grhCopy = arena.allocate(ibv_grh.layout());
             if (wc.hasGrh()) {
-                MemorySegment.copy(grh, 0, grhCopy, 0, GRH_BYTES); // throws if grh's arena is closed
+                try {
+                    MemorySegment.copy(grh, 0, grhCopy, 0, GRH_BYTES); // throws if grh's arena is closed
+                } catch (WrongThreadException e) {
+                    throw dev.panverbs.core.internal.Errors.wrongThread(verb, "the GRH segment", e);
+                }
             }
             MemorySegment attr = arena.allocate(ibv_ah_attr.layout());
             MemorySegment errno = Errno.allocateCapture(arena);

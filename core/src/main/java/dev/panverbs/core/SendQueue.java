@@ -32,6 +32,7 @@ final class SendQueue extends WorkQueue {
         this.requests = requests;
         requests.queue = this;
         this.batch = qpEx == null ? null : new PostBatch(this, qpEx, sendOps);
+        this.addressHandles = qp.rules.type() == QueuePairType.UD;
     }
 
     @Override
@@ -48,16 +49,13 @@ final class SendQueue extends WorkQueue {
     void checkReady(WorkRequests<?> chain, int from, int n) {
         SendRequests wrs = (SendRequests) chain;
         if (!qp.trackedState.acceptsSends()) { // the opcode (a native read) only for the refusal's message
+            owner.checkOpen("ibv_post_send"); // a closed QP is refused as closed, not by the state it had
             qp.checkSendState("ibv_post_send", from, wrs.opcodeValue(from));
         }
         if (rules.addressedSends) { // UD and XRC initiators: every WR names its destination
             for (int i = from; i < from + n; i++) {
                 if (!wrs.udAddressed[i]) {
                     throw rules.udUnaddressed(i);
-                }
-                AddressHandle ah = wrs.udAh[i]; // ibv_destroy_ah freed what the WR's wr.ud.ah points to
-                if (ah != null && ah.resource.isClosedRelaxed()) {
-                    throw rules.ahClosed(i, ah);
                 }
             }
         }

@@ -109,6 +109,9 @@ public final class SendRequests extends WorkRequests<SendRequests> {
         super("ibv_post_send", rules, capacity, maxSge, WR_SIZE);
         this.udAddressed = new boolean[capacity];
         this.udAh = new AddressHandle[capacity];
+        if (rules.type() == QueuePairType.UD) { // each WR's AH is tracked like a key: AddressHandle.close() refuses
+            tracker.trackAddressHandles();
+        }
     }
 
     /** {@code IBV_WR_SEND}. */
@@ -257,7 +260,10 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     public SendRequests sge(LocalKey key, long offset, int length) {
         KeySnapshot k = DataPathAccess.stagedSnapshot(key);
         boolean chainKey = isChainKey(k);
-        if (chainKey) { // checked in full at its first SGE of this chain; the post re-checks it after its fence
+        if (chainKey) { // checked in full when first staged on this queue; the post re-checks it after its fence
+            if (!chainStarted() && !k.memoryAlive()) { // a chain's first SGE: its memory checked again, as before
+                throw rules.unusableSge(k);
+            }
             rules.checkSgeRange(k, offset, length);
         } else if (k == lastStaged) { // open and in this PD when last checked (immutable); the post re-checks both
             rules.checkSameKeySge(k, offset, length);
@@ -300,6 +306,8 @@ public final class SendRequests extends WorkRequests<SendRequests> {
             return this;
         } catch (IllegalStateException e) {
             throw rules.ifClosed(e, "ibv_post_send");
+        } catch (WrongThreadException e) {
+            throw dev.panverbs.core.internal.Errors.wrongThread("ibv_post_send", "the inline data segment", e);
         }
     }
 
@@ -324,6 +332,7 @@ public final class SendRequests extends WorkRequests<SendRequests> {
             wrs.set(INT, w + UD_QKEY, remoteQkey);
             udAddressed[i] = true;
             udAh[i] = ah;
+            tracker.stageAh(base + i, ah.trackingId); // published with the WR: the AH's close then refuses
             return this;
         } catch (IllegalStateException e) {
             throw rules.ifClosed(e, "ibv_post_send");
@@ -400,6 +409,25 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     /** The {@code invalidate_rkey} of WR {@code i} (window bookkeeping). */
     int invalidateRkey(int i) {
         return wrs.get(INT, i * WR_SIZE + IMM_DATA);
+    }
+
+    /**
+     * The first of WRs {@code from .. from+n-1} whose address handle is closing or closed, or -1: read by the post
+     * after its fence (the post side of {@link AddressHandle#close()}'s handshake). UD only.
+     */
+    int firstClosedAh(int from, int n) {
+        AddressHandle[] ahs = udAh;
+        AddressHandle previous = null;
+        for (int i = from, end = from + n; i < end; i++) {
+            AddressHandle ah = ahs[i];
+            if (ah != previous) { // one volatile read per run of WRs to the same AH
+                if (ah.isClosing()) {
+                    return i;
+                }
+                previous = ah;
+            }
+        }
+        return -1;
     }
 
     /** The opcode of WR {@code i} (messages). */

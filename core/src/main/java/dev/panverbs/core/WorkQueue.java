@@ -2,8 +2,6 @@ package dev.panverbs.core;
 
 import dev.panverbs.core.internal.Resource;
 
-import java.lang.foreign.MemorySegment;
-
 /**
  * One work queue: a QP's send queue ({@code ibv_post_send}) or receive queue ({@code ibv_post_recv}), later a shared
  * receive queue. It owns what posting to it needs: its {@link WorkQueueTracker} (outstanding WRs and the keys they
@@ -23,6 +21,17 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
     final Resource owner;
     final String ownerName;
     final WorkRequestRules rules;
+    /**
+     * A UD send queue: every WR names an {@link AddressHandle} (the provider reads the destroyed {@code ibv_ah} of a
+     * closed one), re-checked by the post after its fence like a key. Set once by the send queue's constructor.
+     */
+    boolean addressHandles;
+    /**
+     * The owner's native handle, for the provider call: read once here, not through {@link Resource#handle} per post
+     * (two volatile reads, each making C2 reload the fields read after it). A closed owner is refused by the post's
+     * check after its fence, before the provider is reached; the guard then keeps it from being destroyed.
+     */
+    private final long handleAddress;
 
     WorkQueue(WorkQueueTracker tracker, CompletionQueue cq, ProtectionDomain pd, Resource owner, String ownerName,
               WorkRequestRules rules) {
@@ -32,6 +41,7 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
         this.owner = owner;
         this.ownerName = ownerName;
         this.rules = rules;
+        this.handleAddress = owner.rawHandle().address();
     }
 
     /** Starts routing: a token on the CQ, a place in the PD's in-flight scan. Before the first post. */
@@ -75,15 +85,16 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
      */
     private int postChain(WorkRequests<?> wrs) {
         String verb = verb();
-        MemorySegment h = owner.handle(verb);
         int from = wrs.posted;
         int n = wrs.count() - from;
         if (n <= 0) {
+            owner.checkOpen(verb); // cold: nothing to post, but a closed QP refuses as before
             return 0;
         }
         checkReady(wrs, from, n);
         int take = Math.min(n, tracker.room());
         if (take <= 0) {
+            owner.checkOpen(verb);
             return 0;
         }
         // the WRs were staged in the tracker as they were written: posting publishes the tail
@@ -92,7 +103,7 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
             wrs.restage(t);
         }
         tracker.publish(t + take); // release store + full fence
-        if (owner.isClosed()) { // closed since the check above: its close() waits for this post's mark to clear
+        if (owner.isClosed()) { // the open check: its close() waits for this post's mark to clear
             tracker.rollback(t);
             throw owner.closedException(verb);
         }
@@ -101,12 +112,19 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
             tracker.rollback(t);
             throw wrs.staleKey(verb, stale, from);
         }
+        if (addressHandles) { // an AH closed since ud(...): its close() scans after its mark, as a region's
+            int closed = ((SendRequests) wrs).firstClosedAh(from, take);
+            if (closed >= 0) {
+                tracker.rollback(t);
+                throw rules.ahClosed(closed, ((SendRequests) wrs).udAh[closed]);
+            }
+        }
         int last = from + take - 1;
         wrs.terminate(last);
         int rc;
         wrs.clearBadWr();
         try {
-            rc = callProvider(h.address(), wrs.chainAddress(from), wrs.badWrAddress);
+            rc = callProvider(handleAddress, wrs.chainAddress(from), wrs.badWrAddress);
         } catch (RuntimeException | Error e) { // the provider was not reached (e.g. a missing slot): no reference
             tracker.rollback(t);
             throw e;
@@ -139,7 +157,10 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
     /** The queue's own classic chain (it stages into {@link #tracker}). */
     abstract WorkRequests<?> requests();
 
-    /** Refuses the post before anything is recorded (state, addressing). */
+    /**
+     * Refuses the post before anything is recorded (state, addressing). A closed owner may pass it (its tracked state
+     * is not reset by the close): the post's check after its fence refuses it.
+     */
     abstract void checkReady(WorkRequests<?> wrs, int from, int n);
 
     /**

@@ -62,6 +62,11 @@ final class WorkQueueTracker {
      * recording stores no reference (no GC write barrier).
      */
     private final long[] slots;
+    /**
+     * UD send queues only (else null): per slot, the {@link AddressHandle#trackingId} the WR names (0: none), so that
+     * {@link AddressHandle#close()} is refused while an outstanding send names it, as a region's close is.
+     */
+    private long[] ahRefs;
     /** The route token shifted into place: {@code wr_id = tokenBits | position}. 0 until attached to a CQ. */
     private long tokenBits;
     @SuppressWarnings("unused") // through HEAD
@@ -110,6 +115,19 @@ final class WorkQueueTracker {
     /** How many references one slot holds (a WR's SGEs at most). */
     int refsPerSlot() {
         return refsPerSlot;
+    }
+
+    /** Makes this tracker record the address handle of each WR ({@link #stageAh}): a UD send queue, at creation. */
+    void trackAddressHandles() {
+        ahRefs = new long[mask + 1];
+    }
+
+    /**
+     * Stages the address handle {@code ahId} ({@link AddressHandle#trackingId}) of the WR at {@code position} (at or
+     * after the tail, not yet published). UD send queues only (see {@link #trackAddressHandles}). Producer only.
+     */
+    void stageAh(long position, long ahId) {
+        ahRefs[(int) position & mask] = ahId;
     }
 
     /** Sets the route token of the CQ this queue completes to (at creation, before any post). */
@@ -209,6 +227,9 @@ final class WorkQueueTracker {
             int src = ((int) (from + i) & mask) * stride;
             int dst = ((int) (to + i) & mask) * stride;
             System.arraycopy(slots, src, slots, dst, REFS + (int) slots[src + COUNT]);
+            if (ahRefs != null) {
+                ahRefs[(int) (to + i) & mask] = ahRefs[(int) (from + i) & mask];
+            }
         }
     }
 
@@ -319,12 +340,20 @@ final class WorkQueueTracker {
         HEAD.setRelease(this, (long) TAIL.getAcquire(this));
     }
 
-    /** How many outstanding WRs reference the key with {@code trackingId} (control path: a linear scan). */
+    /**
+     * How many outstanding WRs reference the key (or, on a UD send queue, the address handle) with {@code trackingId}
+     * (control path: a linear scan).
+     */
     int references(long trackingId) {
         long h = (long) HEAD.getAcquire(this);
         long t = (long) TAIL.getAcquire(this);
         int n = 0;
+        long[] ah = ahRefs;
         for (long p = h; p < t; p++) {
+            if (ah != null && ah[(int) p & mask] == trackingId) {
+                n++;
+                continue;
+            }
             int b = ((int) p & mask) * stride;
             int c = (int) slots[b + COUNT];
             for (int i = 0; i < c; i++) {

@@ -172,6 +172,11 @@ final class WorkRequestRules {
         }
     }
 
+    /** {@link #checkSameKeySge}'s refusal: the key's memory was freed (its arena closed). */
+    IllegalStateException unusableSge(KeySnapshot key) {
+        return unusable("ibv_post_send/ibv_post_recv (SGE)", key, -1);
+    }
+
     /** {@link #checkSge} without the range: a key staged without an SGE (a window bind's region). */
     void checkSgeKey(KeySnapshot key) {
         if (!key.open || !key.memoryAlive()) {
@@ -202,7 +207,7 @@ final class WorkRequestRules {
 
     /** Whether {@code [offset, offset + length)} lies inside a region of {@code size} bytes (overflow-safe). */
     static boolean inBounds(long offset, int length, long size) {
-        return offset >= 0 && length >= 0 && offset <= size - length;
+        return (offset | length) >= 0 && offset <= size - length; // the OR is negative iff either is
     }
 
     int checkInline(MemorySegment data, int alreadyInline) {

@@ -48,9 +48,9 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
      */
     static final MemorySegment NATIVE = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
     /** User-space addresses on x86-64 and aarch64 are below 2^56 (checked at construction). */
-    private static final long ADDR_BITS = (1L << 56) - 1;
+    static final long ADDR_BITS = (1L << 56) - 1;
     /** A chain's allocation is below 4 GiB (checked at construction): bounds every offset for C2. */
-    private static final long OFFSET_BITS = (1L << 32) - 1;
+    static final long OFFSET_BITS = (1L << 32) - 1;
 
     static {
         if (ibv_recv_wr.wr_id$offset() != WR_ID || ibv_recv_wr.next$offset() != NEXT
@@ -199,17 +199,22 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
      * constant masks), so the store needs no bounds branch.
      */
     final long at(long offset) {
-        return masked(wrsAddress, offset, memMask);
+        return (wrsAddress & ADDR_BITS) + (offset & memMask & OFFSET_BITS); // masked(), written out: see wrAt
     }
 
-    /** The native address of the WR at {@code offset} (a multiple of the WR size), for stores of its fields. */
+    /**
+     * The native address of the WR at {@code offset} (a multiple of the WR size), for stores of its fields.
+     * {@link #masked} written out, here and in {@link #at}/{@link #sgeAt}: a leaf has no call site for C2 to refuse
+     * to inline (it refused {@code masked} as "low call site frequency" in some compilations of the per-WR loop, and
+     * every store then paid a bounds check, the masks' ranges unknown to it).
+     */
     final long wrAt(long offset) {
-        return masked(wrsAddress, offset, wrMask);
+        return (wrsAddress & ADDR_BITS) + (offset & wrMask & OFFSET_BITS);
     }
 
     /** The native address of the SGE at {@code offset} in the allocation, for stores of its fields. */
     final long sgeAt(long offset) {
-        return masked(wrsAddress, offset, sgeMask);
+        return (wrsAddress & ADDR_BITS) + (offset & sgeMask & OFFSET_BITS);
     }
 
     /**
@@ -313,13 +318,21 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     }
 
     /**
-     * Whether {@code key} is this chain's newest staged key: an SGE of this chain named it and passed the full
-     * checks then (open, memory allocated, in this PD), and the post re-checks it after its fence. So its next SGEs
-     * check only their range, and {@link #appendChainKeySge} updates one field: the key is validated once per chain
-     * (and per change of key), not once per SGE.
+     * Whether {@code key} is the newest staged key of this chain, or of the previous one when this chain has staged
+     * none yet ({@code topKey} is kept across {@link #clear()}): an SGE of this queue named it and passed the full
+     * checks then (open, in this PD: immutable facts of the snapshot; memory allocated), and the post re-checks it
+     * after its fence. So its next SGEs check only their range ({@link #chainStarted()}: and, at a chain's first
+     * SGE, its memory again), and {@link #appendChainKeySge} updates one or three fields: the key is validated once
+     * per chain (and per change of key), not once per SGE, and a chain reusing the previous chain's key (the common
+     * case) takes the same inlined path from its first SGE on.
      */
     final boolean isChainKey(KeySnapshot key) {
-        return key == topKey && nStaged > 0;
+        return key == topKey;
+    }
+
+    /** Whether this chain staged a key already (an SGE or a window bind since {@link #clear()}). */
+    final boolean chainStarted() {
+        return nStaged > 0;
     }
 
     /** {@link #appendSge} of the key {@link #isChainKey} returned true for. Checks done by the caller. */
@@ -337,6 +350,10 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         NATIVE.set(LONG, sa + SGE_LENGTH, pair(length, lkey));
         NATIVE.set(INT, wrAt((long) wr << wrShift) + NUM_SGE, n + 1);
         tracker.stageRef(base + wr, n, key.trackingId);
+        if (nStaged == 0) { // the chain's first key: the previous chain's top key, staged again (stage() without
+            nStaged = 1;    // the reference store: topKey is already this key)
+            topFirst = wr;
+        }
         topLast = wr;
         currentSges = n + 1;
     }

@@ -71,4 +71,28 @@ class AddressHandleMisuseIT {
         assertThat(wcs.get(0).wrId()).isEqualTo(1);
         assertThat(wcs.get(0).status()).isEqualTo(WorkCompletionStatus.SUCCESS);
     }
+
+    @Test
+    void closingAnAddressHandleNamedByAnOutstandingSendIsRefusedUntilItsCompletionIsPolled() {
+        CompletionQueue cq = ctx.createCq(16).build();
+        QueuePair ud = pd.createQp(QueuePairType.UD, cq, cq).build();
+        ud.toInit(PORT, QKEY);
+        ud.toRtr();
+        ud.toRts(0);
+        MemoryRegion mr = pd.allocate(4096, EnumSet.of(Access.LOCAL_WRITE));
+        AddressHandle ah = pd.createAh(path());
+        ud.sendRequests().send(1, SendFlag.SIGNALED_BIT).sge(mr, 0, 64).ud(ah, ud.qpNum(), QKEY).post();
+        assertThatThrownBy(ah::close).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("ibv_destroy_ah").hasMessageContaining("1 outstanding UD send");
+        assertThat(ah.isClosed()).isFalse();
+        WorkCompletions wcs = WorkCompletions.allocate(4);
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        int n = 0;
+        while (n == 0 && System.nanoTime() < deadline) {
+            n = cq.poll(wcs);
+        }
+        assertThat(n).isEqualTo(1);
+        ah.close();
+        assertThat(ah.isClosed()).isTrue();
+    }
 }

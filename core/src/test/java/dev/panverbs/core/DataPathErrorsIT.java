@@ -160,13 +160,7 @@ class DataPathErrorsIT extends DataPathResources {
         CompletionQueue cq = ctx.createCq(16).build();
         QueuePair a = pd.createQp(QueuePairType.RC, cq, cq).build();
         QueuePair b = pd.createQp(QueuePairType.RC, cq, cq).build();
-        for (QueuePair q : new QueuePair[] {a, b}) {
-            q.toInit(PORT, QP_REMOTE);
-        }
-        a.toRtr(path(), Mtu.MTU_1024, b.qpNum(), 0);
-        b.toRtr(path(), Mtu.MTU_1024, a.qpNum(), 0);
-        a.toRts(new QueuePairAttributes().sqPsn(0).timeout(10).retryCnt(1).rnrRetry(0).maxRdAtomic(1));
-        b.toRts(0);
+        connectWithRetries(a, b, new QueuePairAttributes().sqPsn(0).timeout(10).retryCnt(1).rnrRetry(0).maxRdAtomic(1));
         MemoryRegion src = pd.allocate(4096, ALL_REMOTE);
         a.sendRequests().send(1, SendFlag.SIGNALED_BIT).sge(src, 0, 64);
         a.sendRequests().post();
@@ -186,13 +180,7 @@ class DataPathErrorsIT extends DataPathResources {
         CompletionQueue cq = ctx.createCq(16).build();
         QueuePair a = pd.createQp(QueuePairType.RC, cq, cq).build();
         QueuePair b = pd.createQp(QueuePairType.RC, cq, cq).build();
-        for (QueuePair q : new QueuePair[] {a, b}) {
-            q.toInit(PORT, QP_REMOTE);
-        }
-        a.toRtr(path(), Mtu.MTU_1024, b.qpNum(), 0);
-        b.toRtr(path(), Mtu.MTU_1024, a.qpNum(), 0);
-        a.toRts(new QueuePairAttributes().sqPsn(0).timeout(8).retryCnt(1).rnrRetry(7).maxRdAtomic(1));
-        b.toRts(0);
+        connectWithRetries(a, b, new QueuePairAttributes().sqPsn(0).timeout(8).retryCnt(1).rnrRetry(7).maxRdAtomic(1));
         MemoryRegion src = pd.allocate(4096, ALL_REMOTE);
         MemoryRegion dst = pd.allocate(4096, ALL_REMOTE);
         b.close();
@@ -203,6 +191,17 @@ class DataPathErrorsIT extends DataPathResources {
         assertThat(wc.status()).isEqualTo(WorkCompletionStatus.RETRY_EXC_ERR);
         assertThat(a.state()).isEqualTo(QueuePairState.ERR);
         assertZero(dst.buffer(), 0, 64);
+    }
+
+    /** Connects {@code a} (RTS with {@code aRts}: the retry settings under test) and {@code b}, all PSNs 0. */
+    private void connectWithRetries(QueuePair a, QueuePair b, QueuePairAttributes aRts) {
+        for (QueuePair q : new QueuePair[] {a, b}) {
+            q.toInit(PORT, QP_REMOTE);
+        }
+        a.toRtr(path(), Mtu.MTU_1024, b.qpNum(), 0);
+        b.toRtr(path(), Mtu.MTU_1024, a.qpNum(), 0);
+        a.toRts(aRts);
+        b.toRts(0);
     }
 
     /** More completions than the CQ holds: CQ_ERR on that CQ (the Java object) as an async event. */

@@ -351,29 +351,25 @@ class DataPathIT extends DataPathResources {
     void completionChannelWakesUpOnCompletionAndOnSolicitedOnly() throws Exception {
         CompletionChannel channel = ctx.createCompChannel();
         CompletionQueue cq = ctx.createCq(16).channel(channel).build();
-        QueuePair a = pd.createQp(QueuePairType.RC, cq, cq).build();
-        QueuePair b = pd.createQp(QueuePairType.RC, cq, cq).build();
-        connect(a, b);
-        MemoryRegion src = pd.allocate(4096, ALL_REMOTE);
-        MemoryRegion dst = pd.allocate(4096, ALL_REMOTE);
+        RcPair p = rcPair(cq);
         cq.reqNotify(false);
         assertThat(channel.getCqEvent(0)).isNull();
-        a.sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address()).sge(src, 0, 64);
-        a.sendRequests().post();
+        p.a().sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, p.dst().rkey(), p.dst().address()).sge(p.src(), 0, 64);
+        p.a().sendRequests().post();
         assertThat(channel.getCqEvent(60_000)).isSameAs(cq);
         assertThat(pollOne(cq).wrId()).isEqualTo(1);
 
         // armed for solicited completions only: an unsolicited SEND (and its send completion) wakes nobody ...
         cq.reqNotify(true);
-        b.receiveRequests().recv(5).sge(dst, 0, 64).recv(7).sge(dst, 64, 64);
-        b.receiveRequests().post();
-        a.sendRequests().send(6, SendFlag.SIGNALED_BIT).sge(src, 0, 64);
-        a.sendRequests().post();
+        p.b().receiveRequests().recv(5).sge(p.dst(), 0, 64).recv(7).sge(p.dst(), 64, 64);
+        p.b().receiveRequests().post();
+        p.a().sendRequests().send(6, SendFlag.SIGNALED_BIT).sge(p.src(), 0, 64);
+        p.a().sendRequests().post();
         assertThat(awaitSuccesses(cq, 2, Duration.ofMillis(500))).containsExactlyInAnyOrder(5L, 6L);
         assertThat(channel.getCqEvent(1_000)).as("event for unsolicited completions").isNull();
         // ... a SEND with the solicited bit does
-        a.sendRequests().send(8, SendFlag.SIGNALED_BIT | SendFlag.SOLICITED_BIT).sge(src, 0, 64);
-        a.sendRequests().post();
+        p.a().sendRequests().send(8, SendFlag.SIGNALED_BIT | SendFlag.SOLICITED_BIT).sge(p.src(), 0, 64);
+        p.a().sendRequests().post();
         assertThat(channel.getCqEvent(60_000)).isSameAs(cq);
         assertThat(awaitSuccesses(cq, 2, Duration.ofMillis(500))).containsExactlyInAnyOrder(7L, 8L);
     }
@@ -383,11 +379,7 @@ class DataPathIT extends DataPathResources {
     void completionChannelWaitWithAHugeTimeoutWaitsForTheEvent() throws Exception {
         CompletionChannel channel = ctx.createCompChannel();
         CompletionQueue cq = ctx.createCq(16).channel(channel).build();
-        QueuePair a = pd.createQp(QueuePairType.RC, cq, cq).build();
-        QueuePair b = pd.createQp(QueuePairType.RC, cq, cq).build();
-        connect(a, b);
-        MemoryRegion src = pd.allocate(4096, ALL_REMOTE);
-        MemoryRegion dst = pd.allocate(4096, ALL_REMOTE);
+        RcPair p = rcPair(cq);
         cq.reqNotify(false);
         java.util.concurrent.CountDownLatch waiting = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.CompletableFuture<CompletionQueue> woken = java.util.concurrent.CompletableFuture
@@ -397,8 +389,8 @@ class DataPathIT extends DataPathResources {
                 });
         waiting.await();
         Thread.sleep(500); // the waiter is in its wait before the completion exists
-        a.sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address()).sge(src, 0, 64);
-        a.sendRequests().post();
+        p.a().sendRequests().rdmaWrite(1, SendFlag.SIGNALED_BIT, p.dst().rkey(), p.dst().address()).sge(p.src(), 0, 64);
+        p.a().sendRequests().post();
         assertThat(woken.get(60, java.util.concurrent.TimeUnit.SECONDS)).isSameAs(cq);
         assertThat(pollOne(cq).wrId()).isEqualTo(1);
     }
@@ -406,19 +398,25 @@ class DataPathIT extends DataPathResources {
     @Test
     void rnrRetryWaitsForTheReceiveThenSucceeds() {
         CompletionQueue cq = ctx.createCq(16).build();
+        RcPair p = rcPair(cq); // rnr_retry 7: retry forever; b's min_rnr_timer 12 (0.64 ms)
+        fill(p.src().buffer(), 0, 128, 9);
+        p.a().sendRequests().send(1, SendFlag.SIGNALED_BIT).sge(p.src(), 0, 128);
+        p.a().sendRequests().post();
+        // b has no receive: the responder answers RNR NAK, the requester retries and nothing completes meanwhile
+        assertThat(awaitSuccesses(cq, 0, Duration.ofSeconds(2))).isEmpty();
+        p.b().receiveRequests().recv(2).sge(p.dst(), 0, 128);
+        p.b().receiveRequests().post();
+        assertThat(awaitSuccesses(cq, 2, Duration.ofMillis(500))).containsExactlyInAnyOrder(1L, 2L);
+        assertSameBytes(p.src().buffer(), 0, p.dst().buffer(), 0, 128);
+    }
+
+    /** Two connected RC QPs on {@code cq} and a source and a destination region of 4 KiB. */
+    private record RcPair(QueuePair a, QueuePair b, MemoryRegion src, MemoryRegion dst) {}
+
+    private RcPair rcPair(CompletionQueue cq) {
         QueuePair a = pd.createQp(QueuePairType.RC, cq, cq).build();
         QueuePair b = pd.createQp(QueuePairType.RC, cq, cq).build();
         connect(a, b); // rnr_retry 7: retry forever; b's min_rnr_timer 12 (0.64 ms)
-        MemoryRegion src = pd.allocate(4096, ALL_REMOTE);
-        MemoryRegion dst = pd.allocate(4096, ALL_REMOTE);
-        fill(src.buffer(), 0, 128, 9);
-        a.sendRequests().send(1, SendFlag.SIGNALED_BIT).sge(src, 0, 128);
-        a.sendRequests().post();
-        // b has no receive: the responder answers RNR NAK, the requester retries and nothing completes meanwhile
-        assertThat(awaitSuccesses(cq, 0, Duration.ofSeconds(2))).isEmpty();
-        b.receiveRequests().recv(2).sge(dst, 0, 128);
-        b.receiveRequests().post();
-        assertThat(awaitSuccesses(cq, 2, Duration.ofMillis(500))).containsExactlyInAnyOrder(1L, 2L);
-        assertSameBytes(src.buffer(), 0, dst.buffer(), 0, 128);
+        return new RcPair(a, b, pd.allocate(4096, ALL_REMOTE), pd.allocate(4096, ALL_REMOTE));
     }
 }

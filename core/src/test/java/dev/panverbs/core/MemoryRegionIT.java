@@ -125,6 +125,29 @@ class MemoryRegionIT {
         }
     }
 
+    /**
+     * {@code translation(arena, segment)} moves the arena tie: after a successful change the old arena's close leaves
+     * the MR registered and the new one's deregisters it; after a refused one (rxe: EOPNOTSUPP) it is the other way.
+     */
+    @Test
+    void reregTranslationMovesTheArenaTieOnlyWhenTheChangeSucceeds() {
+        Arena oldArena = Arena.ofShared();
+        Arena newArena = Arena.ofShared();
+        MemoryRegion mr = res.pd.regMr(oldArena, oldArena.allocate(8192, 4096), RW);
+        MemorySegment b = newArena.allocate(8192, 4096);
+        boolean moved;
+        try {
+            mr.rereg().translation(newArena, b).apply();
+            moved = true;
+        } catch (UnsupportedVerbException e) {
+            moved = false;
+        }
+        (moved ? oldArena : newArena).close();
+        assertThat(mr.isOpen()).as("the arena that does not hold the MR's memory leaves it registered").isTrue();
+        (moved ? newArena : oldArena).close();
+        assertThat(mr.isOpen()).as("the arena of its memory deregisters it").isFalse();
+    }
+
     @Test
     void reregMrPdMovesTheMrInTheRegistry() {
         MemoryRegion mr = res.pd.allocate(8192, RW);

@@ -58,4 +58,37 @@ class PostHandshakeUpcallTest {
         assertThat(mr.isOpen()).isFalse();
     }
 
+
+    @Test
+    void closingAnAddressHandleDuringTheProviderCallIsRefused() {
+        CompletionQueue cq = fake.createCq(64);
+        QueuePair ud = fake.createUdQp(cq, 16, EnumSet.of(SendOperation.SEND));
+        MemoryRegion mr = fake.buffer(0x67);
+        AddressHandle ah = AddressHandle.wrap(fake.protectionDomain(), java.lang.foreign.Arena.global().allocate(64),
+                AddressVector.builder(1).build(), h -> { });
+        List<Throwable> refusals = new ArrayList<>();
+        fake.setPostHook(() -> { // inside ibv_post_send / wr_complete: the provider holds the WR naming the AH
+            try {
+                ah.close();
+                refusals.add(null);
+            } catch (IllegalStateException e) {
+                refusals.add(e);
+            }
+        });
+        try {
+            ud.sendRequests().send(1, SendFlag.SIGNALED_BIT).ud(ah, 7, 0x11).sge(mr, 0, 64).post();
+            try (PostBatch b = ud.startSend()) {
+                b.send(2, SendFlag.SIGNALED_BIT).setUdAddr(ah, 7, 0x11).setSge(mr, 64, 64);
+                b.submit();
+            }
+        } finally {
+            fake.clearPostHook();
+        }
+        assertThat(refusals).hasSize(2).allSatisfy(e -> assertThat(e).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("ibv_destroy_ah").hasMessageContaining("outstanding UD send"));
+        DataPathHostTest.drain(cq);
+        ah.close();
+        assertThat(ah.isClosed()).isTrue();
+        mr.close();
+    }
 }

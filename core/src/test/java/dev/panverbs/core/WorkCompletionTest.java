@@ -3,7 +3,7 @@ package dev.panverbs.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.panverbs.bindings.ibverbs.LibIbverbs;
+import dev.panverbs.bindings.ibverbs.LibIbverbsStrings;
 import dev.panverbs.bindings.verbs.ibv_wc;
 import dev.panverbs.bindings.verbs.verbs_h;
 import java.lang.foreign.MemorySegment;
@@ -15,7 +15,7 @@ class WorkCompletionTest {
     @Test
     void statusTextIsIbvWcStatusStr() {
         for (WorkCompletionStatus s : WorkCompletionStatus.values()) {
-            String c = LibIbverbs.ibv_wc_status_str(s.value()).reinterpret(256).getString(0);
+            String c = LibIbverbsStrings.ibv_wc_status_str(s.value()).reinterpret(256).getString(0);
             assertThat(s.description()).as(s.name()).isEqualTo(c);
             assertThat(WorkCompletionStatus.of(s.value())).isSameAs(s);
         }

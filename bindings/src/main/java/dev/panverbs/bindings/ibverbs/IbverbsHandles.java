@@ -10,10 +10,10 @@ import java.util.function.Supplier;
 
 /**
  * One {@code static final} downcall handle per exported libibverbs function, linked on first use of
- * {@link LibIbverbs} or {@link LibIbverbsQueues}. Descriptors are jextract's ({@code verbs_h.X$descriptor()}),
- * so they follow the installed header. Handles whose C contract is "NULL or -1, reason in errno" capture
- * {@code errno} ({@link Errno#CAPTURE}). None is critical: these are control-path verbs that enter the
- * kernel, and two of them ({@code ibv_get_cq_event}, {@code ibv_get_async_event}) block.
+ * {@link LibIbverbs}, {@link LibIbverbsQueues} or {@link LibIbverbsStrings}. Descriptors are jextract's
+ * ({@code verbs_h.X$descriptor()}), so they follow the installed header. Handles whose C contract is "NULL or -1,
+ * reason in errno" capture {@code errno} ({@link Errno#CAPTURE}). None is critical: these are control-path verbs
+ * that enter the kernel, and two of them ({@code ibv_get_cq_event}, {@code ibv_get_async_event}) block.
  *
  * <p>A field is {@code null} when its symbol cannot be resolved; {@link #linked} turns that into a
  * {@link dev.panverbs.bindings.NativeLibraryException} at the call.

@@ -7,9 +7,10 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * Exported libibverbs functions (rdma-core 44, {@code <infiniband/verbs.h>}) for devices, contexts, queries,
- * protection domains, memory regions, asynchronous events and enum strings, as typed static methods over
- * {@code static final} downcall handles ({@link LibIbverbsQueues} has the queue verbs). Each method has the C
- * name and forwards its arguments unchanged; {@code MemorySegment} stands for every C pointer.
+ * protection domains, memory regions and asynchronous events, as typed static methods over
+ * {@code static final} downcall handles ({@link LibIbverbsQueues} has the queue verbs, {@link LibIbverbsStrings}
+ * the enum-to-text and rate helpers). Each method has the C name and forwards its arguments unchanged;
+ * {@code MemorySegment} stands for every C pointer.
  *
  * <p>Error contract, per method: "NULL + errno" and "-1 + errno" methods take an {@link Errno} capture
  * segment first and the caller reads {@link Errno#get} only after a failure; "an errno value" methods return
@@ -493,100 +494,6 @@ public final class LibIbverbs {
     public static void ibv_ack_async_event(MemorySegment event) {
         try {
             IbverbsHandles.linked(IbverbsHandles.ibv_ack_async_event, "ibv_ack_async_event").invokeExact(event);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw Downcalls.unreachable(t);
-        }
-    }
-
-    // ---- enum-to-text and rate helpers (pure, never fail) ----
-
-    /** {@code const char *ibv_event_type_str(enum ibv_event_type event)}: a static string. */
-    public static MemorySegment ibv_event_type_str(int event) {
-        try {
-            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_event_type_str, "ibv_event_type_str")
-                    .invokeExact(event);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw Downcalls.unreachable(t);
-        }
-    }
-
-    /** {@code const char *ibv_wc_status_str(enum ibv_wc_status status)}: a static string. */
-    public static MemorySegment ibv_wc_status_str(int status) {
-        try {
-            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_wc_status_str, "ibv_wc_status_str")
-                    .invokeExact(status);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw Downcalls.unreachable(t);
-        }
-    }
-
-    /** {@code const char *ibv_node_type_str(enum ibv_node_type node_type)}: a static string. */
-    public static MemorySegment ibv_node_type_str(int nodeType) {
-        try {
-            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_node_type_str, "ibv_node_type_str")
-                    .invokeExact(nodeType);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw Downcalls.unreachable(t);
-        }
-    }
-
-    /** {@code const char *ibv_port_state_str(enum ibv_port_state port_state)}: a static string. */
-    public static MemorySegment ibv_port_state_str(int portState) {
-        try {
-            return (MemorySegment) IbverbsHandles.linked(IbverbsHandles.ibv_port_state_str, "ibv_port_state_str")
-                    .invokeExact(portState);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw Downcalls.unreachable(t);
-        }
-    }
-
-    /** {@code int ibv_rate_to_mbps(enum ibv_rate rate)}: -1 for an unknown rate. */
-    public static int ibv_rate_to_mbps(int rate) {
-        try {
-            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_rate_to_mbps, "ibv_rate_to_mbps").invokeExact(rate);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw Downcalls.unreachable(t);
-        }
-    }
-
-    /** {@code int ibv_rate_to_mult(enum ibv_rate rate)}: -1 for an unknown rate. */
-    public static int ibv_rate_to_mult(int rate) {
-        try {
-            return (int) IbverbsHandles.linked(IbverbsHandles.ibv_rate_to_mult, "ibv_rate_to_mult").invokeExact(rate);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw Downcalls.unreachable(t);
-        }
-    }
-
-    /** {@code enum ibv_rate mbps_to_ibv_rate(int mbps)}: {@code IBV_RATE_MAX} (0) when none matches. */
-    public static int mbps_to_ibv_rate(int mbps) {
-        try {
-            return (int) IbverbsHandles.linked(IbverbsHandles.mbps_to_ibv_rate, "mbps_to_ibv_rate").invokeExact(mbps);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw Downcalls.unreachable(t);
-        }
-    }
-
-    /** {@code enum ibv_rate mult_to_ibv_rate(int mult)}: {@code IBV_RATE_MAX} (0) when none matches. */
-    public static int mult_to_ibv_rate(int mult) {
-        try {
-            return (int) IbverbsHandles.linked(IbverbsHandles.mult_to_ibv_rate, "mult_to_ibv_rate").invokeExact(mult);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {

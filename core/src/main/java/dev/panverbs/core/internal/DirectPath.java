@@ -67,8 +67,11 @@ public abstract class DirectPath {
     /**
      * {@link #checkSge} for the next SGE of a chain whose previous SGE returned {@code previous}: the key's snapshot
      * is read once (plain, as {@code SendRequests.sge} reads it: the post re-reads it after its fence), and when it is
-     * that same snapshot (immutable: open and in this PD when checked) only its memory and the range are checked
-     * again, plus LOCAL_WRITE when the NIC writes.
+     * that same snapshot (immutable: open, in this PD and its memory allocated when the chain's first SGE of it was
+     * checked) only the range is checked again, plus LOCAL_WRITE when the NIC writes: the key is validated once per
+     * chain, as the core's {@code SendRequests.sge} does. The caller must re-check ({@link #stale}) every snapshot
+     * its chain staged after the fence of its post, before the doorbell: a key closed, re-registered or whose arena
+     * was closed between two SGEs of one chain is refused there.
      */
     public abstract Object checkNextSge(QueuePair qp, Object previous, LocalKey key, long offset, int length,
                                         boolean nicWrites, String use);

@@ -79,6 +79,16 @@ public final class Errors {
     }
 
     /** The exception for {@code call} failing with {@code errno}, with the generic hints for that pair. */
+    /**
+     * The JDK's refusal of a segment of a confined arena used on a thread that does not own it, naming the verb
+     * ({@code call}), what the segment was for, and the fix. Cold.
+     */
+    public static WrongThreadException wrongThread(String call, String what, WrongThreadException e) {
+        return new WrongThreadException(call + ": " + what + " belongs to a confined arena (Arena.ofConfined) of "
+                + "another thread; only its owner thread may use it: call this from the arena's owner thread, or "
+                + "allocate the memory from a shared arena (Arena.ofShared()). Nothing was passed to the provider", e);
+    }
+
     public static VerbsException failure(String call, int errno) {
         return failure(call, errno, null);
     }

@@ -86,23 +86,13 @@ public final class NativeHandles {
          */
         QueuePair adoptQueuePair(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
                                  QueuePairType type, MemorySegment qp, Set<SendOperation> sendOps,
-                                 String destroyVerb, Destroy destroy);
+                                 String destroyVerb, Destroyer destroy);
 
         /**
          * Attributes for {@link QueuePair#modify} copied from a {@code struct ibv_qp_attr} and its mask that a
          * library filled ({@code rdma_init_qp_attr}).
          */
         QueuePairAttributes qpAttributes(MemorySegment attr, int mask);
-    }
-
-    /**
-     * How an adopted handle is destroyed: by the verb family that created it ({@code ibv_destroy_*},
-     * {@code rdma_destroy_*}).
-     */
-    @FunctionalInterface
-    public interface Destroy {
-        /** Destroys {@code handle}: 0, or the errno value the failed verb reported. */
-        int destroy(MemorySegment handle);
     }
 
     private static volatile Access access;

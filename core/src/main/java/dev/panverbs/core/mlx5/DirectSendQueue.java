@@ -284,7 +284,8 @@ public final class DirectSendQueue {
                                          int length) {
         checkFlags(sendFlags);
         DirectPath p = PATH;
-        Object snap = p.checkNextSge(qp, lastKey, key, offset, length, op == WR_RDMA_READ, "RDMA READ");
+        Object last = lastKey; // read once: the native stores below would make C2 read the field again
+        Object snap = p.checkNextSge(qp, last, key, offset, length, op == WR_RDMA_READ, "RDMA READ");
         int i = next();
         int idx = writer.writeOne(op, sendFlags, ra, rk, p.address(snap) + offset, length, p.lkey(snap));
         long[] q = sq;
@@ -295,7 +296,7 @@ public final class DirectSendQueue {
         r[b] = wrId;
         r[b + 1] = 1;
         r[b + 2] = p.trackingId(snap);
-        if (snap != lastKey) { // consecutive SGEs of one key: one entry to re-check at post
+        if (snap != last) { // consecutive SGEs of one key: one entry to re-check at post
             keys[nkeys++] = snap;
             lastKey = snap;
         }

@@ -69,15 +69,7 @@ public final class Mlx5 {
     public static Mlx5QueuePairView queuePairView(QueuePair qp) {
         requireMlx5(qp.protectionDomain().context(), "mlx5dv_init_obj");
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment obj = arena.allocate(mlx5dv_obj.layout());
-            MemorySegment out = arena.allocate(mlx5dv_qp.layout());
-            MemorySegment in = mlx5dv_obj.qp(obj);
-            mlx5dv_obj.qp.in(in, NativeHandles.handle(qp, "mlx5dv_init_obj"));
-            mlx5dv_obj.qp.out(in, out);
-            int rc = LibMlx5.mlx5dv_init_obj(obj, mlx5dv_h.MLX5DV_OBJ_QP());
-            if (rc != 0) {
-                throw Errors.failure("mlx5dv_init_obj(MLX5DV_OBJ_QP)", rc);
-            }
+            MemorySegment out = qpObject(qp, arena);
             MemorySegment sq = mlx5dv_qp.sq(out);
             int wqeCnt = mlx5dv_qp.sq.wqe_cnt(sq);
             int stride = mlx5dv_qp.sq.stride(sq);
@@ -93,21 +85,27 @@ public final class Mlx5 {
     public static Mlx5ReceiveQueueView receiveQueueView(QueuePair qp) {
         requireMlx5(qp.protectionDomain().context(), "mlx5dv_init_obj");
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment obj = arena.allocate(mlx5dv_obj.layout());
-            MemorySegment out = arena.allocate(mlx5dv_qp.layout());
-            MemorySegment in = mlx5dv_obj.qp(obj);
-            mlx5dv_obj.qp.in(in, NativeHandles.handle(qp, "mlx5dv_init_obj"));
-            mlx5dv_obj.qp.out(in, out);
-            int rc = LibMlx5.mlx5dv_init_obj(obj, mlx5dv_h.MLX5DV_OBJ_QP());
-            if (rc != 0) {
-                throw Errors.failure("mlx5dv_init_obj(MLX5DV_OBJ_QP)", rc);
-            }
+            MemorySegment out = qpObject(qp, arena);
             MemorySegment rq = mlx5dv_qp.rq(out);
             int wqeCnt = mlx5dv_qp.rq.wqe_cnt(rq);
             int stride = mlx5dv_qp.rq.stride(rq);
             return new Mlx5ReceiveQueueView(mlx5dv_qp.rq.buf(rq).reinterpret((long) wqeCnt * stride), wqeCnt, stride,
                     mlx5dv_qp.dbrec(out).reinterpret(8), qp.qpNum());
         }
+    }
+
+    /** {@code mlx5dv_init_obj(MLX5DV_OBJ_QP)}: {@code qp}'s {@code struct mlx5dv_qp}, allocated in {@code arena}. */
+    private static MemorySegment qpObject(QueuePair qp, Arena arena) {
+        MemorySegment obj = arena.allocate(mlx5dv_obj.layout());
+        MemorySegment out = arena.allocate(mlx5dv_qp.layout());
+        MemorySegment in = mlx5dv_obj.qp(obj);
+        mlx5dv_obj.qp.in(in, NativeHandles.handle(qp, "mlx5dv_init_obj"));
+        mlx5dv_obj.qp.out(in, out);
+        int rc = LibMlx5.mlx5dv_init_obj(obj, mlx5dv_h.MLX5DV_OBJ_QP());
+        if (rc != 0) {
+            throw Errors.failure("mlx5dv_init_obj(MLX5DV_OBJ_QP)", rc);
+        }
+        return out;
     }
 
     /** {@code mlx5dv_init_obj(MLX5DV_OBJ_CQ)}: the buffer and doorbells of {@code cq}. Refuses a non-mlx5 device. */

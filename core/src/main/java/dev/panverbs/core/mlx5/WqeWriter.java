@@ -264,10 +264,22 @@ final class WqeWriter {
             m.set(RAW64, seg + 8, Long.reverseBytes(addr));
             size++;
         }
-        int word0 = Integer.reverseBytes(((cp & 0xffff) << 8) | MLX5_OPCODE[opcode]);
+        int word0 = Integer.reverseBytes(((cp & 0xffff) << 8) | oneCallOpcode(opcode));
         m.set(RAW64, w, (word0 & 0xFFFF_FFFFL) | ((long) (qpnDs | (size << 24)) << 32));
         wrote(ctrl, size);
         return idx;
+    }
+
+    private static final int OP_RDMA_WRITE = MLX5_OPCODE[WR_RDMA_WRITE], OP_SEND = MLX5_OPCODE[WR_SEND],
+            OP_RDMA_READ = MLX5_OPCODE[WR_RDMA_READ];
+
+    /**
+     * {@code mlx5_ib_opcode[opcode]} of the one-call opcodes, a constant where {@code opcode} is one (C2 folds static
+     * final fields, not array elements: the array load and the {@code or} of its value go).
+     */
+    private static int oneCallOpcode(int opcode) {
+        return opcode == WR_RDMA_WRITE ? OP_RDMA_WRITE : opcode == WR_SEND ? OP_SEND
+                : opcode == WR_RDMA_READ ? OP_RDMA_READ : MLX5_OPCODE[opcode];
     }
 
     /** Stores 8 bytes at ring offset {@code off} (8-aligned, below {@code qend}; the mask keeps it in the ring). */

@@ -270,6 +270,43 @@ class Mlx5EndToEndTest {
     }
 
     @Test
+    void laterSgesOfAChainsKeyCheckTheirRangeAndAKeyClosedBetweenTwoWrsIsRefusedAtPost() throws Throwable {
+        int rk = mrRemote.rkey();
+        long ra = remote.address();
+        int before = dbrec.get(ValueLayout.JAVA_INT, 4);
+        // the chain's key is validated once, at its first SGE; every later SGE's range is still checked, both forms
+        dsq.rdmaWrite(40, 0, rk, ra, mrLocal, 0, 64);
+        assertThatThrownBy(() -> dsq.rdmaWrite(41, 0, rk, ra, mrLocal, 8192 - 8, 64))
+                .isInstanceOf(IndexOutOfBoundsException.class).hasMessageContaining("lies outside " + mrLocal);
+        assertThatThrownBy(() -> dsq.rdmaWrite(41, 0, rk, ra).sge(mrLocal, -1, 64))
+                .isInstanceOf(IndexOutOfBoundsException.class).hasMessageContaining("lies outside " + mrLocal);
+        assertThatThrownBy(() -> dsq.sge(mrLocal, 0, 8193)).isInstanceOf(IndexOutOfBoundsException.class);
+        dsq.clear();
+        // the key's arena closes between two WRs of one chain (its snapshot stays the same): the post refuses
+        Arena a = Arena.ofShared();
+        MemoryRegion mr = fp.register(a.allocate(256, 64), 0x3333);
+        dsq.rdmaWrite(42, 0, rk, ra, mr, 0, 64);
+        a.close();
+        dsq.rdmaWrite(43, SIG, rk, ra, mr, 64, 64).rdmaWrite(44, SIG, rk, ra).sge(mr, 128, 64);
+        assertThatThrownBy(dsq::post).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(mr.toString()).hasMessageContaining("arena was closed");
+        // the key is closed between two WRs of one chain: the later WR is refused, and so is the post
+        MemoryRegion mr2 = fp.register(arena.allocate(256, 64), 0x4444);
+        dsq.rdmaWrite(45, 0, rk, ra, mr2, 0, 64).rdmaWrite(46, 0, rk, ra, mrLocal, 0, 64);
+        mr2.close();
+        assertThatThrownBy(() -> dsq.rdmaWrite(47, SIG, rk, ra, mr2, 64, 64))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed (deregistered)");
+        assertThatThrownBy(dsq::post).isInstanceOf(IllegalStateException.class).hasMessageContaining(mr2.toString());
+        assertThat(dbrec.get(ValueLayout.JAVA_INT, 4)).as("no doorbell record update").isEqualTo(before);
+        assertThat(ring()).isZero();
+        mr.close();
+        // the queue stays usable
+        dsq.rdmaWrite(48, SIG, rk, ra, mrLocal, 0, 64).post();
+        assertThat(ring()).isEqualTo(1);
+        assertThat(pollOne().wrId()).isEqualTo(48);
+    }
+
+    @Test
     void anErrorCompletesWithItsStatusAndFlushesTheRest() throws Throwable {
         dsq.rdmaWrite(30, SIG, 0xBAD, remote.address()).sge(mrLocal, 0, 64); // unknown rkey
         dsq.rdmaWrite(31, 0, mrRemote.rkey(), remote.address()).sge(mrLocal, 0, 64);

@@ -1,123 +1,36 @@
 package dev.panverbs.core.mlx5;
 
 import static dev.panverbs.core.mlx5.Mlx5Model.LOCAL_WRITE;
-import static dev.panverbs.core.mlx5.Mlx5Model.REMOTE_ATOMIC;
-import static dev.panverbs.core.mlx5.Mlx5Model.REMOTE_READ;
-import static dev.panverbs.core.mlx5.Mlx5Model.REMOTE_WRITE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.panverbs.core.CompletionQueue;
-import dev.panverbs.core.FakeProvider;
 import dev.panverbs.core.MemoryRegion;
 import dev.panverbs.core.ProtectionDomain;
 import dev.panverbs.core.QueuePair;
 import dev.panverbs.core.SendFlag;
-import dev.panverbs.core.WorkCompletionStatus;
 import dev.panverbs.core.WorkCompletions;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
-import java.nio.file.Path;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * The mlx5 direct queues misused as a careless caller would, over the core's real objects (fake provider) and the
- * PRM device model on plain memory: keys closed, of another PD or out of range, sizes negative or huge, inline data
- * beyond {@code max_inline_data}, more SGEs than {@code max_send_sge}, a full ring, a second thread touching an open
- * chain or receive WRs being built, a second direct queue over the same QP, queues used after their QP or CQ
- * closed, error and unattributable CQEs, and regions closed while WRs naming them are in flight. Each must be a Java exception that names the
- * operation, with nothing written where the device would read it, and the queue must stay usable afterwards.
+ * PRM device model on plain memory ({@link Mlx5MisuseFixture}): keys closed, of another PD or out of range, sizes
+ * negative or huge, inline data beyond {@code max_inline_data}, more SGEs than {@code max_send_sge}, a full ring, a
+ * second thread touching an open chain or receive WRs being built, a second direct queue over the same QP, queues used
+ * after their QP or CQ closed, and regions closed while WRs naming them are in flight ({@link Mlx5CqeMisuseTest} has
+ * the CQEs). Each must be a Java exception that names the operation, with nothing written where the device would read
+ * it, and the queue must stay usable afterwards.
  */
-class Mlx5MisuseTest {
-    private static final int SIG = SendFlag.SIGNALED_BIT;
+class Mlx5MisuseTest extends Mlx5MisuseFixture {
     private static final String SEND_VERB = "mlx5 Direct WQE post";
     private static final String RECV_VERB = "mlx5 direct receive post";
-
-    private FakeProvider fp;
-    private Arena arena;
-    private CompletionQueue cq;
-    private QueuePair qp;
-    private DirectSendQueue dsq;
-    private DirectCompletionQueue dcq;
-    private MemorySegment local, remote, sq, dbrec, bf, cqBuf, rcqBuf;
-    private MemoryRegion mrLocal, mrRemote;
-    private final WorkCompletions wcs = WorkCompletions.allocate(16);
-
-    @BeforeEach
-    void setUp() throws Throwable {
-        Mlx5Model.load();
-        fp = new FakeProvider(FakeProvider.compile(Path.of("src/test/c/fake_provider.c"), Path.of("target/fake")));
-        arena = Arena.ofShared();
-        cq = fp.createCq(64);
-        qp = fp.createRtsQp(fp.protectionDomain(), cq, cq, 16, 16, 4, 64, Set.of()); // 16 WRs, 4 SGEs, 64 inline
-        sq = arena.allocate(64 * 64, 64).fill((byte) 0xEE);
-        dbrec = arena.allocate(8, 8);
-        bf = arena.allocate(512, 64);
-        cqBuf = Mlx5Model.invalidCqes(arena.allocate(64 * 64, 64), 64);
-        rcqBuf = Mlx5Model.invalidCqes(arena.allocate(64 * 64, 64), 64);
-        dcq = DirectCompletionQueue.over(cq, new Mlx5CompletionQueueView(cqBuf, 64, 64, arena.allocate(8, 8),
-                arena.allocate(8, 8), 0x77));
-        dsq = DirectSendQueue.over(qp, view(), dcq, true, false);
-        local = arena.allocate(8192, 64);
-        remote = arena.allocate(8192, 64);
-        for (int k = 0; k < 8192; k++) {
-            local.set(ValueLayout.JAVA_BYTE, k, (byte) (k * 7 + 3));
-        }
-        mrLocal = fp.register(local, 0x1111);
-        mrRemote = fp.register(remote, 0x2222);
-        Mlx5Model.reset.invokeExact();
-        Mlx5Model.reg.invokeExact(0x1111, local.address(), 8192L, LOCAL_WRITE);
-        Mlx5Model.reg.invokeExact(0x2222, remote.address(), 8192L,
-                LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC);
-        Mlx5Model.qpFn.invokeExact(sq, 64, dbrec, qp.qpNum(), cqBuf, 64, rcqBuf, 64, 0x999);
-    }
-
-    private Mlx5QueuePairView view() {
-        return new Mlx5QueuePairView(sq, 64, 64, dbrec, bf, 256, qp.qpNum());
-    }
-
-    @AfterEach
-    void tearDown() {
-        qp.close();
-    }
-
-    /** What {@code c} throws when called on another thread (null if nothing); a hang fails after 30 s. */
-    private static Throwable thrownOnAnotherThread(ThrowingCallable c) throws Exception {
-        return CompletableFuture.supplyAsync(() -> {
-            try {
-                c.call();
-                return null;
-            } catch (Throwable e) {
-                return e;
-            }
-        }).get(30, TimeUnit.SECONDS);
-    }
-
-    private static int ring() throws Throwable {
-        return (int) Mlx5Model.doorbell.invokeExact();
-    }
-
-    private byte[] ringBytes() {
-        return sq.toArray(ValueLayout.JAVA_BYTE);
-    }
-
-    /** The write of a valid WR still goes through, rings and completes with its wr_id: the queue is usable. */
-    private void stillUsable(long wrId) throws Throwable {
-        dsq.rdmaWrite(wrId, SIG, mrRemote.rkey(), remote.address() + 512, mrLocal, 512, 32);
-        assertThat(dsq.post()).isEqualTo(1);
-        assertThat(ring()).isEqualTo(1);
-        assertThat(dcq.poll(wcs)).isEqualTo(1);
-        assertThat(wcs.get(0).wrId()).isEqualTo(wrId);
-        assertThat(wcs.get(0).ok()).isTrue();
-    }
 
     @Test
     void aClosedRegionIsRefusedByEveryFormNamingTheVerbAndTheRegion() throws Throwable {
@@ -469,111 +382,6 @@ class Mlx5MisuseTest {
         drq.post();
         assertThatThrownBy(landing::close).isInstanceOf(IllegalStateException.class);
         assertThat(landing.isOpen()).isTrue();
-    }
-
-    @Test
-    void errorCqesCompleteWithTheirStatusAndRetireTheirWork() throws Throwable {
-        MemorySegment seg = arena.allocate(256, 64);
-        MemoryRegion mr = fp.register(seg, 0x3333);
-        Mlx5Model.reg.invokeExact(0x3333, seg.address(), 256L, LOCAL_WRITE);
-        Mlx5Model.failNext.invokeExact(0x99); // a syndrome libmlx5 does not map: IBV_WC_GENERAL_ERR
-        dsq.rdmaWrite(1, 0, mrRemote.rkey(), remote.address(), mr, 0, 8) // unsignaled: the error completes it
-                .rdmaWrite(2, SIG, mrRemote.rkey(), remote.address(), mr, 8, 8).post();
-        assertThat(ring()).isEqualTo(2);
-        assertThat(dcq.poll(wcs)).isEqualTo(2);
-        assertThat(wcs.get(0).wrId()).isEqualTo(1);
-        assertThat(wcs.get(0).status()).isEqualTo(WorkCompletionStatus.GENERAL_ERR);
-        assertThat(wcs.get(0).vendorErr()).isEqualTo(0x42);
-        assertThat(wcs.get(1).status()).isEqualTo(WorkCompletionStatus.WR_FLUSH_ERR);
-        mr.close(); // both retired
-    }
-
-    @Test
-    void aCqeThisPathCannotAttributeIsRefusedAndTheCqStaysUsable() throws Throwable {
-        // a requester CQE of a QP no direct queue writes (0xABCDE), owner bit 0 at index 0
-        cqBuf.set(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), 56, 0x08 << 24 | 0xABCDE);
-        cqBuf.set(ValueLayout.JAVA_BYTE, 63, (byte) 0x00);
-        assertThatThrownBy(() -> dcq.poll(wcs)).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("mlx5 direct CQE poll").hasMessageContaining("CompletionQueue.poll");
-        assertThat(wcs.count()).isZero();
-        // the model's next CQE goes after the consumed one: a 32-CQE view from index 1 (owner 0 in both laps' view)
-        Mlx5Model.qpFn.invokeExact(sq, 64, dbrec, qp.qpNum(), cqBuf.asSlice(64), 32, rcqBuf, 64, 0x999);
-        dsq.rdmaWrite(7, SIG, mrRemote.rkey(), remote.address(), mrLocal, 0, 8).post();
-        assertThat(ring()).isEqualTo(1);
-        assertThat(dcq.poll(wcs)).isEqualTo(1);
-        assertThat(wcs.get(0).wrId()).isEqualTo(7);
-    }
-
-    @Test
-    void completionsBeforeAnUnattributableCqeAreReturnedAndTheNextPollRefusesIt() throws Throwable {
-        dsq.rdmaWrite(5, SIG, mrRemote.rkey(), remote.address(), mrLocal, 0, 8).post();
-        assertThat(ring()).isEqualTo(1); // its CQE at index 0
-        cqBuf.set(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), 64 + 56, 0x08 << 24 | 0xABCDE);
-        cqBuf.set(ValueLayout.JAVA_BYTE, 64 + 63, (byte) 0x00); // an unknown QP's CQE at index 1
-        assertThat(dcq.poll(wcs)).as("the completion before it is not lost").isEqualTo(1);
-        assertThat(wcs.get(0).wrId()).isEqualTo(5);
-        assertThatThrownBy(() -> dcq.poll(wcs)).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("mlx5 direct CQE poll").hasMessageContaining("consumed");
-        assertThat(wcs.count()).isZero();
-        assertThat(dcq.poll(wcs)).isZero();
-        mrLocal.close(); // the returned completion retired its WR
-    }
-
-    @Test
-    void aCqeNamingASendWqeNeverWrittenIsRefusedAndRetiresNothing() throws Throwable {
-        MemorySegment seg = arena.allocate(256, 64);
-        MemoryRegion mr = fp.register(seg, 0x3333);
-        Mlx5Model.reg.invokeExact(0x3333, seg.address(), 256L, LOCAL_WRITE);
-        dsq.rdmaWrite(1, 0, mrRemote.rkey(), remote.address(), mr, 0, 8).post(); // WR 0 at WQE 0, not executed
-        cqe(0, 0x00, 0x08 << 24 | qp.qpNum(), 5); // a requester CQE of this QP naming WQE 5: nothing written there
-        assertThatThrownBy(() -> dcq.poll(wcs)).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("mlx5 direct CQE poll").hasMessageContaining("send WQE 5")
-                .hasMessageContaining("misbehaves");
-        assertThatThrownBy(mr::close).as("WR 0 is still in flight: not retired by that CQE")
-                .isInstanceOf(IllegalStateException.class);
-        assertThat(mr.isOpen()).isTrue();
-    }
-
-    @Test
-    void aReceiveCqeWithNoReceiveOutstandingIsRefusedAndLaterOnesRetireNothingStillPosted() {
-        DirectReceiveQueue drq = receiveQueue();
-        MemoryRegion l5 = fp.register(arena.allocate(64, 64), 0x4445);
-        MemoryRegion l6 = fp.register(arena.allocate(64, 64), 0x4446);
-        MemoryRegion l7 = fp.register(arena.allocate(64, 64), 0x4447);
-        drq.recv(5).sge(l5, 0, 64);
-        drq.post();
-        cqe(0, 0x2, qp.qpNum(), 0); // RESP_SEND: completes receive 5
-        cqe(1, 0x2, qp.qpNum(), 0); // one more: no receive is outstanding
-        WorkCompletions one = WorkCompletions.allocate(1);
-        assertThat(dcq.poll(one)).isEqualTo(1);
-        assertThat(one.get(0).wrId()).isEqualTo(5);
-        l5.close();
-        assertThatThrownBy(() -> dcq.poll(one)).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("mlx5 direct CQE poll").hasMessageContaining("receive queue")
-                .hasMessageContaining("misbehaves");
-        drq.recv(6).sge(l6, 0, 64);
-        drq.recv(7).sge(l7, 0, 64);
-        assertThat(drq.post()).isEqualTo(2);
-        cqe(2, 0x2, qp.qpNum(), 0); // the device completes receive 6; the extra CQE above shifted attribution
-        assertThatThrownBy(() -> dcq.poll(one)).as("refused rather than retiring receive 7 through it")
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("not the oldest outstanding");
-        assertThatThrownBy(l7::close).as("receive 7 is still posted").isInstanceOf(IllegalStateException.class);
-        assertThat(l7.isOpen()).isTrue();
-    }
-
-    /** A CQE written where the device would write it: index {@code k} of the first lap (owner bit 0). */
-    private void cqe(int k, int opcode, int sopDropQpn, int wqeCounter) {
-        cqBuf.set(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), 64L * k + 56, sopDropQpn);
-        cqBuf.set(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), 64L * k + 60, (short) wqeCounter);
-        cqBuf.set(ValueLayout.JAVA_BYTE, 64L * k + 63, (byte) (opcode << 4));
-    }
-
-    private DirectReceiveQueue receiveQueue() {
-        return DirectReceiveQueue.over(qp, rqView(), dcq);
-    }
-
-    private Mlx5ReceiveQueueView rqView() {
-        return new Mlx5ReceiveQueueView(arena.allocate(16 * 32, 64), 16, 32, arena.allocate(8, 8), qp.qpNum());
     }
 
     /** sge() on a fresh queue, before any recv(). */

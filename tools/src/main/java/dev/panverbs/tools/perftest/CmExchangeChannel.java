@@ -109,12 +109,17 @@ final class CmExchangeChannel extends ExchangeTransport {
             cm.connect(connectParameters(retryCount, 0, 7), Duration.ofMillis(timeoutMillis));
             return c;
         } catch (RuntimeException e) {
-            if (c != null) {
-                c.close();
-            } else {
-                events.close();
-            }
+            closeAfterFailure(c, events);
             throw new ExchangeChannel.ConnectException(failure(host, port, e), e);
+        }
+    }
+
+    /** The channel if it was made (closing it closes its event channel), else the event channel alone. */
+    private static void closeAfterFailure(CmExchangeChannel c, EventChannel events) {
+        if (c != null) {
+            c.close();
+        } else {
+            events.close();
         }
     }
 
@@ -184,11 +189,7 @@ final class CmExchangeChannel extends ExchangeTransport {
             }
             return c;
         } catch (RuntimeException e) {
-            if (c != null) {
-                c.close();
-            } else {
-                events.close();
-            }
+            closeAfterFailure(c, events);
             throw new ExchangeChannel.ConnectException(" rdma_cm server on port " + port + " failed: "
                     + e.getMessage() + "\n Unable to perform rdma_server function\n Unable to init the socket "
                     + "connection\n (is another server using port " + port + "? choose another with -p on both sides)",

@@ -7,11 +7,10 @@ import dev.panverbs.core.VerbsException;
 /** A CQ polled through the verbs ({@code ibv_poll_cq}) into preallocated arrays of 1 and 16 work completions. */
 final class CoreCq extends PolledCq {
     private final CompletionQueue cq;
-    private final CompletionChannel channel;
 
     CoreCq(CompletionQueue cq, CompletionChannel channel) {
+        super(channel);
         this.cq = cq;
-        this.channel = channel;
     }
 
     @Override
@@ -29,15 +28,7 @@ final class CoreCq extends PolledCq {
     }
 
     @Override
-    public boolean awaitEvent(long timeoutMillis) {
-        if (channel == null) {
-            return true;
-        }
-        CompletionQueue got = channel.getCqEvent(timeoutMillis);
-        if (got == null) {
-            return false;
-        }
+    void rearm(CompletionQueue got) {
         got.reqNotify(false);
-        return true;
     }
 }

@@ -73,11 +73,10 @@ final class DirectWqe {
     /** The send CQ polled through the CQ buffer. */
     static final class DirectCq extends PolledCq {
         private final DirectCompletionQueue cq;
-        private final CompletionChannel channel;
 
         DirectCq(DirectCompletionQueue cq, CompletionChannel channel) {
+            super(channel);
             this.cq = cq;
-            this.channel = channel;
         }
 
         @Override
@@ -91,17 +90,9 @@ final class DirectWqe {
         }
 
         @Override
-        public boolean awaitEvent(long timeoutMillis) {
-            if (channel == null) {
-                return true;
-            }
-            CompletionQueue got = channel.getCqEvent(timeoutMillis);
-            if (got == null) {
-                return false;
-            }
+        void rearm(CompletionQueue got) {
             cq.eventArrived();
             cq.reqNotify(false);
-            return true;
         }
     }
 }

@@ -101,17 +101,7 @@ final class LatencyRunner {
     private boolean serverFirstWrite(MemorySegment buf, long postOffset, long[] local, long[] remote,
                                      DurationTimer t, boolean duration) {
         if (p.iters > 0 || duration) {
-            if (p.latencyGap > 0) {
-                gap();
-            }
-            if (!duration) {
-                tposted[0] = System.nanoTime();
-            }
-            BYTE.setVolatile(buf, postOffset, (byte) ++scnt);
-            int err = qp.post(1, local, remote, 1, 0);
-            if (err != 0) {
-                throw new RunFailure("Couldn't post send: scnt=" + scnt + " (" + Errno.describe(err) + ")");
-            }
+            postWrite(buf, postOffset, local, remote, ++scnt, duration);
         }
         if (duration && t.state() == DurationTimer.END) {
             return false;
@@ -145,17 +135,7 @@ final class LatencyRunner {
                 awaitByte(buf, pollOffset, (byte) rcnt, t, rcnt);
             }
             if (scnt < iters || duration) {
-                if (p.latencyGap > 0) {
-                    gap();
-                }
-                if (!duration) {
-                    tposted[(int) scnt] = System.nanoTime();
-                }
-                BYTE.setVolatile(buf, postOffset, (byte) ++scnt);
-                int err = qp.post(1, local, remote, 1, 0);
-                if (err != 0) {
-                    throw new RunFailure("Couldn't post send: scnt=" + scnt + " (" + Errno.describe(err) + ")");
-                }
+                postWrite(buf, postOffset, local, remote, ++scnt, duration);
             }
             if (duration && t.state() == DurationTimer.END) {
                 more = false;
@@ -174,6 +154,25 @@ final class LatencyRunner {
         this.rcnt = rcnt;
         this.counted = counted;
         return more;
+    }
+
+    /**
+     * Write number {@code n} of the ping-pong (its low byte is what the peer spins on), after -l's gap and with its
+     * post time unless -D. One method for the peeled first round and the rounds: their branches here are the same.
+     */
+    private void postWrite(MemorySegment buf, long postOffset, long[] local, long[] remote, long n,
+                           boolean duration) {
+        if (p.latencyGap > 0) {
+            gap();
+        }
+        if (!duration) {
+            tposted[(int) (n - 1)] = System.nanoTime();
+        }
+        BYTE.setVolatile(buf, postOffset, (byte) n);
+        int err = qp.post(1, local, remote, 1, 0);
+        if (err != 0) {
+            throw new RunFailure("Couldn't post send: scnt=" + n + " (" + Errno.describe(err) + ")");
+        }
     }
 
     /** Spins until the peer's write number {@code n} (its low byte {@code want}) lands, or -D ends. */
@@ -320,16 +319,7 @@ final class LatencyRunner {
             }
             scnt++;
             boolean signaled = scnt % p.cqMod == 0 || (!duration && scnt == p.iters);
-            int err = qp.post(1, local, none, signaled ? 1 : 0, 0);
-            if (err != 0) {
-                throw new RunFailure("Couldn't post send: scnt=" + scnt + " (" + Errno.describe(err) + ")");
-            }
-            if (signaled) {
-                if (p.useEvent && !sendCq.awaitEvent(p.timeoutSeconds * 1000L)) {
-                    throw new RunFailure(" No send completion event for " + p.timeoutSeconds + " s");
-                }
-                waitSend(scnt, scnt);
-            }
+            postSend(local, none, scnt, signaled);
         }
         return true;
     }
@@ -392,22 +382,30 @@ final class LatencyRunner {
                     more = false;
                     break;
                 }
-                int err = qp.post(1, local, none, signaled ? 1 : 0, 0);
-                if (err != 0) {
-                    throw new RunFailure("Couldn't post send: scnt=" + scnt + " (" + Errno.describe(err) + ")");
-                }
-                if (signaled) {
-                    if (p.useEvent && !sendCq.awaitEvent(p.timeoutSeconds * 1000L)) {
-                        throw new RunFailure(" No send completion event for " + p.timeoutSeconds + " s");
-                    }
-                    waitSend(scnt, scnt);
-                }
+                postSend(local, none, scnt, signaled);
             }
         }
         this.scnt = scnt;
         this.rcnt = rcnt;
         this.counted = counted;
         return more;
+    }
+
+    /**
+     * Posts send number {@code n} of the ping-pong and, when signaled, waits for its completion. One method for the
+     * peeled first round and the rounds: their branches here are the same.
+     */
+    private void postSend(long[] local, long[] none, long n, boolean signaled) {
+        int err = qp.post(1, local, none, signaled ? 1 : 0, 0);
+        if (err != 0) {
+            throw new RunFailure("Couldn't post send: scnt=" + n + " (" + Errno.describe(err) + ")");
+        }
+        if (signaled) {
+            if (p.useEvent && !sendCq.awaitEvent(p.timeoutSeconds * 1000L)) {
+                throw new RunFailure(" No send completion event for " + p.timeoutSeconds + " s");
+            }
+            waitSend(n, n);
+        }
     }
 
     /** Polls the receive CQ for one completion: its count (0 when -D ended first, negative on error). */

@@ -167,7 +167,11 @@ final class TestFlows {
         checkLimits();
     }
 
-    private void sendBw() {
+    /**
+     * The start of ib_send_bw and ib_send_lat in their wire order: the sync after RTR comes before the second key
+     * exchange (the RDMA tests sync after it, see WireTranscriptTest); with -e both CQs are armed.
+     */
+    private void connectSendTest() {
         exchangeAll("address");
         s.connectQps();
         sync("sync after RTR");
@@ -176,6 +180,10 @@ final class TestFlows {
             s.res.sendCq().requestNotify();
             s.res.recvCq().requestNotify();
         }
+    }
+
+    private void sendBw() {
+        connectSendTest();
         s.out.print(PerftestOutput.bwResultsHeader(p));
         s.out.flush();
         beforeTimed(!p.isServer() || p.duplex); // a BW server is passive or receiving: the client times
@@ -266,14 +274,7 @@ final class TestFlows {
     }
 
     private void sendLat() {
-        exchangeAll("address");
-        s.connectQps();
-        sync("sync after RTR");
-        printLocalThenExchangeRemote();
-        if (p.useEvent) {
-            s.res.sendCq().requestNotify();
-            s.res.recvCq().requestNotify();
-        }
+        connectSendTest();
         s.out.print(PerftestOutput.latResultsHeader(p));
         s.out.flush();
         beforeTimed(true);

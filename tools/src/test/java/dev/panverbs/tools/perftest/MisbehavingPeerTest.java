@@ -284,6 +284,36 @@ class MisbehavingPeerTest {
                 "cache line");
     }
 
+    /**
+     * The tool as server against random clients: random bytes at a random step (version, system data, MTU, keys), a
+     * random early close or stall; always a clean exit 1, never a hang or a stack trace.
+     */
+    @RepeatedTest(20)
+    void fuzzedClient(RepetitionInfo info) throws Exception {
+        Random r = new Random(info.getCurrentRepetition() * 104729L);
+        PerftestTest test = PerftestTest.values()[r.nextInt(PerftestTest.values().length)];
+        int goodSteps = r.nextInt(6);
+        int mode = r.nextInt(3);
+        byte[] junk = new byte[1 + r.nextInt(300)];
+        r.nextBytes(junk);
+        FakePeer.Outcome o = FakePeer.serverAgainst(test, FAST, p -> {
+            int[] sizes = {16, 4, 4, 2, 108, 108};
+            byte[][] answers = {FakePeer.version("6.06"), FakePeer.int32(4096), FakePeer.int32(64),
+                    new byte[] {'3', 0}, FakePeer.key(1, 2, 3), FakePeer.key(1, 2, 3)};
+            for (int i = 0; i < goodSteps; i++) {
+                p.write(answers[i]);
+                p.read(sizes[i]);
+            }
+            switch (mode) {
+                case 0 -> p.write(junk);
+                case 1 -> p.socket.close();
+                default -> { }
+            }
+            sleep(1300); // longer than the tool's --timeout=1
+        });
+        assertCleanFailure(o);
+    }
+
     static void sleep(long ms) {
         try {
             Thread.sleep(ms);
