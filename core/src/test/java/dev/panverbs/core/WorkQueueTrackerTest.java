@@ -113,7 +113,7 @@ class WorkQueueTrackerTest {
 
     @Test
     void aWrStagedWithoutAnSgeCarriesNoReferenceOfTheSlotsPreviousLap() {
-        // stageWr's count 0 is what a WR that ends without an SGE (a window bind, LOCAL_INV, an empty SEND or WRITE)
+        // stageWr's count 0 is what a WR that ends without an SGE (LOCAL_INV, an empty SEND or WRITE)
         // is published with: its slot still holds the references of the WR one lap before
         WorkQueueTracker t = new WorkQueueTracker(1, 2); // two slots: position p and p + 2 share one
         for (int i = 0; i < 8; i++) {
