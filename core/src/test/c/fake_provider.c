@@ -283,6 +283,14 @@ static void fake_wr_set_xrc_srqn(struct ibv_qp_ex *qp, uint32_t remote_srqn) {
     ((struct fake_qp *) qp)->last_xrc_srqn = remote_srqn;
 }
 
+static void fake_wr_bind_mw(struct ibv_qp_ex *qp, struct ibv_mw *mw, uint32_t rkey,
+                            const struct ibv_mw_bind_info *info) {
+    (void) mw; (void) info;
+    build(qp, IBV_WR_BIND_MW)->rkey = rkey;
+}
+
+static void fake_wr_local_inv(struct ibv_qp_ex *qp, uint32_t rkey) { build(qp, IBV_WR_LOCAL_INV)->imm = rkey; }
+
 static void fake_wr_set_ud_addr(struct ibv_qp_ex *qp, struct ibv_ah *ah, uint32_t remote_qpn, uint32_t remote_qkey) {
     (void) qp; (void) ah; (void) remote_qpn; (void) remote_qkey; /* executed like an RC send */
 }
@@ -298,9 +306,22 @@ static void fake_wr_set_inline_data(struct ibv_qp_ex *qp, void *addr, size_t len
 
 /* ---- object factory (what ibv_open_device / ibv_create_* would return) ---- */
 
+static int fake_dealloc_mw(struct ibv_mw *mw) { free(mw); return 0; }
+
+/* a memory window of the fake context (ibv_dealloc_mw reaches fake_dealloc_mw through the context's ops) */
+struct ibv_mw *fake_alloc_mw(struct ibv_pd *pd, int type, uint32_t rkey) {
+    struct ibv_mw *mw = calloc(1, sizeof(*mw));
+    mw->context = pd->context;
+    mw->pd = pd;
+    mw->rkey = rkey;
+    mw->type = (enum ibv_mw_type) type;
+    return mw;
+}
+
 struct ibv_context *fake_open_device(void) {
     struct ibv_context *ctx = calloc(1, sizeof(*ctx));
     ctx->ops.post_send = fake_post_send;
+    ctx->ops.dealloc_mw = fake_dealloc_mw;
     ctx->ops.post_recv = fake_post_recv;
     ctx->ops.post_srq_recv = fake_post_srq_recv;
     ctx->ops.poll_cq = fake_poll_cq;
@@ -369,6 +390,8 @@ struct ibv_qp_ex *fake_create_qp(struct ibv_pd *pd, struct ibv_cq_ex *scq, struc
     qp->ex.wr_set_inline_data = fake_wr_set_inline_data;
     qp->ex.wr_set_xrc_srqn = fake_wr_set_xrc_srqn;
     qp->ex.wr_set_ud_addr = fake_wr_set_ud_addr;
+    qp->ex.wr_bind_mw = fake_wr_bind_mw;
+    qp->ex.wr_local_inv = fake_wr_local_inv;
     qp->ex.wr_start = fake_wr_start;
     qp->ex.wr_complete = fake_wr_complete;
     qp->ex.wr_abort = fake_wr_abort;

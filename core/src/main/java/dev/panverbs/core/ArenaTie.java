@@ -24,7 +24,10 @@ final class ArenaTie {
                     // Deregistering first makes the NIC fail the outstanding WRs instead of writing there.
                     // A window bound here would keep the memory reachable from the network (and the kernel
                     // refuses the deregistration while one is bound): deallocated first.
-                    java.util.List<AutoCloseable> order = new java.util.ArrayList<>(r.windows);
+                    java.util.List<AutoCloseable> order = new java.util.ArrayList<>();
+                    for (MemoryWindow w : r.windows) {
+                        order.add(w::forceClose); // not close(): an outstanding bind must not keep the memory reachable
+                    }
                     order.add(r.resource);
                     dev.panverbs.core.internal.CloseHelper.closeAll(order);
                 }

@@ -101,6 +101,7 @@ final class ChainWindowOps extends PostTarget {
                         : chain.opcodeValue(wr) == WorkRequestOpcode.LOCAL_INV.value()
                                 && chain.invalidateRkey(wr) == ops.rkey(i);
                 if (still) {
+                    ops.window(i).namedBy(queue.tracker, chain.base + wr); // the window's close now refuses
                     ops.apply(i, queue.qp);
                 }
                 ops.forget(i);

@@ -152,6 +152,12 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
                 access, r);
     }
 
+    /** Ties a {@link #wrap}ped region to the arena of its buffer, as {@link Builder#deregisterWith} does. */
+    void tieTo(Arena arena) {
+        ArenaTie.tieTo("deregisterWith", arena, buffer, registration.tie);
+        registration.tie.set(this);
+    }
+
     /**
      * What deregistration must undo besides the verb: the owned arena (freed only after a successful
      * {@code ibv_dereg_mr}: if deregistration fails the NIC may still write, so the memory is leaked rather
@@ -467,10 +473,8 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
         }
 
         /**
-         * {@link #translation(MemorySegment)} of {@code segment}, which {@code arena} allocated, with deregistration
-         * tied to that arena (as {@link Builder#deregisterWith}): once the change succeeds, closing {@code arena}
-         * deregisters the MR before freeing the memory. Either form unties the MR from the arena of its previous
-         * memory (closing that arena then leaves the re-registered MR alone).
+         * {@link #translation(MemorySegment)} with deregistration tied to {@code arena}, which allocated {@code segment}
+         * ({@link Builder#deregisterWith}). Either form unties the MR from the arena of its previous memory.
          */
         public Rereg translation(Arena arena, MemorySegment segment) {
             Objects.requireNonNull(arena, "arena");

@@ -55,6 +55,12 @@ public final class MemoryWindow extends VerbsObject {
     private volatile long address;
     private volatile long length;
     private volatile Set<Access> access = Set.of();
+    /**
+     * The newest work request that names this window (a bind or a local invalidation) and the tracker of its queue:
+     * {@link #close()} refuses while it is outstanding. Written after the provider accepted it.
+     */
+    private volatile WorkQueueTracker lastWrQueue;
+    private volatile long lastWrPosition;
 
     private MemoryWindow(ProtectionDomain pd, MemoryWindowType type, MemorySegment mw, Arena arena) {
         super(ResourceKind.MEMORY_WINDOW, "MemoryWindow[" + type + " " + Units.hex(mw.address()) + " on "
@@ -72,6 +78,11 @@ public final class MemoryWindow extends VerbsObject {
             throw Errors.failure(Errors.call("ibv_dealloc_mw", "mw", Units.hex(handle.address())), rc);
         }
         arena.close();
+    }
+
+    /** Adopts a window made by another provider path (the tests' fake provider); closing it calls ibv_dealloc_mw. */
+    static MemoryWindow wrap(ProtectionDomain pd, MemoryWindowType type, MemorySegment handle) {
+        return new MemoryWindow(pd, type, handle, Arena.ofShared());
     }
 
     /** {@code ibv_alloc_mw}, refused up front when the device lacks the window type. */
@@ -214,6 +225,7 @@ public final class MemoryWindow extends VerbsObject {
                 t.rollback(pos);
                 throw Errors.failure(call, rc);
             }
+            namedBy(t, pos); // accepted: close() refuses until its completion
         } finally {
             g.exit();
         }
@@ -279,6 +291,16 @@ public final class MemoryWindow extends VerbsObject {
     }
 
     /** A local invalidation of this window was posted: unbound from now on. */
+    /**
+     * A work request naming this window (bind or local invalidation) was accepted at {@code position} of
+     * {@code tracker}: {@link #close()} refuses until it retires. Not a reference count: the newest one only (a
+     * window's operations on one QP complete in order).
+     */
+    void namedBy(WorkQueueTracker tracker, long position) {
+        lastWrPosition = position;
+        lastWrQueue = tracker;
+    }
+
     synchronized void invalidatedLocally() {
         pendingBind = null;
         unbound();
@@ -383,6 +405,17 @@ public final class MemoryWindow extends VerbsObject {
         ibv_mw.rkey(mw, newRkey);
     }
 
+    /**
+     * Deallocates the window whatever work requests name it: the region's arena is closing and its memory must not
+     * stay reachable through the window (the arena tie), even if a bind is still outstanding.
+     */
+    void forceClose() {
+        resource.close();
+        if (isClosed()) {
+            unbound();
+        }
+    }
+
     /** Forgets the binding (invalidated locally, or the window was deallocated). */
     synchronized void unbound() {
         for (MemoryRegion r : held) {
@@ -397,10 +430,20 @@ public final class MemoryWindow extends VerbsObject {
 
     /**
      * Deallocates the window ({@code ibv_dealloc_mw(3)}), which invalidates its binding and releases its region.
-     * Idempotent.
+     * Idempotent. Refused with {@link IllegalStateException} while the newest bind or local invalidation that names
+     * it is outstanding (until its completion is polled): the device resolves the window when it executes the WR, and
+     * a deallocated window's key may already name another object by then.
      */
     @Override
     public void close() {
+        WorkQueueTracker t = lastWrQueue;
+        long p = lastWrPosition;
+        if (!isClosed() && t != null && t.isOutstanding(p)) {
+            throw new IllegalStateException("ibv_dealloc_mw: " + this + " is named by an outstanding "
+                    + "work request (a bind or local invalidation: the device resolves the window when it executes "
+                    + "it); poll its completion (or move the QP to ERR and poll the flushes, or close the QP) before "
+                    + "closing the window");
+        }
         super.close();
         if (isClosed()) {
             unbound();

@@ -216,7 +216,7 @@ public final class PostBatch implements AutoCloseable {
     public PostBatch localInv(long wrId, int sendFlags, MemoryWindow mw) {
         int rkey = mw.rkey();
         localInv(wrId, sendFlags, rkey);
-        windowOps().invalidate(mw);
+        windowOps().invalidate(base + count - 1, mw);
         return this;
     }
 
@@ -248,7 +248,7 @@ public final class PostBatch implements AutoCloseable {
         ops.ibv_wr_bind_mw(mwHandle, rkey, bindInfo);
         lists.keepAlive();
         stage(k, 0); // the bind reads the region: referenced until its completion, re-checked at submit
-        windowOps().bind(wrId, mw, rkey, mr, k.address + offset, length, access);
+        windowOps().bind(base + count - 1, wrId, mw, rkey, mr, k.address + offset, length, access);
         return this;
     }
 

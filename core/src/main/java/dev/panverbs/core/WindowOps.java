@@ -10,24 +10,31 @@ import java.util.Set;
 final class WindowOps {
     private final WindowRecords ops;
     private final QueuePair qp;
+    /** The tracker position of each operation's WR (the window's close refuses while it is outstanding). */
+    private final long[] positions;
     private int n;
 
     WindowOps(QueuePair qp, int capacity) {
         this.qp = qp;
         ops = new WindowRecords(capacity);
+        positions = new long[capacity];
     }
 
-    void bind(long wrId, MemoryWindow mw, int rkey, MemoryRegion mr, long address, long length, Set<Access> access) {
+    void bind(long position, long wrId, MemoryWindow mw, int rkey, MemoryRegion mr, long address, long length,
+              Set<Access> access) {
+        positions[n] = position;
         ops.bind(n++, wrId, mw, rkey, mr, address, length, access);
     }
 
-    void invalidate(MemoryWindow mw) {
+    void invalidate(long position, MemoryWindow mw) {
+        positions[n] = position;
         ops.invalidate(n++, mw, 0);
     }
 
     /** The batch was submitted: the windows now hold what it posted, in order. */
     void apply() {
         for (int i = 0; i < n; i++) {
+            ops.window(i).namedBy(qp.sendQueue.tracker, positions[i]);
             ops.apply(i, qp);
         }
         clear();

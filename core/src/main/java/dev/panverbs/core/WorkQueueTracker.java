@@ -139,6 +139,11 @@ final class WorkQueueTracker {
         return capacity;
     }
 
+    /** Whether the WR at {@code position} was published and is not yet retired (any thread). */
+    boolean isOutstanding(long position) {
+        return position >= (long) HEAD.getAcquire(this) && position < (long) TAIL.getAcquire(this);
+    }
+
     /** WRs posted and not yet retired. */
     int outstanding() {
         return (int) ((long) TAIL.getAcquire(this) - (long) HEAD.getAcquire(this));

@@ -145,6 +145,14 @@ public final class FakeProvider {
         return register(Arena.ofShared().allocate(4096, 64), key);
     }
 
+    /** A memory window of {@code type} in the default PD with {@code rkey} (its dealloc frees the fake's object). */
+    public MemoryWindow allocMw(MemoryWindowType type, int rkey) {
+        MemorySegment mw = call("fake_alloc_mw", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                ValueLayout.JAVA_INT, ValueLayout.JAVA_INT), pd.resource.handle("fake_alloc_mw"),
+                type == MemoryWindowType.TYPE_1 ? 1 : 2, rkey);
+        return MemoryWindow.wrap(pd, type, mw);
+    }
+
     /** A memory region over {@code buffer} with lkey = rkey = {@code key} (nothing is pinned), in the default PD. */
     public MemoryRegion register(MemorySegment buffer, int key) {
         return register(pd, buffer, key);
