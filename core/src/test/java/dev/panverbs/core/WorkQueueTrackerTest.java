@@ -112,6 +112,26 @@ class WorkQueueTrackerTest {
     }
 
     @Test
+    void aWrStagedWithoutAnSgeCarriesNoReferenceOfTheSlotsPreviousLap() {
+        // stageWr's count 0 is what a WR that ends without an SGE (LOCAL_INV, an empty SEND or WRITE)
+        // is published with: its slot still holds the references of the WR one lap before
+        WorkQueueTracker t = new WorkQueueTracker(1, 2); // two slots: position p and p + 2 share one
+        for (int i = 0; i < 8; i++) {
+            boolean sges = (i & 2) == 0; // two WRs with two references, then two without in the same slots
+            long p = t.tail();
+            t.stageWr(p, i);
+            if (sges) {
+                t.stageRef(p, 0, mrA);
+                t.stageRef(p, 1, mrB);
+            }
+            t.publish(p + 1);
+            assertThat(t.references(mrA)).as("WR %d", i).isEqualTo(sges ? 1 : 0);
+            assertThat(t.references(mrB)).as("WR %d", i).isEqualTo(sges ? 1 : 0);
+            assertThat(t.retire(t.encode(p))).isEqualTo(i);
+        }
+    }
+
+    @Test
     void putCopiesOnlyTheWrsOwnSges() {
         WorkQueueTracker t = new WorkQueueTracker(4, 3);
         long[] staged = {mrA, mrB, 99, mrB, 0}; // WR 0: SGEs 0..2 (2 used); WR 1: SGEs 3..5 (1 used, 1 inline)
