@@ -88,12 +88,19 @@ final class CqePoller {
     static final class Target {
         final int qpn;
         /**
-         * By send WQE index {@code i}: {@code sq[2i]} the caller's wr_id (what is reported, per completion: the even
-         * slot costs the fast path one shift), {@code sq[2i + 1]} the provider wr_id (what retires, once per poll);
-         * interleaved, so the poster stores both into one array. Or null.
+         * By send WQE index {@code i}: the provider wr_id (tracker position and route token, what retires, once per
+         * poll) of the WR whose WQE starts there. Or null.
          */
         long[] sq;
         int sqMask;
+        /**
+         * The caller's wr_ids (what each completion reports): the send tracker's slot records, where the poster
+         * writes each WR's record anyway, at {@code ((int) sq[i] & slotMask) * slotStride} (the position's slot:
+         * the low bits of the provider wr_id). Read before the poll retires the WR, so the slot is still its own.
+         */
+        long[] wrIds;
+        int slotMask;
+        int slotStride;
         SendCompletionSink sink;
         long[] rqWrid;
         int rqMask;
@@ -104,27 +111,31 @@ final class CqePoller {
             this.qpn = qpn;
         }
 
-        /** A target with both sides given at once (tests). */
-        Target(int qpn, long[] sq, long[] rqWrid, SendCompletionSink sink) {
+        /** A target with only a receive side (tests). */
+        Target(int qpn, long[] rqWrid) {
             this(qpn);
-            if (sq != null) {
-                send(sq, sink);
-            }
-            if (rqWrid != null) {
-                receive(rqWrid, 0, null);
-            }
+            receive(rqWrid, 0, null);
         }
 
         /**
-         * @param sq the provider and the caller's wr_id by WQE index, interleaved (see {@link #sq}; a power of two
-         *           WQEs); each completion reports the caller's, and {@code s} is called once per poll with the last
-         *           completed WQE (completions of a send queue arrive in order, and a completion retires every WR
-         *           before it), not once per completion
+         * @param sq the provider wr_id by WQE index (see {@link #sq}; a power of two WQEs)
+         * @param wrIds the caller's wr_ids by slot (see {@link #wrIds}; {@code slotMask + 1} slots of
+         *           {@code slotStride} longs)
+         * @param s called once per poll with the last completed WQE (completions of a send queue arrive in order,
+         *          and a completion retires every WR before it), not once per completion
          */
-        void send(long[] sq, SendCompletionSink s) {
-            this.sqMask = (sq.length >>> 1) - 1;
+        void send(long[] sq, long[] wrIds, int slotMask, int slotStride, SendCompletionSink s) {
+            this.sqMask = sq.length - 1;
             this.sink = s;
+            this.wrIds = wrIds;
+            this.slotMask = slotMask;
+            this.slotStride = slotStride;
             this.sq = sq;
+        }
+
+        /** The caller's wr_id of the WR whose WQE starts at {@code idx}. */
+        long wrId(int idx) {
+            return wrIds[((int) sq[idx] & slotMask) * slotStride];
         }
 
         void receive(long[] wrid, int tail, RecvCompletionSink s) {
@@ -279,7 +290,7 @@ final class CqePoller {
             return false;
         }
         int idx = (Short.reverseBytes((short) (word >>> 32)) & 0xFFFF) & t.sqMask;
-        wc.set(HOST64, w + WC_WR_ID, t.sq[2 * idx]);
+        wc.set(HOST64, w + WC_WR_ID, t.wrId(idx));
         wc.set(HOST32, w + WC_STATUS, 0);
         wc.set(HOST32, w + WC_OPCODE, sop == 0x08 ? WC_RDMA_WRITE : WC_SEND);
         wc.set(HOST32, w + WC_QP_NUM, t.qpn);
@@ -302,7 +313,7 @@ final class CqePoller {
         Target r = retireTarget;
         if (r != null) {
             retireTarget = null;
-            r.sink.completed(retireIdx, r.sq[2 * retireIdx + 1]);
+            r.sink.completed(retireIdx, r.sq[retireIdx]);
         }
     }
 
@@ -311,7 +322,7 @@ final class CqePoller {
         if (t.sink != null) {
             deferRetire(t, idx);
         }
-        return t.sq[2 * idx];
+        return t.wrId(idx);
     }
 
     private int parse(long off, int opOwn, MemorySegment wc, long w) {

@@ -54,9 +54,9 @@ public final class DirectSendQueue {
     private final DirectPath.SendSide side;
     final WqeWriter writer;
     /**
-     * By the index {@code i} at which a WR's WQE starts: {@code sq[2i]} the caller's wr_id (what its completion
-     * reports), {@code sq[2i + 1]} its provider wr_id (tracker position and route token, what the completion
-     * retires). Interleaved (see {@code CqePoller.Target#sq}): one array and length load per WR where two took two.
+     * By the index {@code i} at which a WR's WQE starts: its provider wr_id (tracker position and route token, what
+     * the completion retires). The caller's wr_id (what the completion reports) is read at poll from the WR's
+     * tracker slot, written per WR anyway (see {@code CqePoller.Target#wrIds}): one store and range check less per WR.
      */
     final long[] sq;
     private final int capacity;
@@ -126,7 +126,7 @@ public final class DirectSendQueue {
                 view.blueFlameRegister(), view.blueFlameSize(), bfUsable, preferBf, shutUpBf, view.qpNum(),
                 0, capacity, maxSge, maxInline, curPost,
                 BF_LOCKS.computeIfAbsent(view.blueFlameRegister().address(), a -> new Object()));
-        this.sq = new long[2 * view.sqWqeCount()];
+        this.sq = new long[view.sqWqeCount()];
         this.token = side.encode(0);
         this.positionMask = side.encode(-1L) ^ token;
         if (side.refsPerSlot() < maxSge) {
@@ -140,11 +140,9 @@ public final class DirectSendQueue {
         // a slot no WR was written at holds a wr_id naming no position (not 0: that names position 0, which may be
         // outstanding): a CQE naming it is refused (once per poll, where it retires) instead of retiring position 0
         long never = side.encode(-1L);
-        for (int i = 1; i < sq.length; i += 2) {
-            sq[i] = never;
-        }
+        java.util.Arrays.fill(sq, never);
         String pollVerb = "mlx5 direct CQE poll (send queue of " + qp + ")";
-        cq.poller.target(view.qpNum()).send(sq, (idx, providerWrId) -> {
+        cq.poller.target(view.qpNum()).send(sq, rec, recMask, stride, (idx, providerWrId) -> {
             if (providerWrId == never) {
                 throw new IllegalStateException(pollVerb + ": a completion names send WQE " + idx + ", where no "
                         + "WR was written: the device misbehaves, or work was posted to this QP outside this path. "
@@ -288,9 +286,7 @@ public final class DirectSendQueue {
         Object snap = p.checkNextSge(qp, last, key, offset, length, op == WR_RDMA_READ, "RDMA READ");
         int i = next();
         int idx = writer.writeOne(op, sendFlags, ra, rk, p.address(snap) + offset, length, p.lkey(snap));
-        long[] q = sq;
-        q[2 * idx] = wrId;
-        q[2 * idx + 1] = token | ((chainTail + i) & positionMask);
+        sq[idx] = token | ((chainTail + i) & positionMask); // the caller's wrId: in the slot record below
         long[] r = rec;
         int b = ((int) (chainTail + i) & recMask) * stride;
         r[b] = wrId;
@@ -316,9 +312,7 @@ public final class DirectSendQueue {
         checkFlags(sendFlags);
         int i = next();
         int idx = writer.begin(op, sendFlags, immOrInv, ra, rk, sw, ca);
-        long[] q = sq;
-        q[2 * idx] = wrId;
-        q[2 * idx + 1] = token | ((chainTail + i) & positionMask);
+        sq[idx] = token | ((chainTail + i) & positionMask); // the caller's wrId: in the slot record below
         long[] r = rec;
         int b = ((int) (chainTail + i) & recMask) * stride;
         r[b] = wrId;

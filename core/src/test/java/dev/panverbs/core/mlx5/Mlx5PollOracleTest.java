@@ -73,17 +73,19 @@ class Mlx5PollOracleTest {
                 for (int i = 0; i < rq.length; i++) {
                     rq[i] = 0x5200000000L + i;
                 }
-                // the send side as DirectSendQueue attaches it: provider and caller wr_ids by WQE index, interleaved
-                // (the caller's are reported; the provider's, distinct, only retire), and a sink that must be called
-                // once per poll, with the last send completion's WQE and its provider wr_id
-                long[] sqIds = new long[2 * sq.length];
+                // the send side as DirectSendQueue attaches it: the provider wr_id by WQE index (only retires), whose
+                // low bits name the slot of the caller's wr_id (reported), and a sink that must be called once per
+                // poll, with the last send completion's WQE and its provider wr_id
+                long[] sqIds = new long[sq.length];
+                long[] slots = new long[2 * sq.length]; // stride 2: a slot's second long is not the wr_id
                 for (int i = 0; i < sq.length; i++) {
-                    sqIds[2 * i] = sq[i];
-                    sqIds[2 * i + 1] = 0x5300000000L + i;
+                    sqIds[i] = 0x5300000000L + i;
+                    slots[2 * i] = sq[i];
+                    slots[2 * i + 1] = -1;
                 }
                 int[] retired = {0, -1};
-                CqePoller.Target target = new CqePoller.Target(c.qpn, null, rq, null);
-                target.send(sqIds, (idx, wr) -> {
+                CqePoller.Target target = new CqePoller.Target(c.qpn, rq);
+                target.send(sqIds, slots, sq.length - 1, 2, (idx, wr) -> {
                     assertThat(wr).as("provider wr_id retired").isEqualTo(0x5300000000L + idx);
                     retired[0]++;
                     retired[1] = idx;
