@@ -19,12 +19,6 @@ import java.lang.invoke.MethodHandle;
  * {@link ProviderDowncalls} twins, whose {@code ibv_qp_ex}/{@code ibv_cq_ex} segment is a global-scope view). Fewer
  * instructions per call, and fewer C2 IR nodes, so more of a caller's loop fits C2's inlining budget.
  *
- * <p>The slot (the function pointer) comes as a {@code long} too, wrapped per call in
- * {@link MemorySegment#ofAddress}: a fresh segment of a known class and the global scope that C2's escape analysis
- * removes (no allocation: 0 B/op in the benchmarks), so the linker's class, NULL and scope checks on the target fold to
- * one compare. A {@code MemorySegment} field read instead would be a segment of unknown class: a class check of it and
- * of its scope per call. The callers check the slot for NULL first, to name the verb.
- *
  * <p>Names as in {@link ProviderDowncalls}, with {@code a} for a pointer passed as an address. Linked as that class's
  * hot handles ({@link ProviderDowncalls#hot}: {@code critical(false)} unless disabled), except the doorbell
  * {@code kick_i_a} ({@code wr_complete}), plain as {@link ProviderDowncalls#kick_i_p}.
@@ -47,9 +41,9 @@ public final class AddressDowncalls {
             FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
 
     /** Slots wr_send, wr_start, wr_abort, end_poll. */
-    public static void v_a(long fn, long a0) {
+    public static void v_a(MemorySegment fn, long a0) {
         try {
-            V_A.invokeExact(MemorySegment.ofAddress(fn), a0);
+            V_A.invokeExact(fn, a0);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -58,9 +52,9 @@ public final class AddressDowncalls {
     }
 
     /** Slots wr_local_inv, wr_send_imm, wr_send_inv, wr_set_xrc_srqn. */
-    public static void v_ai(long fn, long a0, int a1) {
+    public static void v_ai(MemorySegment fn, long a0, int a1) {
         try {
-            V_AI.invokeExact(MemorySegment.ofAddress(fn), a0, a1);
+            V_AI.invokeExact(fn, a0, a1);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -69,9 +63,9 @@ public final class AddressDowncalls {
     }
 
     /** Slots wr_rdma_read, wr_rdma_write. */
-    public static void v_aij(long fn, long a0, int a1, long a2) {
+    public static void v_aij(MemorySegment fn, long a0, int a1, long a2) {
         try {
-            V_AIJ.invokeExact(MemorySegment.ofAddress(fn), a0, a1, a2);
+            V_AIJ.invokeExact(fn, a0, a1, a2);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -80,9 +74,9 @@ public final class AddressDowncalls {
     }
 
     /** Slots wr_rdma_write_imm, wr_set_sge. */
-    public static void v_aiji(long fn, long a0, int a1, long a2, int a3) {
+    public static void v_aiji(MemorySegment fn, long a0, int a1, long a2, int a3) {
         try {
-            V_AIJI.invokeExact(MemorySegment.ofAddress(fn), a0, a1, a2, a3);
+            V_AIJI.invokeExact(fn, a0, a1, a2, a3);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -91,9 +85,9 @@ public final class AddressDowncalls {
     }
 
     /** Slots next_poll and the int readers (read_opcode, read_byte_len, ...). */
-    public static int i_a(long fn, long a0) {
+    public static int i_a(MemorySegment fn, long a0) {
         try {
-            return (int) I_A.invokeExact(MemorySegment.ofAddress(fn), a0);
+            return (int) I_A.invokeExact(fn, a0);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -102,9 +96,9 @@ public final class AddressDowncalls {
     }
 
     /** Slots start_poll (the caller's attr stays a segment: its scope is checked). */
-    public static int i_ap(long fn, long a0, MemorySegment a1) {
+    public static int i_ap(MemorySegment fn, long a0, MemorySegment a1) {
         try {
-            return (int) I_AP.invokeExact(MemorySegment.ofAddress(fn), a0, a1);
+            return (int) I_AP.invokeExact(fn, a0, a1);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -116,9 +110,9 @@ public final class AddressDowncalls {
      * Slots start_poll with its {@code attr} as an address too: for an {@code attr} that is never freed (global-arena
      * memory), so there is no scope to check or acquire.
      */
-    public static int i_aa(long fn, long a0, long a1) {
+    public static int i_aa(MemorySegment fn, long a0, long a1) {
         try {
-            return (int) I_AA.invokeExact(MemorySegment.ofAddress(fn), a0, a1);
+            return (int) I_AA.invokeExact(fn, a0, a1);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -127,9 +121,9 @@ public final class AddressDowncalls {
     }
 
     /** Slots wr_complete: the doorbell, plain (rxe enters the kernel). */
-    public static int kick_i_a(long fn, long a0) {
+    public static int kick_i_a(MemorySegment fn, long a0) {
         try {
-            return (int) KICK_I_A.invokeExact(MemorySegment.ofAddress(fn), a0);
+            return (int) KICK_I_A.invokeExact(fn, a0);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {

@@ -554,32 +554,8 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
             MemorySegment addr = newBuffer != null ? newBuffer : MemorySegment.NULL;
             long length = newBuffer != null ? newBuffer.byteSize() : 0;
             int accessMask = newAccess != null ? Access.mask(acc) : 0;
-            int rc;
-            int errnoValue;
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment errno = Errno.allocateCapture(arena);
-                rc = LibIbverbs.ibv_rereg_mr(errno, handle, flags, pdHandle, addr, length, accessMask);
-                errnoValue = Errno.get(errno);
-            }
-            String call = Errors.call("ibv_rereg_mr", "flags", ReregFailure.flagNames(flags), "access", acc);
-            // DO_FORK_OLD: the new registration is valid, only fork protection of the old range failed
-            if (rc != 0 && rc != verbs_h.IBV_REREG_MR_ERR_DO_FORK_OLD()) {
-                int e = errnoValue == 0 ? verbs_h.EINVAL() : errnoValue;
-                // EOPNOTSUPP: the provider or the kernel (uverbs checks the driver op first) refused the command
-                // before touching the MR, so it stays valid despite IBV_REREG_MR_ERR_CMD
-                boolean unsupported = e == verbs_h.EOPNOTSUPP() || e == verbs_h.EPROTONOSUPPORT();
-                boolean unusable = !unsupported && (rc == verbs_h.IBV_REREG_MR_ERR_CMD()
-                        || rc == verbs_h.IBV_REREG_MR_ERR_CMD_AND_DO_FORK_NEW());
-                VerbsException failure = Errors.failure(call, e, ReregFailure.describe(rc, unusable));
-                if (unusable) {
-                    try {
-                        mr.resource.close(); // nothing references it (quiesced): deregister without re-checking
-                    } catch (RuntimeException closeFailure) {
-                        failure.addSuppressed(closeFailure);
-                    }
-                }
-                throw failure;
-            }
+            ReregFailure.call(handle, flags, pdHandle, addr, length, accessMask, acc,
+                    mr.resource::close); // unusable: nothing references it (quiesced), deregister without re-checking
             ProtectionDomain pd = old.pd;
             if (newPd != null) {
                 mr.resource.replaceParent(pd.resource, newPd.resource);

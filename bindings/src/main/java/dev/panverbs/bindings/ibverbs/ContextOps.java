@@ -20,29 +20,22 @@ import java.lang.foreign.MemorySegment;
  */
 public final class ContextOps {
 
-    // Held as addresses, wrapped per call in MemorySegment.ofAddress: a fresh segment of a known class and the global
-    // scope that C2 scalar-replaces (0 B/op), so the linker's checks of the target fold to its NULL compare; a
-    // MemorySegment field would be of unknown class: a class check of it and of its scope per call (as QpExOps).
-    // Never 0: the constructor refuses a NULL slot, naming the verb.
-    private final long postSend;
-    private final long postRecv;
-    private final long postSrqRecv;
-    private final long pollCq;
-    private final long reqNotifyCq;
+    private final MemorySegment postSend;
+    private final MemorySegment postRecv;
+    private final MemorySegment postSrqRecv;
+    private final MemorySegment pollCq;
+    private final MemorySegment reqNotifyCq;
 
     private ContextOps(long ctx) {
         // libibverbs 44 fills every ops slot (provider op or a dummy), so NULL means a foreign context
         // each refusal names the verb that would call through the slot
-        postSend = VerbsInline.opsSlot(ctx, VerbsInline.OPS_POST_SEND, "ibv_post_send",
-                "ibv_context.ops.post_send").address();
-        postRecv = VerbsInline.opsSlot(ctx, VerbsInline.OPS_POST_RECV, "ibv_post_recv",
-                "ibv_context.ops.post_recv").address();
+        postSend = VerbsInline.opsSlot(ctx, VerbsInline.OPS_POST_SEND, "ibv_post_send", "ibv_context.ops.post_send");
+        postRecv = VerbsInline.opsSlot(ctx, VerbsInline.OPS_POST_RECV, "ibv_post_recv", "ibv_context.ops.post_recv");
         postSrqRecv = VerbsInline.opsSlot(ctx, VerbsInline.OPS_POST_SRQ_RECV, "ibv_post_srq_recv",
-                "ibv_context.ops.post_srq_recv").address();
-        pollCq = VerbsInline.opsSlot(ctx, VerbsInline.OPS_POLL_CQ, "ibv_poll_cq", "ibv_context.ops.poll_cq")
-                .address();
+                "ibv_context.ops.post_srq_recv");
+        pollCq = VerbsInline.opsSlot(ctx, VerbsInline.OPS_POLL_CQ, "ibv_poll_cq", "ibv_context.ops.poll_cq");
         reqNotifyCq = VerbsInline.opsSlot(ctx, VerbsInline.OPS_REQ_NOTIFY_CQ, "ibv_req_notify_cq",
-                "ibv_context.ops.req_notify_cq").address();
+                "ibv_context.ops.req_notify_cq");
     }
 
     /**
@@ -56,7 +49,7 @@ public final class ContextOps {
 
     /** {@link VerbsInline#ibv_post_send} through {@code ops.post_send} read at bind time. */
     public int ibv_post_send(MemorySegment qp, MemorySegment wr, MemorySegment badWr) {
-        return ProviderDowncalls.kick_i_ppp(MemorySegment.ofAddress(postSend), qp, wr, badWr);
+        return ProviderDowncalls.kick_i_ppp(postSend, qp, wr, badWr);
     }
 
     /**
@@ -65,12 +58,12 @@ public final class ContextOps {
      * checked here.
      */
     public int ibv_post_send(long qp, long wr, long badWr) {
-        return ProviderDowncalls.kick_i_ppp(MemorySegment.ofAddress(postSend), qp, wr, badWr);
+        return ProviderDowncalls.kick_i_ppp(postSend, qp, wr, badWr);
     }
 
     /** {@link VerbsInline#ibv_post_recv} through {@code ops.post_recv} read at bind time. */
     public int ibv_post_recv(MemorySegment qp, MemorySegment wr, MemorySegment badWr) {
-        return ProviderDowncalls.i_ppp(MemorySegment.ofAddress(postRecv), qp, wr, badWr);
+        return ProviderDowncalls.i_ppp(postRecv, qp, wr, badWr);
     }
 
     /**
@@ -78,17 +71,17 @@ public final class ContextOps {
      * {@link #ibv_post_send(long, long, long)}.
      */
     public int ibv_post_recv(long qp, long wr, long badWr) {
-        return ProviderDowncalls.i_ppp(MemorySegment.ofAddress(postRecv), qp, wr, badWr);
+        return ProviderDowncalls.i_ppp(postRecv, qp, wr, badWr);
     }
 
     /** {@link VerbsInline#ibv_post_srq_recv} through {@code ops.post_srq_recv} read at bind time. */
     public int ibv_post_srq_recv(MemorySegment srq, MemorySegment recvWr, MemorySegment badRecvWr) {
-        return ProviderDowncalls.i_ppp(MemorySegment.ofAddress(postSrqRecv), srq, recvWr, badRecvWr);
+        return ProviderDowncalls.i_ppp(postSrqRecv, srq, recvWr, badRecvWr);
     }
 
     /** {@link VerbsInline#ibv_poll_cq} through {@code ops.poll_cq} read at bind time. */
     public int ibv_poll_cq(MemorySegment cq, int numEntries, MemorySegment wc) {
-        return ProviderDowncalls.i_pip(MemorySegment.ofAddress(pollCq), cq, numEntries, wc);
+        return ProviderDowncalls.i_pip(pollCq, cq, numEntries, wc);
     }
 
     /**
@@ -96,11 +89,11 @@ public final class ContextOps {
      * array: the caller keeps both alive (and the array allocated) across the call; nothing is checked here.
      */
     public int ibv_poll_cq(long cq, int numEntries, long wc) {
-        return ProviderDowncalls.i_pip(MemorySegment.ofAddress(pollCq), cq, numEntries, wc);
+        return ProviderDowncalls.i_pip(pollCq, cq, numEntries, wc);
     }
 
     /** {@link VerbsInline#ibv_req_notify_cq} through {@code ops.req_notify_cq} read at bind time. */
     public int ibv_req_notify_cq(MemorySegment cq, int solicitedOnly) {
-        return ProviderDowncalls.kick_i_pi(MemorySegment.ofAddress(reqNotifyCq), cq, solicitedOnly);
+        return ProviderDowncalls.kick_i_pi(reqNotifyCq, cq, solicitedOnly);
     }
 }

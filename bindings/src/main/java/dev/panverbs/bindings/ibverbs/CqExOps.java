@@ -33,23 +33,23 @@ public final class CqExOps {
 
     private final MemorySegment cq;
     private final long address;
-    private final long startPoll;
-    private final long nextPoll;
-    private final long endPoll;
-    private final long readOpcode;
-    private final long readVendorErr;
-    private final long readByteLen;
-    private final long readImmData;
-    private final long readQpNum;
-    private final long readSrcQp;
-    private final long readWcFlags;
-    private final long readSlid;
+    private final MemorySegment startPoll;
+    private final MemorySegment nextPoll;
+    private final MemorySegment endPoll;
+    private final MemorySegment readOpcode;
+    private final MemorySegment readVendorErr;
+    private final MemorySegment readByteLen;
+    private final MemorySegment readImmData;
+    private final MemorySegment readQpNum;
+    private final MemorySegment readSrcQp;
+    private final MemorySegment readWcFlags;
+    private final MemorySegment readSlid;
     private final MemorySegment readSl;
     private final MemorySegment readDlidPathBits;
     private final MemorySegment readCompletionTs;
     private final MemorySegment readCompletionWallclockNs;
     private final MemorySegment readCvlan;
-    private final long readFlowTag;
+    private final MemorySegment readFlowTag;
     private final MemorySegment readTmInfo;
 
     private CqExOps(MemorySegment cq) {
@@ -60,23 +60,23 @@ public final class CqExOps {
                     + "address space");
         }
         this.address = c;
-        startPoll = pointer(c + CqExInline.START_POLL).address();
-        nextPoll = pointer(c + CqExInline.NEXT_POLL).address();
-        endPoll = pointer(c + CqExInline.END_POLL).address();
-        readOpcode = pointer(c + CqExInline.READ_OPCODE).address();
-        readVendorErr = pointer(c + CqExInline.READ_VENDOR_ERR).address();
-        readByteLen = pointer(c + CqExInline.READ_BYTE_LEN).address();
-        readImmData = pointer(c + CqExInline.READ_IMM_DATA).address();
-        readQpNum = pointer(c + CqExInline.READ_QP_NUM).address();
-        readSrcQp = pointer(c + CqExInline.READ_SRC_QP).address();
-        readWcFlags = pointer(c + CqExInline.READ_WC_FLAGS).address();
-        readSlid = pointer(c + CqExInline.READ_SLID).address();
+        startPoll = pointer(c + CqExInline.START_POLL);
+        nextPoll = pointer(c + CqExInline.NEXT_POLL);
+        endPoll = pointer(c + CqExInline.END_POLL);
+        readOpcode = pointer(c + CqExInline.READ_OPCODE);
+        readVendorErr = pointer(c + CqExInline.READ_VENDOR_ERR);
+        readByteLen = pointer(c + CqExInline.READ_BYTE_LEN);
+        readImmData = pointer(c + CqExInline.READ_IMM_DATA);
+        readQpNum = pointer(c + CqExInline.READ_QP_NUM);
+        readSrcQp = pointer(c + CqExInline.READ_SRC_QP);
+        readWcFlags = pointer(c + CqExInline.READ_WC_FLAGS);
+        readSlid = pointer(c + CqExInline.READ_SLID);
         readSl = pointer(c + CqExInline.READ_SL);
         readDlidPathBits = pointer(c + CqExInline.READ_DLID_PATH_BITS);
         readCompletionTs = pointer(c + CqExInline.READ_COMPLETION_TS);
         readCompletionWallclockNs = pointer(c + CqExInline.READ_COMPLETION_WALLCLOCK_NS);
         readCvlan = pointer(c + CqExInline.READ_CVLAN);
-        readFlowTag = pointer(c + CqExInline.READ_FLOW_TAG).address();
+        readFlowTag = pointer(c + CqExInline.READ_FLOW_TAG);
         readTmInfo = pointer(c + CqExInline.READ_TM_INFO);
     }
 
@@ -111,8 +111,8 @@ public final class CqExOps {
 
     /** {@link CqExInline#ibv_start_poll} through the slot read at bind time. */
     public int ibv_start_poll(MemorySegment attr) {
-        long fn = startPoll;
-        if (fn == 0L) {
+        MemorySegment fn = startPoll;
+        if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_start_poll", "start_poll", CqExInline.NOT_EXTENDED);
         }
         return AddressDowncalls.i_ap(fn, address, attr);
@@ -123,8 +123,8 @@ public final class CqExOps {
      * acquire per call. Only for an {@code attr} that stays allocated for as long as this CQ polls (global-arena memory).
      */
     public int ibv_start_poll(long attrAddress) {
-        long fn = startPoll;
-        if (fn == 0L) {
+        MemorySegment fn = startPoll;
+        if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_start_poll", "start_poll", CqExInline.NOT_EXTENDED);
         }
         return AddressDowncalls.i_aa(fn, address, attrAddress);
@@ -132,8 +132,8 @@ public final class CqExOps {
 
     /** {@link CqExInline#ibv_next_poll} through the slot read at bind time. */
     public int ibv_next_poll() {
-        long fn = nextPoll;
-        if (fn == 0L) {
+        MemorySegment fn = nextPoll;
+        if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_next_poll", "next_poll", CqExInline.NOT_EXTENDED);
         }
         return AddressDowncalls.i_a(fn, address);
@@ -141,8 +141,8 @@ public final class CqExOps {
 
     /** {@link CqExInline#ibv_end_poll} through the slot read at bind time. */
     public void ibv_end_poll() {
-        long fn = endPoll;
-        if (fn == 0L) {
+        MemorySegment fn = endPoll;
+        if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_end_poll", "end_poll", CqExInline.NOT_EXTENDED);
         }
         AddressDowncalls.v_a(fn, address);
@@ -150,8 +150,8 @@ public final class CqExOps {
 
     /** {@link CqExInline#ibv_wc_read_opcode} through the slot read at bind time. */
     public int ibv_wc_read_opcode() {
-        long fn = readOpcode;
-        if (fn == 0L) {
+        MemorySegment fn = readOpcode;
+        if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_wc_read_opcode", "read_opcode", CqExInline.NOT_EXTENDED);
         }
         return AddressDowncalls.i_a(fn, address);
@@ -159,8 +159,8 @@ public final class CqExOps {
 
     /** {@link CqExInline#ibv_wc_read_vendor_err} through the slot read at bind time. */
     public int ibv_wc_read_vendor_err() {
-        long fn = readVendorErr;
-        if (fn == 0L) {
+        MemorySegment fn = readVendorErr;
+        if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_wc_read_vendor_err", "read_vendor_err", CqExInline.NOT_EXTENDED);
         }
         return AddressDowncalls.i_a(fn, address);
@@ -168,8 +168,8 @@ public final class CqExOps {
 
     /** {@link CqExInline#ibv_wc_read_byte_len} through the slot read at bind time. */
     public int ibv_wc_read_byte_len() {
-        long fn = readByteLen;
-        if (fn == 0L) {
+        MemorySegment fn = readByteLen;
+        if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_wc_read_byte_len", "read_byte_len", CqExInline.NO_BYTE_LEN);
         }
         return AddressDowncalls.i_a(fn, address);
@@ -177,8 +177,8 @@ public final class CqExOps {
 
     /** {@link CqExInline#ibv_wc_read_imm_data} through the slot read at bind time. */
     public int ibv_wc_read_imm_data() {
-        long fn = readImmData;
-        if (fn == 0L) {
+        MemorySegment fn = readImmData;
+        if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_wc_read_imm_data", "read_imm_data", CqExInline.NO_IMM);
         }
         return AddressDowncalls.i_a(fn, address);
@@ -186,8 +186,8 @@ public final class CqExOps {
 
     /** {@link CqExInline#ibv_wc_read_invalidated_rkey} through the slot read at bind time. */
     public int ibv_wc_read_invalidated_rkey() {
-        long fn = readImmData;
-        if (fn == 0L) {
+        MemorySegment fn = readImmData;
+        if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_wc_read_invalidated_rkey", "read_imm_data", CqExInline.NO_IMM);
         }
         return AddressDowncalls.i_a(fn, address);
@@ -195,8 +195,8 @@ public final class CqExOps {
 
     /** {@link CqExInline#ibv_wc_read_qp_num} through the slot read at bind time. */
     public int ibv_wc_read_qp_num() {
-        long fn = readQpNum;
-        if (fn == 0L) {
+        MemorySegment fn = readQpNum;
+        if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_wc_read_qp_num", "read_qp_num", CqExInline.NO_QP_NUM);
         }
         return AddressDowncalls.i_a(fn, address);
@@ -204,8 +204,8 @@ public final class CqExOps {
 
     /** {@link CqExInline#ibv_wc_read_src_qp} through the slot read at bind time. */
     public int ibv_wc_read_src_qp() {
-        long fn = readSrcQp;
-        if (fn == 0L) {
+        MemorySegment fn = readSrcQp;
+        if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_wc_read_src_qp", "read_src_qp", CqExInline.NO_SRC_QP);
         }
         return AddressDowncalls.i_a(fn, address);
@@ -213,8 +213,8 @@ public final class CqExOps {
 
     /** {@link CqExInline#ibv_wc_read_wc_flags} through the slot read at bind time. */
     public int ibv_wc_read_wc_flags() {
-        long fn = readWcFlags;
-        if (fn == 0L) {
+        MemorySegment fn = readWcFlags;
+        if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_wc_read_wc_flags", "read_wc_flags", CqExInline.NOT_EXTENDED);
         }
         return AddressDowncalls.i_a(fn, address);
@@ -222,8 +222,8 @@ public final class CqExOps {
 
     /** {@link CqExInline#ibv_wc_read_slid} through the slot read at bind time. */
     public int ibv_wc_read_slid() {
-        long fn = readSlid;
-        if (fn == 0L) {
+        MemorySegment fn = readSlid;
+        if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_wc_read_slid", "read_slid", CqExInline.NO_SLID);
         }
         return AddressDowncalls.i_a(fn, address);
@@ -277,8 +277,8 @@ public final class CqExOps {
 
     /** {@link CqExInline#ibv_wc_read_flow_tag} through the slot read at bind time. */
     public int ibv_wc_read_flow_tag() {
-        long fn = readFlowTag;
-        if (fn == 0L) {
+        MemorySegment fn = readFlowTag;
+        if (fn.address() == 0L) {
             throw CqExInline.missing("ibv_wc_read_flow_tag", "read_flow_tag", CqExInline.NO_FLOW_TAG);
         }
         return AddressDowncalls.i_a(fn, address);

@@ -38,23 +38,23 @@ public final class QpExOps {
     private final MemorySegment wrAtomicCmpSwp;
     private final MemorySegment wrAtomicFetchAdd;
     private final MemorySegment wrBindMw;
-    private final long wrLocalInv;
-    private final long wrRdmaRead;
-    private final long wrRdmaWrite;
-    private final long wrRdmaWriteImm;
-    private final long wrSend;
-    private final long wrSendImm;
-    private final long wrSendInv;
+    private final MemorySegment wrLocalInv;
+    private final MemorySegment wrRdmaRead;
+    private final MemorySegment wrRdmaWrite;
+    private final MemorySegment wrRdmaWriteImm;
+    private final MemorySegment wrSend;
+    private final MemorySegment wrSendImm;
+    private final MemorySegment wrSendInv;
     private final MemorySegment wrSendTso;
     private final MemorySegment wrSetUdAddr;
-    private final long wrSetXrcSrqn;
+    private final MemorySegment wrSetXrcSrqn;
     private final MemorySegment wrSetInlineData;
     private final MemorySegment wrSetInlineDataList;
-    private final long wrSetSge;
+    private final MemorySegment wrSetSge;
     private final MemorySegment wrSetSgeList;
-    private final long wrStart;
-    private final long wrComplete;
-    private final long wrAbort;
+    private final MemorySegment wrStart;
+    private final MemorySegment wrComplete;
+    private final MemorySegment wrAbort;
     private final MemorySegment wrAtomicWrite;
 
     private QpExOps(MemorySegment qp) {
@@ -68,23 +68,23 @@ public final class QpExOps {
         wrAtomicCmpSwp = pointer(q + QpExInline.WR_ATOMIC_CMP_SWP);
         wrAtomicFetchAdd = pointer(q + QpExInline.WR_ATOMIC_FETCH_ADD);
         wrBindMw = pointer(q + QpExInline.WR_BIND_MW);
-        wrLocalInv = pointer(q + QpExInline.WR_LOCAL_INV).address();
-        wrRdmaRead = pointer(q + QpExInline.WR_RDMA_READ).address();
-        wrRdmaWrite = pointer(q + QpExInline.WR_RDMA_WRITE).address();
-        wrRdmaWriteImm = pointer(q + QpExInline.WR_RDMA_WRITE_IMM).address();
-        wrSend = pointer(q + QpExInline.WR_SEND).address();
-        wrSendImm = pointer(q + QpExInline.WR_SEND_IMM).address();
-        wrSendInv = pointer(q + QpExInline.WR_SEND_INV).address();
+        wrLocalInv = pointer(q + QpExInline.WR_LOCAL_INV);
+        wrRdmaRead = pointer(q + QpExInline.WR_RDMA_READ);
+        wrRdmaWrite = pointer(q + QpExInline.WR_RDMA_WRITE);
+        wrRdmaWriteImm = pointer(q + QpExInline.WR_RDMA_WRITE_IMM);
+        wrSend = pointer(q + QpExInline.WR_SEND);
+        wrSendImm = pointer(q + QpExInline.WR_SEND_IMM);
+        wrSendInv = pointer(q + QpExInline.WR_SEND_INV);
         wrSendTso = pointer(q + QpExInline.WR_SEND_TSO);
         wrSetUdAddr = pointer(q + QpExInline.WR_SET_UD_ADDR);
-        wrSetXrcSrqn = pointer(q + QpExInline.WR_SET_XRC_SRQN).address();
+        wrSetXrcSrqn = pointer(q + QpExInline.WR_SET_XRC_SRQN);
         wrSetInlineData = pointer(q + QpExInline.WR_SET_INLINE_DATA);
         wrSetInlineDataList = pointer(q + QpExInline.WR_SET_INLINE_DATA_LIST);
-        wrSetSge = pointer(q + QpExInline.WR_SET_SGE).address();
+        wrSetSge = pointer(q + QpExInline.WR_SET_SGE);
         wrSetSgeList = pointer(q + QpExInline.WR_SET_SGE_LIST);
-        wrStart = pointer(q + QpExInline.WR_START).address();
-        wrComplete = pointer(q + QpExInline.WR_COMPLETE).address();
-        wrAbort = pointer(q + QpExInline.WR_ABORT).address();
+        wrStart = pointer(q + QpExInline.WR_START);
+        wrComplete = pointer(q + QpExInline.WR_COMPLETE);
+        wrAbort = pointer(q + QpExInline.WR_ABORT);
         wrAtomicWrite = pointer(q + QpExInline.WR_ATOMIC_WRITE);
     }
 
@@ -141,8 +141,8 @@ public final class QpExOps {
 
     /** {@link QpExInline#ibv_wr_local_inv} through the slot read at bind time. */
     public void ibv_wr_local_inv(int invalidateRkey) {
-        long fn = wrLocalInv;
-        if (fn == 0L) {
+        MemorySegment fn = wrLocalInv;
+        if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_local_inv", QpExInline.NO_LOCAL_INV);
         }
         AddressDowncalls.v_ai(fn, address, invalidateRkey);
@@ -150,8 +150,8 @@ public final class QpExOps {
 
     /** {@link QpExInline#ibv_wr_rdma_read} through the slot read at bind time. */
     public void ibv_wr_rdma_read(int rkey, long remoteAddr) {
-        long fn = wrRdmaRead;
-        if (fn == 0L) {
+        MemorySegment fn = wrRdmaRead;
+        if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_rdma_read", QpExInline.NO_RDMA_READ);
         }
         AddressDowncalls.v_aij(fn, address, rkey, remoteAddr);
@@ -159,8 +159,8 @@ public final class QpExOps {
 
     /** {@link QpExInline#ibv_wr_rdma_write} through the slot read at bind time. */
     public void ibv_wr_rdma_write(int rkey, long remoteAddr) {
-        long fn = wrRdmaWrite;
-        if (fn == 0L) {
+        MemorySegment fn = wrRdmaWrite;
+        if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_rdma_write", QpExInline.NO_RDMA_WRITE);
         }
         AddressDowncalls.v_aij(fn, address, rkey, remoteAddr);
@@ -168,8 +168,8 @@ public final class QpExOps {
 
     /** {@link QpExInline#ibv_wr_rdma_write_imm} through the slot read at bind time. */
     public void ibv_wr_rdma_write_imm(int rkey, long remoteAddr, int immData) {
-        long fn = wrRdmaWriteImm;
-        if (fn == 0L) {
+        MemorySegment fn = wrRdmaWriteImm;
+        if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_rdma_write_imm", QpExInline.NO_RDMA_WRITE_IMM);
         }
         AddressDowncalls.v_aiji(fn, address, rkey, remoteAddr, immData);
@@ -177,8 +177,8 @@ public final class QpExOps {
 
     /** {@link QpExInline#ibv_wr_send} through the slot read at bind time. */
     public void ibv_wr_send() {
-        long fn = wrSend;
-        if (fn == 0L) {
+        MemorySegment fn = wrSend;
+        if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_send", QpExInline.NO_SEND);
         }
         AddressDowncalls.v_a(fn, address);
@@ -186,8 +186,8 @@ public final class QpExOps {
 
     /** {@link QpExInline#ibv_wr_send_imm} through the slot read at bind time. */
     public void ibv_wr_send_imm(int immData) {
-        long fn = wrSendImm;
-        if (fn == 0L) {
+        MemorySegment fn = wrSendImm;
+        if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_send_imm", QpExInline.NO_SEND_IMM);
         }
         AddressDowncalls.v_ai(fn, address, immData);
@@ -195,8 +195,8 @@ public final class QpExOps {
 
     /** {@link QpExInline#ibv_wr_send_inv} through the slot read at bind time. */
     public void ibv_wr_send_inv(int invalidateRkey) {
-        long fn = wrSendInv;
-        if (fn == 0L) {
+        MemorySegment fn = wrSendInv;
+        if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_send_inv", QpExInline.NO_SEND_INV);
         }
         AddressDowncalls.v_ai(fn, address, invalidateRkey);
@@ -222,8 +222,8 @@ public final class QpExOps {
 
     /** {@link QpExInline#ibv_wr_set_xrc_srqn} through the slot read at bind time. */
     public void ibv_wr_set_xrc_srqn(int remoteSrqn) {
-        long fn = wrSetXrcSrqn;
-        if (fn == 0L) {
+        MemorySegment fn = wrSetXrcSrqn;
+        if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_set_xrc_srqn", QpExInline.XRC_ONLY);
         }
         AddressDowncalls.v_ai(fn, address, remoteSrqn);
@@ -249,8 +249,8 @@ public final class QpExOps {
 
     /** {@link QpExInline#ibv_wr_set_sge} through the slot read at bind time. */
     public void ibv_wr_set_sge(int lkey, long addr, int length) {
-        long fn = wrSetSge;
-        if (fn == 0L) {
+        MemorySegment fn = wrSetSge;
+        if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_set_sge", QpExInline.NOT_EXTENDED);
         }
         AddressDowncalls.v_aiji(fn, address, lkey, addr, length);
@@ -267,8 +267,8 @@ public final class QpExOps {
 
     /** {@link QpExInline#ibv_wr_start} through the slot read at bind time. */
     public void ibv_wr_start() {
-        long fn = wrStart;
-        if (fn == 0L) {
+        MemorySegment fn = wrStart;
+        if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_start", QpExInline.NOT_EXTENDED);
         }
         AddressDowncalls.v_a(fn, address);
@@ -276,8 +276,8 @@ public final class QpExOps {
 
     /** {@link QpExInline#ibv_wr_complete} through the slot read at bind time. */
     public int ibv_wr_complete() {
-        long fn = wrComplete;
-        if (fn == 0L) {
+        MemorySegment fn = wrComplete;
+        if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_complete", QpExInline.NOT_EXTENDED);
         }
         return AddressDowncalls.kick_i_a(fn, address);
@@ -285,8 +285,8 @@ public final class QpExOps {
 
     /** {@link QpExInline#ibv_wr_abort} through the slot read at bind time. */
     public void ibv_wr_abort() {
-        long fn = wrAbort;
-        if (fn == 0L) {
+        MemorySegment fn = wrAbort;
+        if (fn.address() == 0L) {
             throw QpExInline.missing("ibv_wr_abort", QpExInline.NOT_EXTENDED);
         }
         AddressDowncalls.v_a(fn, address);

@@ -90,12 +90,14 @@ final class UdaddyRun {
             ret = s.client() ? client() : server();
             out.println("test complete");
             out.flush();
-            for (Node n : nodes) { // udaddy's destroy_node order: AH, QP (with the ID), then the rest with the channel
-                if (n.ah != null) {
-                    n.ah.close();
-                }
+            // udaddy's destroy_node closes the AH first; here the QP goes first (with the ID): unsignaled sends whose
+            // completions were never polled still name the AH, and its close is refused until their QP is gone
+            for (Node n : nodes) {
                 if (n.id != null) {
                     n.id.close();
+                }
+                if (n.ah != null) {
+                    n.ah.close();
                 }
             }
         }
