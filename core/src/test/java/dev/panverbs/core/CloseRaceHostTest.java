@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
  * {@code -Ddev.panverbs.membarrier=false} (surefire execution {@code symmetric-handshake}: a full fence on each side).
  */
 class CloseRaceHostTest {
-    private static final int ROUNDS = Integer.getInteger("panverbs.closeRaceRounds", 2000);
+    private static final int ROUNDS = Integer.getInteger("panverbs.closeRaceRounds", 1500);
     private static final EnumSet<Access> BINDABLE = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE,
             Access.MW_BIND);
     private static final AtomicInteger KEYS = new AtomicInteger(0x4000);
@@ -219,10 +219,10 @@ class CloseRaceHostTest {
         }
     }
 
-    /** Spins until {@code counter} reaches {@code round}; yields after a while (a loaded host: let the other run). */
+    /** Spins until {@code counter} reaches {@code round}; yields after a long while (a loaded host). */
     private static void await(AtomicInteger counter, int round) {
         for (int spins = 0; counter.get() < round; spins++) {
-            if (spins < 2000) {
+            if (spins < 1 << 20) {
                 Thread.onSpinWait();
             } else {
                 Thread.yield();
@@ -238,12 +238,14 @@ class CloseRaceHostTest {
     private static void race(String what, IntFunction<Round> setup) {
         AtomicInteger go = new AtomicInteger();
         AtomicInteger done = new AtomicInteger();
+        AtomicInteger ready = new AtomicInteger(); // the poster spins for this round (so it runs when go moves)
         AtomicReference<Round> current = new AtomicReference<>();
         boolean[] posted = new boolean[ROUNDS + 1];
         AtomicReference<Throwable> failure = new AtomicReference<>();
         Thread poster = Thread.ofPlatform().name("poster").start(() -> {
             try {
                 for (int r = 1; r <= ROUNDS; r++) {
+                    ready.set(r);
                     await(go, r);
                     if (go.get() == Integer.MAX_VALUE) { // the closer stopped (a failed round)
                         return;
@@ -264,6 +266,7 @@ class CloseRaceHostTest {
                 Round round = setup.apply(r);
                 current.set(round);
                 int delay = Math.max(0, center + rnd.nextInt(-8, 9));
+                await(ready, r);
                 go.set(r);
                 for (int i = 0; i < delay; i++) {
                     Thread.onSpinWait();
