@@ -282,6 +282,11 @@ public final class CmId implements AutoCloseable {
         if (qp != null && !qp.isClosed()) {
             throw new IllegalStateException(call + ": " + this + " already has " + qp);
         }
+        if (rdma_cm_id.verbs(id).address() != NativeHandles.context(pd.context(), call).address()) {
+            throw new IllegalArgumentException(call + ": " + pd + " is not of this ID's device context (id->verbs"
+                    + (rdma_cm_id.verbs(id).address() == 0 ? " is NULL: resolve or bind first" : "") + "); create "
+                    + "the PD and both CQs through this ID's context()");
+        }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Errno.allocateCapture(arena);
             MemorySegment attr = arena.allocate(ibv_qp_init_attr.layout());
@@ -299,8 +304,9 @@ public final class CmId implements AutoCloseable {
             }
             if (LibRdmacm.rdma_create_qp(errno, idHandle, NativeHandles.pd(pd, call), attr) != 0) {
                 int e = Errno.get(errno);
-                throw Errors.failure(call, e, e == Errno.EINVAL
-                        ? "the PD and CQs must come from this ID's context() (id->verbs)" : null);
+                throw Errors.failure(call, e, e == Errno.EINVAL ? "rdma_cm moves the new QP to INIT with the ID's "
+                        + "rdma_init_qp_attr, refused once its connection is gone (the peer rejected or destroyed its "
+                        + "ID: see the ID's events)" : null);
             }
         }
         MemorySegment raw = rdma_cm_id.qp(id);

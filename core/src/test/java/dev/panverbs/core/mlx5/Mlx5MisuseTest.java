@@ -21,14 +21,14 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The mlx5 direct queues misused as a careless caller would, over the core's real objects (fake provider) and the
- * PRM device model on plain memory ({@link Mlx5MisuseFixture}): keys closed, of another PD or out of range, sizes
+ * PRM device model on plain memory ({@link Mlx5Fixture}): keys closed, of another PD or out of range, sizes
  * negative or huge, inline data beyond {@code max_inline_data}, more SGEs than {@code max_send_sge}, a full ring, a
  * second thread touching an open chain or receive WRs being built, a second direct queue over the same QP, queues used
  * after their QP or CQ closed, and regions closed while WRs naming them are in flight ({@link Mlx5CqeMisuseTest} has
  * the CQEs). Each must be a Java exception that names the operation, with nothing written where the device would read
  * it, and the queue must stay usable afterwards.
  */
-class Mlx5MisuseTest extends Mlx5MisuseFixture {
+class Mlx5MisuseTest extends Mlx5Fixture {
     private static final String SEND_VERB = "mlx5 Direct WQE post";
     private static final String RECV_VERB = "mlx5 direct receive post";
 
