@@ -198,16 +198,9 @@ class CmConcurrentCloseIT {
     /** The passive side destroys the request's ID without answering: the active connect ends with the CM's error. */
     @Test
     void aPassiveSideThatVanishesMidHandshakeEndsTheActiveConnect() throws Exception {
-        CmId listener = channel.createId(PortSpace.TCP);
-        InetSocketAddress at = res.nextAddress();
-        listener.bindAddress(at);
-        listener.listen(4);
-        EventChannel client = res.channel();
-        CmId active = client.createId(PortSpace.TCP);
-        active.resolve(at, BOUND);
-        Side.on(active, 4);
-        active.connect(ConnectionParameters.defaults());
-        CmId passive = listener.await(CmEventType.CONNECT_REQUEST, BOUND).id();
+        Handshake h = requestArrived();
+        CmId active = h.active();
+        CmId passive = h.passive();
         passive.close();
         assertThatThrownBy(() -> passive.accept(ConnectionParameters.defaults()))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("rdma_accept");
@@ -221,16 +214,9 @@ class CmConcurrentCloseIT {
     /** The active side destroys its ID after its request arrived: the passive accept ends, by error or bound. */
     @Test
     void anActiveSideThatVanishesMidHandshakeEndsThePassiveAccept() throws Exception {
-        CmId listener = channel.createId(PortSpace.TCP);
-        InetSocketAddress at = res.nextAddress();
-        listener.bindAddress(at);
-        listener.listen(4);
-        EventChannel client = res.channel();
-        CmId active = client.createId(PortSpace.TCP);
-        active.resolve(at, BOUND);
-        Side.on(active, 4);
-        active.connect(ConnectionParameters.defaults());
-        CmId passive = listener.await(CmEventType.CONNECT_REQUEST, BOUND).id();
+        Handshake h = requestArrived();
+        CmId active = h.active();
+        CmId passive = h.passive();
         active.close();
         long start = System.nanoTime();
         Throwable t = onAnotherThread(() -> {
@@ -245,6 +231,21 @@ class CmConcurrentCloseIT {
         }
         passive.close();
         assertThat(passive.queuePair()).isEmpty();
+    }
+
+    /** An active ID (with a QP) whose connect request the passive side has taken but not answered. */
+    private record Handshake(CmId active, CmId passive) {}
+
+    private Handshake requestArrived() {
+        CmId listener = channel.createId(PortSpace.TCP);
+        InetSocketAddress at = res.nextAddress();
+        listener.bindAddress(at);
+        listener.listen(4);
+        CmId active = res.channel().createId(PortSpace.TCP);
+        active.resolve(at, BOUND);
+        Side.on(active, 4);
+        active.connect(ConnectionParameters.defaults());
+        return new Handshake(active, listener.await(CmEventType.CONNECT_REQUEST, BOUND).id());
     }
 
     private static void awaitQuietly(CountDownLatch latch) {

@@ -1,6 +1,7 @@
 package dev.panverbs.core.mlx5;
 
 import static dev.panverbs.core.mlx5.Mlx5Model.LOCAL_WRITE;
+import static dev.panverbs.testing.Threads.startOnAnotherThread;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -15,6 +16,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
@@ -322,6 +324,34 @@ class Mlx5MisuseTest extends Mlx5Fixture {
         drq.clear();
         // (a closed CQ's poll and arm refusal is not probed here: the fake provider's CQs cannot be destroyed)
         assertThat(ring()).isZero();
+    }
+
+    /**
+     * The QP closed on another thread while a thread posts, rings and polls through its direct queues: that thread
+     * ends with the close named (or the CQ refusing a CQE of the destroyed QP), the close returns, and every WR the
+     * QP held is retired (its region closes).
+     */
+    @Test
+    void aQpClosedWhileAnotherThreadPostsThroughItsDirectQueueEndsThatThread() throws Exception {
+        CountDownLatch running = new CountDownLatch(1);
+        CompletableFuture<Throwable> user = startOnAnotherThread(() -> {
+            for (long i = 0; ; i++) {
+                dsq.rdmaWrite(i, SIG, mrRemote.rkey(), remote.address() + 512, mrLocal, 512, 32).post();
+                try {
+                    ring();
+                } catch (Throwable t) {
+                    throw new AssertionError(t);
+                }
+                dcq.poll(wcs);
+                running.countDown();
+            }
+        });
+        assertThat(running.await(30, TimeUnit.SECONDS)).isTrue();
+        qp.close();
+        assertThat(user.get(30, TimeUnit.SECONDS)).isInstanceOf(IllegalStateException.class)
+                .hasMessageMatching("(?s).*(" + SEND_VERB + ".*closed|closed.*" + SEND_VERB + "|a CQE names).*");
+        mrLocal.close(); // nothing outstanding names it any more
+        assertThat(mrLocal.isOpen()).isFalse();
     }
 
     @Test

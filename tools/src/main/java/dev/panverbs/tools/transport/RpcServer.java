@@ -266,9 +266,11 @@ public final class RpcServer implements AutoCloseable {
     /** On the event loop: closes the connections {@link #abandon} handed over. */
     private void closeAbandoned() {
         for (Abandoned a; (a = abandoned.poll()) != null; ) {
-            if (connections.remove(a.connection().cq, a.connection())) {
-                a.connection().close(handler, new RpcException("the client went away during the rdma_cm "
-                        + "handshake (" + a.why() + ")"));
+            ServerConnection c = a.connection();
+            if (connections.get(c.cq) == c) { // closed first, as drain does: the handler has heard when it is gone
+                c.close(handler, new RpcException("the client went away during the rdma_cm handshake (" + a.why()
+                        + ")"));
+                connections.remove(c.cq, c);
             }
         }
     }
