@@ -53,7 +53,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Lifetimes: the ID owns the QP {@link #createQp} made (closing the ID closes it first, destroying it with
  * {@code ibv_destroy_qp} and clearing {@code id->qp}, as {@code rdma_destroy_qp} does but with the error reported);
  * the channel owns the ID. {@link #close()} ({@code rdma_destroy_id}) never waits for an unacknowledged event: the
- * channel acknowledges each event before handing it out.
+ * channel acknowledges each event before handing it out. Any thread may close it: a verb or read of the ID in
+ * progress on another thread finishes first, later ones throw {@link IllegalStateException} naming the ID and verb.
  */
 public final class CmId implements AutoCloseable {
 
