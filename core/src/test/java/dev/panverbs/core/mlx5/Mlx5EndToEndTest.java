@@ -392,6 +392,43 @@ class Mlx5EndToEndTest extends Mlx5Fixture {
     }
 
     @Test
+    void aChainOfOneCallWrsChecksItsRoomAndItsGuardOnEveryWr() throws Throwable {
+        // one-call WRs after the chain's first take a fast path (one compare for the chain's state): the room, the
+        // builder form in between, another thread and a close on this thread must still stop the WR they concern
+        int rk = mrRemote.rkey();
+        long ra = remote.address();
+        for (int k = 0; k < 16; k++) {
+            if (k == 5) {
+                dsq.rdmaWrite(100 + k, 0, rk, ra + 64L * k).sge(mrLocal, 64L * k, 64); // a builder WR in between
+            } else {
+                dsq.rdmaWrite(100 + k, k == 15 ? SIG : 0, rk, ra + 64L * k, mrLocal, 64L * k, 64);
+            }
+        }
+        assertThatThrownBy(() -> dsq.rdmaWrite(116, SIG, rk, ra, mrLocal, 0, 8))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("full");
+        Throwable other = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                dsq.rdmaWrite(117, SIG, rk, ra, mrLocal, 0, 8);
+                return null;
+            } catch (Throwable t) {
+                return t;
+            }
+        }).get(30, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(other).isInstanceOf(IllegalStateException.class).hasMessageContaining("another thread");
+        assertThat(dsq.pending()).isEqualTo(16);
+        assertThat(dsq.post()).isEqualTo(16);
+        assertThat(ring()).isEqualTo(16);
+        assertThat(pollOne().wrId()).isEqualTo(115);
+        assertThat(bytes(remote, 0, 1024)).isEqualTo(bytes(local, 0, 1024));
+        dsq.rdmaWrite(118, 0, rk, ra, mrLocal, 0, 8).rdmaWrite(119, 0, rk, ra, mrLocal, 0, 8);
+        qp.close(); // on this thread: takes the chain's guard, unmaps the ring
+        assertThatThrownBy(() -> dsq.rdmaWrite(120, SIG, rk, ra, mrLocal, 0, 8))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThat(dsq.pending()).as("the chain was dropped").isZero();
+        assertThat(ring()).isZero();
+    }
+
+    @Test
     void anOpenChainHoldsTheProducerGuardUntilItsPostOrClear() throws Throwable {
         dsq.rdmaWrite(70, SIG, mrRemote.rkey(), remote.address()).sge(mrLocal, 0, 8);
         // the WQE is in the ring beyond the producer index: the device sees nothing before the doorbell record
