@@ -1,11 +1,13 @@
 package dev.panverbs.tools.transport;
 
+import static dev.panverbs.testing.Threads.startOnAnotherThread;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.panverbs.core.cm.CmEventType;
 import dev.panverbs.core.cm.CmId;
+import dev.panverbs.core.cm.CmTimeoutException;
 import dev.panverbs.core.cm.ConnectionParameters;
 import dev.panverbs.core.cm.ConnectionRejectedException;
 import dev.panverbs.core.cm.EventChannel;
@@ -18,6 +20,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Queue;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -174,6 +177,39 @@ class RpcCmIT {
 
             RpcClient.connectCm(local.getHostAddress(), at.getPort(), BASE).close();
             assertThat(server.accepted()).isEqualTo(2);
+        }
+    }
+
+    /**
+     * Servers that misbehave in the rdma_cm handshake: one that accepts with private data that is not a handshake
+     * (a protocol error naming it), one that takes the request and never answers (the client's timeout ends the
+     * connect). Neither leaves the client hanging.
+     */
+    @Test
+    void aServerThatAnswersGarbageOrNeverAnswersFailsTheConnect() throws Exception {
+        Duration step = Duration.ofSeconds(60);
+        InetSocketAddress at = new InetSocketAddress(local, PORTS.incrementAndGet());
+        try (EventChannel events = EventChannel.create()) {
+            CmId listener = events.createId(PortSpace.TCP);
+            listener.bindAddress(at);
+            listener.listen(4);
+            CompletableFuture<Throwable> fooled = startOnAnotherThread(() ->
+                    RpcClient.connectCm(local.getHostAddress(), at.getPort(), BASE).close());
+            CmId request = listener.await(CmEventType.CONNECT_REQUEST, step).id();
+            byte[] noise = new byte[CmHandshake.SERVER_SIZE];
+            new Random(11).nextBytes(noise);
+            request.accept(ConnectionParameters.defaults().withQpNum(0x4321).withPrivateData(noise));
+            assertThat(fooled.get(step.toSeconds(), TimeUnit.SECONDS)).isInstanceOf(RpcProtocolException.class)
+                    .hasMessageContaining("not a panverbs RPC endpoint");
+
+            long start = System.nanoTime();
+            CompletableFuture<Throwable> patient = startOnAnotherThread(() -> RpcClient.connectCm(
+                    local.getHostAddress(), at.getPort(), BASE.withTimeout(Duration.ofSeconds(5))).close());
+            listener.await(CmEventType.CONNECT_REQUEST, step); // taken, never answered
+            assertThat(patient.get(step.toSeconds(), TimeUnit.SECONDS)).isInstanceOf(CmTimeoutException.class)
+                    .hasMessageContaining("CONNECT_RESPONSE");
+            System.out.printf("rpc over rdma_cm: a silent server ended the connect in %d ms%n",
+                    (System.nanoTime() - start) / 1_000_000);
         }
     }
 }
