@@ -230,7 +230,7 @@ final class BwRunner {
                     }
                 }
                 if (totccnt < totIters || (duration && totccnt < totscnt)) {
-                    if (p.useEvent && !cq.awaitEvent(p.timeoutSeconds * 1000L)) {
+                    if (p.useEvent && !peer.awaitEvent(cq, p.timeoutSeconds * 1000L)) {
                         throw new RunFailure(" No completion event for " + p.timeoutSeconds + " s (scnt=" + totscnt
                                 + ", ccnt=" + totccnt + "): the peer is gone or its QP is not ready");
                     }
@@ -371,7 +371,7 @@ final class BwRunner {
                     more = false;
                     break;
                 }
-                if (p.useEvent && !cq.awaitEvent(p.timeoutSeconds * 1000L)) {
+                if (p.useEvent && !peer.awaitEvent(cq, p.timeoutSeconds * 1000L)) {
                     throw receiveStall(rcnt, totIters);
                 }
                 int ne;

@@ -276,7 +276,7 @@ final class LatencyRunner {
                 more = false;
                 break;
             }
-            if (p.useEvent && !sendCq.awaitEvent(p.timeoutSeconds * 1000L)) {
+            if (p.useEvent && !peer.awaitEvent(sendCq, p.timeoutSeconds * 1000L)) {
                 throw new RunFailure(" No completion event for " + p.timeoutSeconds + " s");
             }
             waitSend(scnt, scnt);
@@ -349,7 +349,7 @@ final class LatencyRunner {
                 break;
             }
             if (rcnt < iters || duration) {
-                if (p.useEvent && !recvCq.awaitEvent(p.timeoutSeconds * 1000L)) {
+                if (p.useEvent && !peer.awaitEvent(recvCq, p.timeoutSeconds * 1000L)) {
                     throw new RunFailure(" No message from the peer for " + p.timeoutSeconds + " s (received "
                             + rcnt + " of " + iters + ")");
                 }
@@ -410,7 +410,7 @@ final class LatencyRunner {
             throw new RunFailure("Couldn't post send: scnt=" + n + " (" + Errno.describe(err) + ")");
         }
         if (signaled) {
-            if (p.useEvent && !sendCq.awaitEvent(p.timeoutSeconds * 1000L)) {
+            if (p.useEvent && !peer.awaitEvent(sendCq, p.timeoutSeconds * 1000L)) {
                 throw new RunFailure(" No send completion event for " + p.timeoutSeconds + " s");
             }
             waitSend(n, n);

@@ -51,6 +51,32 @@ final class PeerWatch {
         return now - Math.max(closedAt, since) >= GRACE_NANOS;
     }
 
+    /**
+     * {@code cq.awaitEvent(timeoutMillis)} (-e) in waits of at most {@link #CHECK_NANOS}, looking at the
+     * connection between them: an event that comes costs what it did; a peer that is gone ends the run.
+     *
+     * @return false when {@code timeoutMillis} passed without an event
+     * @throws RunFailure when the peer closed the exchange connection and no event came for the grace
+     */
+    boolean awaitEvent(VerbsEngine.Cq cq, long timeoutMillis) {
+        if (channel == null) {
+            return cq.awaitEvent(timeoutMillis);
+        }
+        long start = System.nanoTime();
+        while (true) {
+            long left = timeoutMillis - (System.nanoTime() - start) / 1_000_000L;
+            if (left <= 0) {
+                return false;
+            }
+            if (cq.awaitEvent(Math.min(left, CHECK_NANOS / 1_000_000L))) {
+                return true;
+            }
+            if (gone(System.nanoTime(), start)) {
+                throw new RunFailure(message() + " (waiting for a completion event)");
+            }
+        }
+    }
+
     /** The first line of the run's error: what happened, before the loop's own counters. */
     static String message() {
         return " The peer closed the exchange connection during the test and nothing arrived for "

@@ -218,6 +218,14 @@ class MisbehavingPeerTest {
     }
 
     @Test
+    void senderKilledWhileTheSendBwServerWaitsForAnEvent() throws Exception {
+        FakePeer.Outcome o = FakePeer.serverAgainst(PerftestTest.SEND_BW, List.of("-e", "-n", "20",
+                "--timeout=60"), CLIENT_UP_TO_THE_RUN, p -> p.socket.close());
+        assertCleanFailure(o, "The peer closed the exchange connection during the test",
+                "(waiting for a completion event)");
+    }
+
+    @Test
     void clientKilledWhileTheSendLatServerWaitsForItsMessage() throws Exception {
         FakePeer.Outcome o = FakePeer.serverAgainst(PerftestTest.SEND_LAT, List.of("-n", "20", "--timeout=60"),
                 CLIENT_UP_TO_THE_RUN, p -> p.socket.close());
