@@ -109,7 +109,7 @@ final class ExchangeChannel extends ExchangeTransport {
                     + "Problem in resolving basic address and port\n"
                     + "Unable to open file descriptor for socket connection Unable to init the socket connection", e);
         }
-        if (port < 0 || port > 0xffff) { // perftest passes it to getaddrinfo, which fails the same way
+        if (port <= 0 || port > 0xffff) { // perftest's connect fails on these too, later and less clearly
             throw new ConnectException("Couldn't connect to " + host + ":" + port + "\n"
                     + "Unable to open file descriptor for socket connection Unable to init the socket connection\n"
                     + " (-p " + port + " is not a TCP port: use 1 to 65535, the same on both sides)", null);

@@ -258,7 +258,7 @@ class MisbehavingPeerTest {
     @Test
     void portOutOfRange() {
         for (List<String> args : List.of(List.of("-p", "70000", "127.0.0.1"), List.of("-p", "-5", "127.0.0.1"),
-                List.of("-p", "70000"))) {
+                List.of("-p", "0", "127.0.0.1"), List.of("-p", "70000"))) {
             ByteArrayOutputStream err = new ByteArrayOutputStream();
             int rc = PerftestMain.run(PerftestTest.SEND_BW, "ib_send_bw", args,
                     new PrintStream(new ByteArrayOutputStream()), new PrintStream(err),
