@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -255,29 +256,46 @@ class MisbehavingPeerTest {
         assertCleanFailure(o, " Max message size in UD cannot be greater than MTU \n", "use -s 1024 or less");
     }
 
-    /** Random scripts: random bytes at a random step, random early close or stall; always a clean exit 1. */
-    @RepeatedTest(25)
-    void fuzzedPeer(RepetitionInfo info) throws Exception {
-        Random r = new Random(info.getCurrentRepetition() * 7919L);
-        PerftestTest test = PerftestTest.values()[r.nextInt(PerftestTest.values().length)];
-        int goodSteps = r.nextInt(6);
-        int mode = r.nextInt(3);
-        byte[] junk = new byte[1 + r.nextInt(200)];
-        r.nextBytes(junk);
-        FakePeer.Outcome o = FakePeer.clientAgainst(test, FAST, p -> {
-            int[] sizes = {16, 4, 4, 2, 108, 108};
-            byte[][] answers = {FakePeer.version("6.06"), FakePeer.int32(4096), FakePeer.int32(64),
-                    new byte[] {'3', 0}, FakePeer.key(1, 2, 3), FakePeer.key(1, 2, 3)};
-            for (int i = 0; i < goodSteps; i++) {
-                p.exchange(sizes[i], answers[i]);
-            }
-            p.read(sizes[goodSteps]);
+    /**
+     * One random misbehaviour: the test, how many exchange steps (version, page size, cache line, MTU, two keys) go
+     * right, then random bytes, an early close or a stall longer than the tool's --timeout=1.
+     */
+    private record Fuzz(PerftestTest test, int goodSteps, int mode, byte[] junk) {
+        static final int[] SIZES = {16, 4, 4, 2, 108, 108};
+        /** A good answer to each step (only ever written). */
+        static final byte[][] ANSWERS = {FakePeer.version("6.06"), FakePeer.int32(4096), FakePeer.int32(64),
+                new byte[] {'3', 0}, FakePeer.key(1, 2, 3), FakePeer.key(1, 2, 3)};
+
+        static Fuzz draw(long seed, int maxJunk) {
+            Random r = new Random(seed);
+            PerftestTest test = PerftestTest.values()[r.nextInt(PerftestTest.values().length)];
+            int goodSteps = r.nextInt(6);
+            int mode = r.nextInt(3);
+            byte[] junk = new byte[1 + r.nextInt(maxJunk)];
+            r.nextBytes(junk);
+            return new Fuzz(test, goodSteps, mode, junk);
+        }
+
+        void misbehave(FakePeer p) throws IOException {
             switch (mode) {
                 case 0 -> p.write(junk);
                 case 1 -> p.socket.close();
                 default -> { }
             }
             sleep(1300); // longer than the tool's --timeout=1
+        }
+    }
+
+    /** Random scripts: random bytes at a random step, random early close or stall; always a clean exit 1. */
+    @RepeatedTest(25)
+    void fuzzedPeer(RepetitionInfo info) throws Exception {
+        Fuzz f = Fuzz.draw(info.getCurrentRepetition() * 7919L, 200);
+        FakePeer.Outcome o = FakePeer.clientAgainst(f.test(), FAST, p -> {
+            for (int i = 0; i < f.goodSteps(); i++) {
+                p.exchange(Fuzz.SIZES[i], Fuzz.ANSWERS[i]);
+            }
+            p.read(Fuzz.SIZES[f.goodSteps()]);
+            f.misbehave(p);
         });
         assertCleanFailure(o);
         assertThat(o.err()).containsAnyOf("exchange", "message", "version", "MTU", "page size", "Completion",
@@ -290,26 +308,13 @@ class MisbehavingPeerTest {
      */
     @RepeatedTest(20)
     void fuzzedClient(RepetitionInfo info) throws Exception {
-        Random r = new Random(info.getCurrentRepetition() * 104729L);
-        PerftestTest test = PerftestTest.values()[r.nextInt(PerftestTest.values().length)];
-        int goodSteps = r.nextInt(6);
-        int mode = r.nextInt(3);
-        byte[] junk = new byte[1 + r.nextInt(300)];
-        r.nextBytes(junk);
-        FakePeer.Outcome o = FakePeer.serverAgainst(test, FAST, p -> {
-            int[] sizes = {16, 4, 4, 2, 108, 108};
-            byte[][] answers = {FakePeer.version("6.06"), FakePeer.int32(4096), FakePeer.int32(64),
-                    new byte[] {'3', 0}, FakePeer.key(1, 2, 3), FakePeer.key(1, 2, 3)};
-            for (int i = 0; i < goodSteps; i++) {
-                p.write(answers[i]);
-                p.read(sizes[i]);
+        Fuzz f = Fuzz.draw(info.getCurrentRepetition() * 104729L, 300);
+        FakePeer.Outcome o = FakePeer.serverAgainst(f.test(), FAST, p -> {
+            for (int i = 0; i < f.goodSteps(); i++) {
+                p.write(Fuzz.ANSWERS[i]);
+                p.read(Fuzz.SIZES[i]);
             }
-            switch (mode) {
-                case 0 -> p.write(junk);
-                case 1 -> p.socket.close();
-                default -> { }
-            }
-            sleep(1300); // longer than the tool's --timeout=1
+            f.misbehave(p);
         });
         assertCleanFailure(o);
     }
