@@ -16,6 +16,7 @@ import dev.panverbs.core.QueuePairType;
 import dev.panverbs.core.SendFlag;
 import dev.panverbs.core.internal.DirectPath;
 import dev.panverbs.core.internal.Errors;
+import dev.panverbs.core.internal.Handshake;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -562,7 +563,7 @@ public final class DirectSendQueue {
                     throw PATH.staleKey(qp, snap, VERB);
                 }
             }
-            w.ring(true, n); // the publish fence above ordered the WQE stores
+            w.ring(!Handshake.ASYMMETRIC, n); // a full fence in the publish above ordered the WQE stores
             java.util.Arrays.fill(keys, 0, nkeys, null);
             nkeys = 0;
             lastKey = null;
