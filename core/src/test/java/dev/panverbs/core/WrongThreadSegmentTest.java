@@ -1,12 +1,11 @@
 package dev.panverbs.core;
 
+import static dev.panverbs.testing.Threads.onAnotherThread;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.EnumSet;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -21,15 +20,6 @@ class WrongThreadSegmentTest {
     @BeforeAll
     static void openFake() {
         fake = FakeProvider.forTests();
-    }
-
-    private static Throwable onAnotherThread(Runnable action) {
-        try {
-            CompletableFuture.runAsync(action, r -> Thread.ofPlatform().start(r)).join();
-            return null;
-        } catch (CompletionException e) {
-            return e.getCause();
-        }
     }
 
     private static void assertNamed(Throwable e, String verb) {

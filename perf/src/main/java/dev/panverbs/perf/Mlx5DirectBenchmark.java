@@ -91,6 +91,40 @@ public class Mlx5DirectBenchmark {
         }
     }
 
+    /**
+     * The light device ({@code Mlx5InProcess.light}): the model consumes each WQE and writes the CQE of a signaled
+     * one without executing it (no data moved, no key checked). Its per-WR work is ~1 ns where the full model's is
+     * ~12.6 ns, so a posting path's per-WR slope is measured nearly alone instead of as the small difference of two
+     * large, noisy slopes (the C writer's ~2 ns read anything from 1.3 to 13 ns that way).
+     */
+    @State(Scope.Thread)
+    public static class Light extends Fixture {
+        @Override
+        void prime() {
+            f.light(true);
+        }
+    }
+
+    /** The light device after one C chain of 16 (the light model's own cost replays it). */
+    @State(Scope.Thread)
+    public static class LightLastSignaled extends Fixture {
+        @Override
+        void prime() {
+            f.light(true);
+            f.direct(N, false, 0);
+        }
+    }
+
+    /** The same for the long chain. */
+    @State(Scope.Thread)
+    public static class LightLastSignaledLong extends Fixture {
+        @Override
+        void prime() {
+            f.light(true);
+            f.direct(LONG, false, 0);
+        }
+    }
+
     // ---- 16 WRs, the last signaled, one completion ----
 
     /** Java: DirectSendQueue (16 x rdmaWrite + sge, post) + model + DirectCompletionQueue.poll. */
@@ -164,6 +198,75 @@ public class Mlx5DirectBenchmark {
     /** C: the model alone re-executing the 64 WQEs (1 CQE): its own per-WR slope. */
     @Benchmark
     public long model64(LastSignaledLong s) {
+        return s.f.modelOnly(LONG, false);
+    }
+
+    // ---- the light device (no data moved): 16 and 64 WRs, the last signaled, one completion ----
+
+    @Benchmark
+    public long javaDirectLight16(Light s) {
+        long id = s.wrId;
+        s.wrId = id + N;
+        return s.f.javaDirect(N, false, id, s.wcs);
+    }
+
+    @Benchmark
+    public long javaDirectLight64(Light s) {
+        long id = s.wrId;
+        s.wrId = id + LONG;
+        return s.f.javaDirect(LONG, false, id, s.wcs);
+    }
+
+    @Benchmark
+    public long mlx5PostSendLight16(Light s) {
+        long id = s.wrId;
+        s.wrId = id + N;
+        return s.f.postSend(N, false, id);
+    }
+
+    @Benchmark
+    public long mlx5PostSendLight64(Light s) {
+        long id = s.wrId;
+        s.wrId = id + LONG;
+        return s.f.postSend(LONG, false, id);
+    }
+
+    @Benchmark
+    public long mlx5WrLight16(Light s) {
+        long id = s.wrId;
+        s.wrId = id + N;
+        return s.f.wr(N, false, id);
+    }
+
+    @Benchmark
+    public long mlx5WrLight64(Light s) {
+        long id = s.wrId;
+        s.wrId = id + LONG;
+        return s.f.wr(LONG, false, id);
+    }
+
+    @Benchmark
+    public long cDirectLight16(Light s) {
+        long id = s.wrId;
+        s.wrId = id + N;
+        return s.f.direct(N, false, id);
+    }
+
+    @Benchmark
+    public long cDirectLight64(Light s) {
+        long id = s.wrId;
+        s.wrId = id + LONG;
+        return s.f.direct(LONG, false, id);
+    }
+
+    /** The light model alone re-consuming the 16 WQEs (1 CQE). */
+    @Benchmark
+    public long modelLight16(LightLastSignaled s) {
+        return s.f.modelOnly(N, false);
+    }
+
+    @Benchmark
+    public long modelLight64(LightLastSignaledLong s) {
         return s.f.modelOnly(LONG, false);
     }
 

@@ -35,6 +35,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * {@code struct rdma_cm_id} ({@code rdma_create_id(3)}): one rdma_cm endpoint, made by
@@ -52,7 +53,8 @@ import java.util.Set;
  * <p>Lifetimes: the ID owns the QP {@link #createQp} made (closing the ID closes it first, destroying it with
  * {@code ibv_destroy_qp} and clearing {@code id->qp}, as {@code rdma_destroy_qp} does but with the error reported);
  * the channel owns the ID. {@link #close()} ({@code rdma_destroy_id}) never waits for an unacknowledged event: the
- * channel acknowledges each event before handing it out.
+ * channel acknowledges each event before handing it out. Any thread may close it: a verb or read of the ID in
+ * progress on another thread finishes first, later ones throw {@link IllegalStateException} naming the ID and verb.
  */
 public final class CmId implements AutoCloseable {
 
@@ -60,6 +62,12 @@ public final class CmId implements AutoCloseable {
     private final PortSpace portSpace;
     private final MemorySegment id;
     final Resource resource;
+    /**
+     * Held around every native call on the ID and every read of its memory; {@code rdma_destroy_id} takes it too.
+     * Without it a verb or accessor that passed the open check on one thread would run on the freed
+     * {@code rdma_cm_id} when another thread closes the ID (no verb here blocks, so close waits microseconds).
+     */
+    private final ReentrantLock calls = new ReentrantLock();
     private volatile QueuePair qp;
 
     CmId(EventChannel channel, MemorySegment handle, PortSpace portSpace) {
@@ -86,7 +94,7 @@ public final class CmId implements AutoCloseable {
     public void bindAddress(InetSocketAddress local) {
         Objects.requireNonNull(local, "local (port 0 picks a port; the wildcard address is new InetSocketAddress(0))");
         String call = Errors.call("rdma_bind_addr", "id", this, "addr", local);
-        try (Arena arena = Arena.ofConfined()) {
+        try (Arena arena = LockedArena.open(calls)) {
             MemorySegment errno = Errno.allocateCapture(arena);
             if (LibRdmacm.rdma_bind_addr(errno, resource.handle(call), SocketAddresses.toNative(local, arena)) != 0) {
                 throw Errors.failure(call, Errno.get(errno), bindHint(Errno.get(errno)));
@@ -106,7 +114,7 @@ public final class CmId implements AutoCloseable {
             throw new IllegalArgumentException("rdma_set_option(RDMA_OPTION_ID_TOS): the TOS is a uint8_t, got " + tos);
         }
         String call = Errors.call("rdma_set_option", "id", this, "option", "RDMA_OPTION_ID_TOS", "tos", tos);
-        try (Arena arena = Arena.ofConfined()) {
+        try (Arena arena = LockedArena.open(calls)) {
             MemorySegment errno = Errno.allocateCapture(arena);
             MemorySegment value = arena.allocate(1);
             value.set(ValueLayout.JAVA_BYTE, 0, (byte) tos);
@@ -120,7 +128,7 @@ public final class CmId implements AutoCloseable {
     /** Listens for connection requests ({@code rdma_listen(3)}); bind first. They arrive as CONNECT_REQUEST events. */
     public void listen(int backlog) {
         String call = Errors.call("rdma_listen", "id", this, "backlog", backlog);
-        try (Arena arena = Arena.ofConfined()) {
+        try (Arena arena = LockedArena.open(calls)) {
             MemorySegment errno = Errno.allocateCapture(arena);
             if (LibRdmacm.rdma_listen(errno, resource.handle(call), backlog) != 0) {
                 throw Errors.failure(call, Errno.get(errno));
@@ -136,7 +144,7 @@ public final class CmId implements AutoCloseable {
         Objects.requireNonNull(destination, "destination");
         String call = Errors.call("rdma_resolve_addr", "id", this, "src", source, "dst", destination, "timeout_ms",
                 Units.clampedMillis(timeout));
-        try (Arena arena = Arena.ofConfined()) {
+        try (Arena arena = LockedArena.open(calls)) {
             MemorySegment errno = Errno.allocateCapture(arena);
             MemorySegment src = source == null ? MemorySegment.NULL : SocketAddresses.toNative(source, arena);
             if (LibRdmacm.rdma_resolve_addr(errno, resource.handle(call), src,
@@ -149,7 +157,7 @@ public final class CmId implements AutoCloseable {
     /** Starts resolving the route to the resolved address ({@code rdma_resolve_route(3)}): ROUTE_RESOLVED or ROUTE_ERROR. */
     public void resolveRoute(Duration timeout) {
         String call = Errors.call("rdma_resolve_route", "id", this, "timeout_ms", Units.clampedMillis(timeout));
-        try (Arena arena = Arena.ofConfined()) {
+        try (Arena arena = LockedArena.open(calls)) {
             MemorySegment errno = Errno.allocateCapture(arena);
             if (LibRdmacm.rdma_resolve_route(errno, resource.handle(call), Units.clampedMillis(timeout)) != 0) {
                 throw Errors.failure(call, Errno.get(errno));
@@ -173,23 +181,34 @@ public final class CmId implements AutoCloseable {
 
     /** The local address ({@code id->route.addr.src_addr}), or {@code null} before bind/resolve. */
     public InetSocketAddress localAddress() {
-        return SocketAddresses.fromNative(address(rdma_addr.src_addr$offset()));
+        return address(rdma_addr.src_addr$offset());
     }
 
     /** The peer's address ({@code id->route.addr.dst_addr}), or {@code null} before it is known. */
     public InetSocketAddress peerAddress() {
-        return SocketAddresses.fromNative(address(rdma_addr.dst_addr$offset()));
+        return address(rdma_addr.dst_addr$offset());
     }
 
-    private MemorySegment address(long within) {
-        resource.checkOpen("rdma_cm_id.route.addr");
-        return id.asSlice(rdma_cm_id.route$offset() + rdma_route.addr$offset() + within);
+    private InetSocketAddress address(long within) {
+        calls.lock();
+        try {
+            resource.checkOpen("rdma_cm_id.route.addr");
+            long at = rdma_cm_id.route$offset() + rdma_route.addr$offset() + within;
+            return SocketAddresses.fromNative(id.asSlice(at));
+        } finally {
+            calls.unlock();
+        }
     }
 
     /** The port of the device the ID is bound to ({@code id->port_num}), 0 before bind/resolve. */
     public int portNum() {
-        resource.checkOpen("rdma_cm_id.port_num");
-        return Byte.toUnsignedInt(rdma_cm_id.port_num(id));
+        calls.lock();
+        try {
+            resource.checkOpen("rdma_cm_id.port_num");
+            return Byte.toUnsignedInt(rdma_cm_id.port_num(id));
+        } finally {
+            calls.unlock();
+        }
     }
 
     /**
@@ -200,13 +219,18 @@ public final class CmId implements AutoCloseable {
      * @throws IllegalStateException before the ID is bound to a device (bind, resolve, or a CONNECT_REQUEST)
      */
     public Context context() {
-        resource.checkOpen("rdma_cm_id.verbs");
-        MemorySegment verbs = rdma_cm_id.verbs(id);
-        if (verbs.address() == 0) {
-            throw new IllegalStateException("rdma_cm_id.verbs: " + this + " is not bound to a device yet; resolve the "
-                    + "address or bind to a local RDMA address first");
+        calls.lock();
+        try {
+            resource.checkOpen("rdma_cm_id.verbs");
+            MemorySegment verbs = rdma_cm_id.verbs(id);
+            if (verbs.address() == 0) {
+                throw new IllegalStateException("rdma_cm_id.verbs: " + this + " is not bound to a device yet; resolve "
+                        + "the address or bind to a local RDMA address first");
+            }
+            return channel.context(verbs);
+        } finally {
+            calls.unlock();
         }
-        return channel.context(verbs);
     }
 
     // ---- the QP ----
@@ -245,9 +269,24 @@ public final class CmId implements AutoCloseable {
                         + "; create the PD and both CQs through this ID's context()");
             }
         }
+        calls.lock();
+        try {
+            return createQp(call, pd, sendCq, recvCq, srq, capabilities);
+        } finally {
+            calls.unlock();
+        }
+    }
+
+    private QueuePair createQp(String call, ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
+                               SharedReceiveQueue srq, QueuePairCapabilities capabilities) {
         MemorySegment idHandle = resource.handle(call);
         if (qp != null && !qp.isClosed()) {
             throw new IllegalStateException(call + ": " + this + " already has " + qp);
+        }
+        if (rdma_cm_id.verbs(id).address() != NativeHandles.context(pd.context(), call).address()) {
+            throw new IllegalArgumentException(call + ": " + pd + " is not of this ID's device context (id->verbs"
+                    + (rdma_cm_id.verbs(id).address() == 0 ? " is NULL: resolve or bind first" : "") + "); create "
+                    + "the PD and both CQs through this ID's context()");
         }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Errno.allocateCapture(arena);
@@ -266,8 +305,9 @@ public final class CmId implements AutoCloseable {
             }
             if (LibRdmacm.rdma_create_qp(errno, idHandle, NativeHandles.pd(pd, call), attr) != 0) {
                 int e = Errno.get(errno);
-                throw Errors.failure(call, e, e == Errno.EINVAL
-                        ? "the PD and CQs must come from this ID's context() (id->verbs)" : null);
+                throw Errors.failure(call, e, e == Errno.EINVAL ? "rdma_cm moves the new QP to INIT with the ID's "
+                        + "rdma_init_qp_attr, refused once its connection is gone (the peer rejected or destroyed its "
+                        + "ID: see the ID's events)" : null);
             }
         }
         MemorySegment raw = rdma_cm_id.qp(id);
@@ -284,8 +324,15 @@ public final class CmId implements AutoCloseable {
     /** What {@code rdma_destroy_qp} does, with {@code ibv_destroy_qp}'s result kept. */
     private int destroyQp(MemorySegment handle) {
         int rc = LibIbverbsQueues.ibv_destroy_qp(handle);
-        if (rc == 0 && rdma_cm_id.qp(id).address() == handle.address()) {
-            rdma_cm_id.qp(id, MemorySegment.NULL);
+        // a QP closed by a cascade (its PD or CQ) on one thread while another destroys the ID: write nothing into
+        // the freed rdma_cm_id (a closing ID is being destroyed, so id->qp no longer matters)
+        calls.lock();
+        try {
+            if (rc == 0 && !resource.isClosed() && rdma_cm_id.qp(id).address() == handle.address()) {
+                rdma_cm_id.qp(id, MemorySegment.NULL);
+            }
+        } finally {
+            calls.unlock();
         }
         return rc;
     }
@@ -306,7 +353,7 @@ public final class CmId implements AutoCloseable {
     public QueuePairAttributes initQpAttributes(QueuePairState state) {
         Objects.requireNonNull(state, "state");
         String call = Errors.call("rdma_init_qp_attr", "id", this, "qp_state", state);
-        try (Arena arena = Arena.ofConfined()) {
+        try (Arena arena = LockedArena.open(calls)) {
             MemorySegment errno = Errno.allocateCapture(arena);
             MemorySegment attr = arena.allocate(ibv_qp_attr.layout());
             ibv_qp_attr.qp_state(attr, state.value());
@@ -326,7 +373,7 @@ public final class CmId implements AutoCloseable {
      */
     public void establish() {
         String call = Errors.call("rdma_establish", "id", this);
-        try (Arena arena = Arena.ofConfined()) {
+        try (Arena arena = LockedArena.open(calls)) {
             MemorySegment errno = Errno.allocateCapture(arena);
             if (LibRdmacm.rdma_establish(errno, resource.handle(call)) != 0) {
                 throw Errors.failure(call, Errno.get(errno));
@@ -352,7 +399,7 @@ public final class CmId implements AutoCloseable {
         checkPrivateData(call, parameters.privateData().length, portSpace == PortSpace.UDP ? 180 : 56,
                 portSpace == PortSpace.UDP ? "a SIDR request (216 bytes less rdma_cm's 36-byte header)"
                         : "a connect request (the REQ's 92 bytes less rdma_cm's 36-byte header)");
-        try (Arena arena = Arena.ofConfined()) {
+        try (Arena arena = LockedArena.open(calls)) {
             MemorySegment errno = Errno.allocateCapture(arena);
             if (LibRdmacm.rdma_connect(errno, resource.handle(call), parameters.toNative(arena)) != 0) {
                 throw Errors.failure(call, Errno.get(errno));
@@ -379,7 +426,7 @@ public final class CmId implements AutoCloseable {
         String call = Errors.call("rdma_accept", "id", this, "param", parameters);
         checkPrivateData(call, parameters.privateData().length, portSpace == PortSpace.UDP ? 136 : 196,
                 portSpace == PortSpace.UDP ? "a SIDR reply" : "a connect reply (REP)");
-        try (Arena arena = Arena.ofConfined()) {
+        try (Arena arena = LockedArena.open(calls)) {
             MemorySegment errno = Errno.allocateCapture(arena);
             if (LibRdmacm.rdma_accept(errno, resource.handle(call), parameters.toNative(arena)) != 0) {
                 throw Errors.failure(call, Errno.get(errno));
@@ -396,7 +443,7 @@ public final class CmId implements AutoCloseable {
         String call = Errors.call("rdma_reject", "id", this, "private_data_len", data.length);
         checkPrivateData(call, data.length, portSpace == PortSpace.UDP ? 136 : 148,
                 portSpace == PortSpace.UDP ? "a SIDR reply" : "a reject message (REJ)");
-        try (Arena arena = Arena.ofConfined()) {
+        try (Arena arena = LockedArena.open(calls)) {
             MemorySegment errno = Errno.allocateCapture(arena);
             MemorySegment native_ = data.length == 0 ? MemorySegment.NULL
                     : arena.allocate(data.length).copyFrom(MemorySegment.ofArray(data));
@@ -412,7 +459,7 @@ public final class CmId implements AutoCloseable {
      */
     public void disconnect() {
         String call = Errors.call("rdma_disconnect", "id", this);
-        try (Arena arena = Arena.ofConfined()) {
+        try (Arena arena = LockedArena.open(calls)) {
             MemorySegment errno = Errno.allocateCapture(arena);
             if (LibRdmacm.rdma_disconnect(errno, resource.handle(call)) != 0) {
                 throw Errors.failure(call, Errno.get(errno));
@@ -429,14 +476,19 @@ public final class CmId implements AutoCloseable {
         if (length <= limit) {
             return;
         }
-        resource.checkOpen(call);
-        MemorySegment verbs = rdma_cm_id.verbs(id);
-        if (verbs.address() == 0) {
-            return;
-        }
-        MemorySegment device = ibv_context.device(verbs.reinterpret(ibv_context.sizeof()));
-        if (ibv_device.transport_type(device.reinterpret(ibv_device.sizeof())) != verbs_h.IBV_TRANSPORT_IB()) {
-            return;
+        calls.lock();
+        try {
+            resource.checkOpen(call);
+            MemorySegment verbs = rdma_cm_id.verbs(id);
+            if (verbs.address() == 0) {
+                return;
+            }
+            MemorySegment device = ibv_context.device(verbs.reinterpret(ibv_context.sizeof()));
+            if (ibv_device.transport_type(device.reinterpret(ibv_device.sizeof())) != verbs_h.IBV_TRANSPORT_IB()) {
+                return;
+            }
+        } finally {
+            calls.unlock();
         }
         throw new IllegalArgumentException(call + ": " + length + " bytes of private data; over InfiniBand and RoCE "
                 + "rdma_cm carries at most " + limit + " in " + message + " (the kernel refuses more with EINVAL)");
@@ -447,7 +499,7 @@ public final class CmId implements AutoCloseable {
     /** Joins a multicast group ({@code rdma_join_multicast(3)}); MULTICAST_JOIN (with the group's address) follows. */
     public void joinMulticast(InetSocketAddress group) {
         String call = Errors.call("rdma_join_multicast", "id", this, "addr", group);
-        try (Arena arena = Arena.ofConfined()) {
+        try (Arena arena = LockedArena.open(calls)) {
             MemorySegment errno = Errno.allocateCapture(arena);
             if (LibRdmacm.rdma_join_multicast(errno, resource.handle(call), SocketAddresses.toNative(group, arena),
                     MemorySegment.NULL) != 0) {
@@ -459,7 +511,7 @@ public final class CmId implements AutoCloseable {
     /** Leaves a multicast group ({@code rdma_leave_multicast(3)}). */
     public void leaveMulticast(InetSocketAddress group) {
         String call = Errors.call("rdma_leave_multicast", "id", this, "addr", group);
-        try (Arena arena = Arena.ofConfined()) {
+        try (Arena arena = LockedArena.open(calls)) {
             MemorySegment errno = Errno.allocateCapture(arena);
             if (LibRdmacm.rdma_leave_multicast(errno, resource.handle(call), SocketAddresses.toNative(group, arena))
                     != 0) {
@@ -505,21 +557,22 @@ public final class CmId implements AutoCloseable {
     }
 
     private void destroy(MemorySegment handle) {
-        QueuePair q = qp;
-        if (q != null) {
-            q.close(); // the ID owns its QP; destroyed while the ID still exists
-        }
-        channel.lock.lock(); // no event of this ID is between rdma_get_cm_event and its ack meanwhile
-        try {
-            try (Arena arena = Arena.ofConfined()) {
+        // a verb or read in progress on another thread finishes first (calls); later ones see the ID closing
+        try (Arena arena = LockedArena.open(calls)) {
+            QueuePair q = qp;
+            if (q != null) {
+                q.close(); // the ID owns its QP; destroyed while the ID still exists
+            }
+            channel.lock.lock(); // no event of this ID is between rdma_get_cm_event and its ack meanwhile
+            try {
                 MemorySegment errno = Errno.allocateCapture(arena);
                 if (LibRdmacm.rdma_destroy_id(errno, handle) != 0) {
                     throw Errors.failure(Errors.call("rdma_destroy_id", "id", this), Errno.get(errno));
                 }
+            } finally {
+                channel.forget(handle.address());
+                channel.lock.unlock();
             }
-        } finally {
-            channel.forget(handle.address());
-            channel.lock.unlock();
         }
     }
 

@@ -39,9 +39,13 @@ final class WqeWriter {
     private static final int RADDR_OPS = 1 << WR_RDMA_WRITE | 1 << WR_RDMA_WRITE_WITH_IMM | 1 << WR_RDMA_READ
             | 1 << WR_ATOMIC_CMP_AND_SWP | 1 << WR_ATOMIC_FETCH_AND_ADD;
     private static final int ATOMIC_OPS = 1 << WR_ATOMIC_CMP_AND_SWP | 1 << WR_ATOMIC_FETCH_AND_ADD;
-    /** The control segment's CQ_UPDATE and SOLICITED bits by (SIGNALED, SOLICITED) send flags. */
-    private static final int[] CE_SE = {0, mlx5dv_h.MLX5_WQE_CTRL_CQ_UPDATE(), mlx5dv_h.MLX5_WQE_CTRL_SOLICITED(),
-        mlx5dv_h.MLX5_WQE_CTRL_CQ_UPDATE() | mlx5dv_h.MLX5_WQE_CTRL_SOLICITED()};
+    /**
+     * The control segment's fm_ce_se bits (FENCE, CQ_UPDATE, SOLICITED) by {@code flags & 7}: a constant array of
+     * constant length, so C2 indexes it with no range check and no branch on the flags.
+     */
+    private static final int[] FM_CE_SE = fmCeSeTable();
+    /** {@link #FM_CE_SE} as control-segment bytes 8-15 (native order: fm_ce_se is byte 11), the immediate 0. */
+    private static final long[] CTRL_WORD1 = ctrlWord1Table();
     /** {@code mlx5_ib_opcode[]} of qp.c, indexed by {@code ibv_wr_opcode}; -1 where this path has no WQE. */
     private static final int[] MLX5_OPCODE = {
         mlx5dv_h.MLX5_OPCODE_RDMA_WRITE(), mlx5dv_h.MLX5_OPCODE_RDMA_WRITE_IMM(), mlx5dv_h.MLX5_OPCODE_SEND(),
@@ -79,6 +83,13 @@ final class WqeWriter {
     private final boolean shutUpBf;
     /** {@code htobe32(qpn << 8)} as a native int: the QP-number bytes of control word 1 (its last byte is ds). */
     private final int qpnDs;
+    /**
+     * Control-segment bytes 0-7 as one big-endian long, its constant part: {@code qpn << 8} (bytes 4-6); the one-call
+     * WR ORs in the WQE index, opcode and ds and swaps once ({@link #writeOne}).
+     */
+    private final long qpnWord;
+    /** {@code sq_signal_bits} in the position of fm_ce_se in control-segment bytes 8-15 (native order). */
+    private final long sigWord;
     private final int sqSignalBits;
     private final int maxPost;
     private final Object bfLock;
@@ -92,8 +103,14 @@ final class WqeWriter {
     // the chain being written (until ring)
     int nreq;
     private boolean inl;
-    /** The last WR's control segment (its ds byte, read back at the doorbell, is its size). */
+    /**
+     * The last builder WR's control segment (its ds byte, read back at the doorbell, is its size), valid while
+     * {@link #lastEnd} is {@link #curPost}: otherwise the last WR is a one-call WR, one WQEBB at {@code curPost - 1}
+     * (so {@link #writeOne} stores neither). {@link #ring} and {@link #abort} set {@code lastEnd} to a counter no chain
+     * reaches (half the counter space away; a chain is at most a ring).
+     */
     private long lastCtrl;
+    private int lastEnd;
 
     /**
      * @param sq       the send queue buffer, {@code wqeCount * 64} bytes ({@code mlx5dv_qp.sq.buf})
@@ -144,6 +161,8 @@ final class WqeWriter {
         this.preferBf = preferBf;
         this.shutUpBf = shutUpBf;
         this.qpnDs = Integer.reverseBytes(qpn << 8);
+        this.qpnWord = (qpn << 8) & 0xFFFF_FFFFL;
+        this.sigWord = (long) sqSignalBits << 24;
         this.sqSignalBits = sqSignalBits;
         this.maxPost = maxPost;
         this.maxGs = maxGs;
@@ -151,6 +170,24 @@ final class WqeWriter {
         this.curPost = curPost;
         this.head = curPost;
         this.tail = curPost;
+        this.lastEnd = curPost ^ Integer.MIN_VALUE;
+    }
+
+    private static int[] fmCeSeTable() {
+        int[] t = new int[8];
+        for (int f = 0; f < 8; f++) {
+            t[f] = ((f & SEND_FENCE) != 0 ? CTRL_FENCE : 0) | ((f & SEND_SIGNALED) != 0 ? CTRL_CQ_UPDATE : 0)
+                    | ((f & SEND_SOLICITED) != 0 ? CTRL_SOLICITED : 0);
+        }
+        return t;
+    }
+
+    private static long[] ctrlWord1Table() {
+        long[] t = new long[8];
+        for (int f = 0; f < 8; f++) {
+            t[f] = (long) FM_CE_SE[f] << 24;
+        }
+        return t;
     }
 
     int wqeCount() {
@@ -249,32 +286,32 @@ final class WqeWriter {
      * wrap. Returns the WQE's index; the caller checked the room and the opcode.
      */
     int writeOne(int opcode, int flags, long raddr, int rkey, long addr, int len, int lkey) {
-        // under FreqInlineSize (325 bytecodes), so C2 inlines it into the caller: the bookkeeping is a call of its own
+        // under FreqInlineSize (325 bytecodes), so C2 inlines it into the caller. Each 8 bytes are one native store
+        // of one byte-swapped big-endian long; the constant parts (qpn, opcode, ds, fm_ce_se) are pre-built
         int cp = curPost;
-        int idx = cp & wqeMask;
-        long ctrl = (long) idx * WQEBB;
-        long w = at(ctrl); // the 48 bytes written here are in this one WQEBB
+        long w = wqebb(cp); // the 48 bytes written here are in this one WQEBB
         MemorySegment m = NATIVE;
-        m.set(RAW64, w + 8, (long) fmCeSe(flags) << 24); // no immediate: bytes 12-15 are 0
+        m.set(RAW64, w + 8, CTRL_WORD1[flags & 7] | sigWord); // no immediate: bytes 12-15 are 0
         long seg = w + 16;
         int size = 1;
         if (opcode != WR_SEND) {
             m.set(RAW64, seg, Long.reverseBytes(raddr));
-            m.set(RAW64, seg + 8, Integer.reverseBytes(rkey) & 0xFFFF_FFFFL);
+            m.set(RAW64, seg + 8, Long.reverseBytes((long) rkey << 32)); // rkey, 4 reserved bytes
             seg += 16;
             size++;
         }
         if (len != 0) {
-            m.set(RAW64, seg, (Integer.reverseBytes(len) & 0xFFFF_FFFFL) | ((long) Integer.reverseBytes(lkey) << 32));
+            m.set(RAW64, seg, Long.reverseBytes(((long) len << 32) | (lkey & 0xFFFF_FFFFL))); // byte_count, lkey
             m.set(RAW64, seg + 8, Long.reverseBytes(addr));
             size++;
         }
-        int word0 = Integer.reverseBytes(((cp & 0xffff) << 8) | oneCallOpcode(opcode));
-        m.set(RAW64, w, (word0 & 0xFFFF_FFFFL) | ((long) (qpnDs | (size << 24)) << 32));
-        // one WQEBB (48 bytes at most); nreq is not counted here: the caller rings with its own count
+        // bytes 0-7: opmod 0, wqe_index (16 bits), opcode, qpn (24 bits), ds
+        m.set(RAW64, w, Long.reverseBytes(((long) (cp & 0xffff) << 40) | ((long) oneCallOpcode(opcode) << 32)
+                | qpnWord | size));
+        // one WQEBB (48 bytes at most); nreq is not counted here: the caller rings with its own count, and the ring
+        // finds this WQE at curPost - 1 (lastEnd is not curPost)
         curPost = cp + 1;
-        lastCtrl = ctrl;
-        return idx;
+        return cp & wqeMask;
     }
 
     private static final int OP_RDMA_WRITE = MLX5_OPCODE[WR_RDMA_WRITE], OP_SEND = MLX5_OPCODE[WR_SEND],
@@ -295,6 +332,15 @@ final class WqeWriter {
     }
 
     /**
+     * The address of WQEBB {@code cp & wqeMask}: {@code (cp & wqeMask) * 64} is in the ring already; the constant mask
+     * only bounds it for C2 (below 4 GiB), so {@code wqebb(cp) + k} for a constant {@code k < 64} is provably below
+     * {@link #NATIVE}'s size: one load (the base) and no ring-mask load.
+     */
+    private long wqebb(int cp) {
+        return (sqBase & ADDR_BITS) + (((long) (cp & wqeMask) << 6) & (RING_BITS & ~63L));
+    }
+
+    /**
      * The address of the WQEBB at ring offset {@code ctrl} (a multiple of 64 below {@code qend}): its 64 bytes are in
      * the ring, and {@code at(ctrl) + k} for a constant {@code k < 64} is provably below {@link #NATIVE}'s size.
      */
@@ -306,7 +352,7 @@ final class WqeWriter {
     private int fmCeSe(int flags) {
         // libmlx5's fm_cache (a fence asked for by a previous local invalidate or bind) is always 0: this path writes
         // neither, so it is not kept
-        return sqSignalBits | ((flags & SEND_FENCE) != 0 ? CTRL_FENCE : 0) | CE_SE[(flags >>> 1) & 3];
+        return sqSignalBits | FM_CE_SE[flags & 7];
     }
 
     /**
@@ -320,6 +366,7 @@ final class WqeWriter {
         curPost += (size * 16 + WQEBB - 1) / WQEBB;
         nreq = n + 1;
         lastCtrl = ctrl;
+        lastEnd = curPost;
     }
 
     /** set_atomic_seg: FA writes only swap_add (compare stays as it was, the HCA ignores it). */
@@ -358,13 +405,15 @@ final class WqeWriter {
         if (w >= qend) {
             w -= qend;
         }
-        wInline = true;
-        wInlineBytes += len;
         long first = Math.min(len, qend - w);
         MemorySegment.copy(src, off, q, w, first);
         if (first < len) {
             MemorySegment.copy(src, off + first, q, 0, len - first);
         }
+        // counted only once copied: a copy refused (another thread's confined arena, an arena closed meanwhile)
+        // leaves the WR as it was, not claiming bytes the ring never received
+        wInline = true;
+        wInlineBytes += len;
     }
 
     /** Ends the WR being built: the inline header, control segment bytes 0-7 (index, opcode, QP number, size). */
@@ -387,6 +436,7 @@ final class WqeWriter {
     /** Drops the WRs written since the last {@link #ring} (a chain refused before its doorbell): cur_post returns. */
     void abort(int chainStart) {
         curPost = chainStart;
+        lastEnd = chainStart ^ Integer.MIN_VALUE;
         nreq = 0;
         inl = false;
     }
@@ -433,7 +483,10 @@ final class WqeWriter {
         }
         MemorySegment reg = bf;
         long dst = bfOffset;
-        int lastSize = NATIVE.get(U8, at(lastCtrl) + 7) & 0xFF; // ds: the last byte of be32(qpn << 8 | ds)
+        long last = lastEnd == curPost ? lastCtrl : (long) ((curPost - 1) & wqeMask) * WQEBB;
+        lastCtrl = last; // bfCopy's source
+        lastEnd = curPost ^ Integer.MIN_VALUE;
+        int lastSize = NATIVE.get(U8, at(last) + 7) & 0xFF; // ds: the last byte of be32(qpn << 8 | ds)
         if (!shutUpBf && n == 1 && bfUsable && (inl || preferBf) && lastSize > 1 && lastSize <= bfSize / 16) {
             synchronized (bfLock) { // libmlx5's mmio_wc_spinlock for a shared register
                 bfCopy(reg, dst, lastSize);
@@ -442,7 +495,7 @@ final class WqeWriter {
         } else {
             // mmio_write64_be of the control segment's first 8 bytes; dst is 0 or bfSize (& bfSize: identity), both
             // with 8 bytes of the register after them (checked at construction)
-            NATIVE.set(RAW64, (bfBase & ADDR_BITS) + (dst & bfSize & RING_BITS), NATIVE.get(RAW64, at(lastCtrl)));
+            NATIVE.set(RAW64, (bfBase & ADDR_BITS) + (dst & bfSize & RING_BITS), NATIVE.get(RAW64, at(last)));
             VarHandle.fullFence(); // mmio_flush_writes
         }
         bfOffset ^= bfSize;

@@ -113,6 +113,11 @@ class CmMisuseIT {
                     .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("rdma_create_qp(")
                     .hasMessageContaining(alien.toString()).hasMessageContaining("another context");
             assertThat(id.queuePair()).isEmpty();
+            // PD and CQs all of another context of the same device: librdmacm's bare EINVAL, refused by name first
+            ProtectionDomain alienPd = other.allocPd();
+            assertThatThrownBy(() -> id.createQp(alienPd, alien, alien, new QueuePairCapabilities(4, 4, 1, 1, 0)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(alienPd.toString())
+                    .hasMessageContaining("not of this ID's device context");
         }
         assertThat(id.createQp(pd, own, own, new QueuePairCapabilities(4, 4, 1, 1, 0)).isClosed()).isFalse();
     }

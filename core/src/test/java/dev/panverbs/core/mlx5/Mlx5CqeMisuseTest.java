@@ -14,11 +14,11 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The mlx5 direct CQ fed what a misbehaving device or a misused CQ would give it, over the setup of
- * {@link Mlx5MisuseFixture}: error CQEs, CQEs of a QP no direct queue writes, of a send WQE never written, of a
+ * {@link Mlx5Fixture}: error CQEs, CQEs of a QP no direct queue writes, of a send WQE never written, of a
  * receive never posted. Error CQEs complete with their status; every CQE this path cannot attribute is a Java
  * exception naming the poll, returns the completions before it and retires no work still in flight.
  */
-class Mlx5CqeMisuseTest extends Mlx5MisuseFixture {
+class Mlx5CqeMisuseTest extends Mlx5Fixture {
 
     @Test
     void errorCqesCompleteWithTheirStatusAndRetireTheirWork() throws Throwable {

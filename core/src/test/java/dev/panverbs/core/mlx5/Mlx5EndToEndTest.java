@@ -1,10 +1,14 @@
 package dev.panverbs.core.mlx5;
 
+import static dev.panverbs.core.mlx5.Mlx5Model.LOCAL_WRITE;
+import static dev.panverbs.core.mlx5.Mlx5Model.postRecv;
+import static dev.panverbs.core.mlx5.Mlx5Model.qpFn;
+import static dev.panverbs.core.mlx5.Mlx5Model.reg;
+import static dev.panverbs.core.mlx5.Mlx5Model.rqFn;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.panverbs.core.CompletionQueue;
-import dev.panverbs.core.FakeProvider;
 import dev.panverbs.core.MemoryRegion;
 import dev.panverbs.core.QueuePair;
 import dev.panverbs.core.SendFlag;
@@ -12,16 +16,11 @@ import dev.panverbs.core.WorkCompletion;
 import dev.panverbs.core.WorkCompletionOpcode;
 import dev.panverbs.core.WorkCompletionStatus;
 import dev.panverbs.core.WorkCompletions;
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.nio.ByteOrder;
-import java.nio.file.Path;
 import java.util.Set;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -35,74 +34,8 @@ import org.junit.jupiter.api.Test;
  * with their status and flush the rest, a region a posted WQE references cannot be closed until its completion is
  * polled, a key closed after staging is refused before the doorbell, and post plus poll allocate nothing.
  */
-class Mlx5EndToEndTest {
-    private static final int SIG = SendFlag.SIGNALED_BIT;
-    private static final int LOCAL_WRITE = 1, REMOTE_WRITE = 2, REMOTE_READ = 4, REMOTE_ATOMIC = 8;
+class Mlx5EndToEndTest extends Mlx5Fixture {
     private static final ValueLayout.OfLong BE64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
-    private static MethodHandle reset, reg, qpFn, failNext, postRecv, doorbell, rqFn;
-
-    private FakeProvider fp;
-    private Arena arena;
-    private QueuePair qp;
-    private DirectSendQueue dsq;
-    private DirectCompletionQueue dcq;
-    private MemorySegment local, remote, dbrec, sq, cqBuf;
-    private MemoryRegion mrLocal, mrRemote;
-    private final WorkCompletions wcs = WorkCompletions.allocate(16);
-
-    private static void loadModel() throws IOException, InterruptedException {
-        Mlx5Model.load();
-        reset = Mlx5Model.reset;
-        reg = Mlx5Model.reg;
-        qpFn = Mlx5Model.qpFn;
-        failNext = Mlx5Model.failNext;
-        postRecv = Mlx5Model.postRecv;
-        doorbell = Mlx5Model.doorbell;
-        rqFn = Mlx5Model.rqFn;
-    }
-
-    @BeforeEach
-    void setUp() throws Throwable {
-        loadModel();
-        fp = new FakeProvider(FakeProvider.compile(Path.of("src/test/c/fake_provider.c"), Path.of("target/fake")));
-        arena = Arena.ofShared();
-        CompletionQueue cq = fp.createCq(64);
-        qp = fp.createRtsQp(fp.protectionDomain(), cq, cq, 16, 16, 4, 64, Set.of());
-        sq = arena.allocate(64 * 64, 64).fill((byte) 0xEE);
-        dbrec = arena.allocate(8, 8);
-        MemorySegment bf = arena.allocate(512, 64);
-        cqBuf = invalidCqes(arena.allocate(64 * 64, 64), 64);
-        MemorySegment rcqBuf = invalidCqes(arena.allocate(64 * 64, 64), 64);
-        MemorySegment cqDb = arena.allocate(8, 8);
-        MemorySegment uar = arena.allocate(8, 8);
-        dcq = DirectCompletionQueue.over(cq, new Mlx5CompletionQueueView(cqBuf, 64, 64, cqDb, uar, 0x77));
-        dsq = DirectSendQueue.over(qp, new Mlx5QueuePairView(sq, 64, 64, dbrec, bf, 256, qp.qpNum()), dcq, true,
-                false);
-        local = arena.allocate(8192, 64);
-        remote = arena.allocate(8192, 64);
-        for (int k = 0; k < 8192; k++) {
-            local.set(ValueLayout.JAVA_BYTE, k, (byte) (k * 7 + 3));
-        }
-        mrLocal = fp.register(local, 0x1111);
-        mrRemote = fp.register(remote, 0x2222);
-        reset.invokeExact();
-        reg.invokeExact(0x1111, local.address(), 8192L, LOCAL_WRITE);
-        reg.invokeExact(0x2222, remote.address(), 8192L, LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC);
-        qpFn.invokeExact(sq, 64, dbrec, qp.qpNum(), cqBuf, 64, rcqBuf, 64, 0x999);
-    }
-
-    @AfterEach
-    void tearDown() {
-        qp.close();
-    }
-
-    private static MemorySegment invalidCqes(MemorySegment buf, int n) {
-        return Mlx5Model.invalidCqes(buf, n);
-    }
-
-    private int ring() throws Throwable {
-        return (int) doorbell.invokeExact();
-    }
 
     private WorkCompletion pollOne() {
         assertThat(dcq.poll(wcs)).isEqualTo(1);
@@ -325,7 +258,7 @@ class Mlx5EndToEndTest {
     void directReceivesTakeTheSendsAndCompleteThroughTheirDirectCq() throws Throwable {
         CompletionQueue rcq = fp.createCq(64);
         QueuePair b = fp.createRtsQp(fp.protectionDomain(), rcq, rcq, 8, 16, 1, 0, Set.of());
-        MemorySegment rcqBuf = invalidCqes(arena.allocate(64 * 64, 64), 64);
+        MemorySegment rcqBuf = Mlx5Model.invalidCqes(arena.allocate(64 * 64, 64), 64);
         MemorySegment rq = arena.allocate(16 * 32, 64).fill((byte) 0xEE);
         MemorySegment bDb = arena.allocate(8, 8);
         DirectCompletionQueue drcq = DirectCompletionQueue.over(rcq, new Mlx5CompletionQueueView(rcqBuf, 64, 64,
@@ -412,7 +345,7 @@ class Mlx5EndToEndTest {
         CompletionQueue cq = fp.createCq(16);
         QueuePair sigAll = fp.createRtsQp(fp.protectionDomain(), cq, cq, 8, 8, 1, 0, Set.of(), true);
         MemorySegment sq = arena.allocate(16 * 64, 64);
-        MemorySegment cqBuf = invalidCqes(arena.allocate(16 * 64, 64), 16);
+        MemorySegment cqBuf = Mlx5Model.invalidCqes(arena.allocate(16 * 64, 64), 16);
         DirectCompletionQueue d = DirectCompletionQueue.over(cq, new Mlx5CompletionQueueView(cqBuf, 16, 64,
                 arena.allocate(8, 8), arena.allocate(8, 8), 1));
         assertThatThrownBy(() -> DirectSendQueue.over(sigAll, new Mlx5QueuePairView(sq, 16, 64, arena.allocate(8, 8),
@@ -428,7 +361,7 @@ class Mlx5EndToEndTest {
         // BlueFlame path, serialised on the register's lock; the first QP's WQE executes
         CompletionQueue cq2 = fp.createCq(16);
         QueuePair qp2 = fp.createRtsQp(fp.protectionDomain(), cq2, cq2, 8, 8, 1, 64, Set.of(), false);
-        MemorySegment cqBuf = invalidCqes(arena.allocate(16 * 64, 64), 16);
+        MemorySegment cqBuf = Mlx5Model.invalidCqes(arena.allocate(16 * 64, 64), 16);
         DirectCompletionQueue dcq2 = DirectCompletionQueue.over(cq2, new Mlx5CompletionQueueView(cqBuf, 16, 64,
                 arena.allocate(8, 8), arena.allocate(8, 8), 2));
         DirectSendQueue other = DirectSendQueue.over(qp2, new Mlx5QueuePairView(arena.allocate(16 * 64, 64), 16, 64,
@@ -456,6 +389,43 @@ class Mlx5EndToEndTest {
         assertThat(pollOne().wrId()).isEqualTo(115);
         assertThat(dsq.room()).isEqualTo(16);
         assertThat(bytes(remote, 0, 1024)).isEqualTo(bytes(local, 0, 1024));
+    }
+
+    @Test
+    void aChainOfOneCallWrsChecksItsRoomAndItsGuardOnEveryWr() throws Throwable {
+        // one-call WRs after the chain's first take a fast path (one compare for the chain's state): the room, the
+        // builder form in between, another thread and a close on this thread must still stop the WR they concern
+        int rk = mrRemote.rkey();
+        long ra = remote.address();
+        for (int k = 0; k < 16; k++) {
+            if (k == 5) {
+                dsq.rdmaWrite(100 + k, 0, rk, ra + 64L * k).sge(mrLocal, 64L * k, 64); // a builder WR in between
+            } else {
+                dsq.rdmaWrite(100 + k, k == 15 ? SIG : 0, rk, ra + 64L * k, mrLocal, 64L * k, 64);
+            }
+        }
+        assertThatThrownBy(() -> dsq.rdmaWrite(116, SIG, rk, ra, mrLocal, 0, 8))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("full");
+        Throwable other = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                dsq.rdmaWrite(117, SIG, rk, ra, mrLocal, 0, 8);
+                return null;
+            } catch (Throwable t) {
+                return t;
+            }
+        }).get(30, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(other).isInstanceOf(IllegalStateException.class).hasMessageContaining("another thread");
+        assertThat(dsq.pending()).isEqualTo(16);
+        assertThat(dsq.post()).isEqualTo(16);
+        assertThat(ring()).isEqualTo(16);
+        assertThat(pollOne().wrId()).isEqualTo(115);
+        assertThat(bytes(remote, 0, 1024)).isEqualTo(bytes(local, 0, 1024));
+        dsq.rdmaWrite(118, 0, rk, ra, mrLocal, 0, 8).rdmaWrite(119, 0, rk, ra, mrLocal, 0, 8);
+        qp.close(); // on this thread: takes the chain's guard, unmaps the ring
+        assertThatThrownBy(() -> dsq.rdmaWrite(120, SIG, rk, ra, mrLocal, 0, 8))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThat(dsq.pending()).as("the chain was dropped").isZero();
+        assertThat(ring()).isZero();
     }
 
     @Test
@@ -518,7 +488,7 @@ class Mlx5EndToEndTest {
             long before = (Long) allocatedBytes.invoke(mx);
             for (int i = 0; i < 20_000; i++) {
                 dsq.rdmaWrite(i, SIG, key, raddr).sge(mrLocal, 0, 32).post();
-                int n = (int) doorbell.invokeExact();
+                int n = (int) Mlx5Model.doorbell.invokeExact();
                 n += dcq.poll(wcs);
                 if (n != 2) {
                     throw new AssertionError("iteration " + i);

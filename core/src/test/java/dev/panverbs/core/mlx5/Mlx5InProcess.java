@@ -45,7 +45,7 @@ public final class Mlx5InProcess {
     private static final int BUFFER = 64 * 1024;
     private static final int LKEY = 0x1111, RKEY = 0x2222;
 
-    private final MethodHandle doorbell, postSend, wr, direct, modelOnly;
+    private final MethodHandle doorbell, postSend, wr, direct, modelOnly, light;
     private final QueuePair qp;
     private final DirectSendQueue dsq;
     private final DirectCompletionQueue dcq;
@@ -161,6 +161,7 @@ public final class Mlx5InProcess {
         direct = linker.downcallHandle(lib.find("mlx5ip_direct").orElseThrow(), op, critical);
         modelOnly = linker.downcallHandle(lib.find("mlx5ip_model_only").orElseThrow(),
                 FunctionDescriptor.of(l, i, i), critical);
+        light = linker.downcallHandle(lib.find("model_light").orElseThrow(), FunctionDescriptor.ofVoid(i));
 
         // one set of buffers per process, reset here, so every fixture writes the same addresses into its WQEs;
         // global scope, as the production views (mlx5dv pointers reinterpreted)
@@ -333,6 +334,18 @@ public final class Mlx5InProcess {
             return r;
         } catch (RuntimeException e) {
             throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /**
+     * Benchmarks only: the device model consumes WQEs and writes their CQEs without executing them (no data moved,
+     * no key checked), so a posting path's per-WR slope is not buried under the model's ~12.6 ns of copies.
+     */
+    public void light(boolean on) {
+        try {
+            light.invokeExact(on ? 1 : 0);
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }

@@ -1,6 +1,7 @@
 package dev.panverbs.core.mlx5;
 
 import static dev.panverbs.core.mlx5.Mlx5Model.LOCAL_WRITE;
+import static dev.panverbs.testing.Threads.startOnAnotherThread;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -15,20 +16,21 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
 
 /**
  * The mlx5 direct queues misused as a careless caller would, over the core's real objects (fake provider) and the
- * PRM device model on plain memory ({@link Mlx5MisuseFixture}): keys closed, of another PD or out of range, sizes
+ * PRM device model on plain memory ({@link Mlx5Fixture}): keys closed, of another PD or out of range, sizes
  * negative or huge, inline data beyond {@code max_inline_data}, more SGEs than {@code max_send_sge}, a full ring, a
  * second thread touching an open chain or receive WRs being built, a second direct queue over the same QP, queues used
  * after their QP or CQ closed, and regions closed while WRs naming them are in flight ({@link Mlx5CqeMisuseTest} has
  * the CQEs). Each must be a Java exception that names the operation, with nothing written where the device would read
  * it, and the queue must stay usable afterwards.
  */
-class Mlx5MisuseTest extends Mlx5MisuseFixture {
+class Mlx5MisuseTest extends Mlx5Fixture {
     private static final String SEND_VERB = "mlx5 Direct WQE post";
     private static final String RECV_VERB = "mlx5 direct receive post";
 
@@ -131,6 +133,45 @@ class Mlx5MisuseTest extends Mlx5MisuseFixture {
         dsq.clear();
         assertThat(ring()).isZero();
         stillUsable(5);
+    }
+
+    /**
+     * Inline data of a confined arena of another thread: refused by name with the fix, and nothing of it counted in
+     * the WR (a later inline of the same WR carries its own bytes only, not ring garbage for the refused ones).
+     */
+    @Test
+    void inlineDataOfAConfinedSegmentOfAnotherThreadIsRefusedAndCountsForNothing() throws Throwable {
+        remote.asSlice(0, 64).fill((byte) 0);
+        try (Arena confined = Arena.ofConfined()) {
+            MemorySegment mine = confined.allocate(16).fill((byte) 0x5A);
+            MemorySegment good = arena.allocate(8).fill((byte) 0x3C);
+            Throwable t = onAnotherThreadDirect(() -> {
+                dsq.rdmaWrite(1, SIG, mrRemote.rkey(), remote.address());
+                Throwable refused = null;
+                try {
+                    dsq.inline(mine);
+                } catch (WrongThreadException e) {
+                    refused = e;
+                }
+                dsq.inline(good);
+                dsq.post();
+                if (refused != null) {
+                    throw (WrongThreadException) refused;
+                }
+            });
+            assertThat(t).isInstanceOf(WrongThreadException.class).hasMessageContaining(SEND_VERB)
+                    .hasMessageContaining("owner thread").hasMessageContaining("Arena.ofShared()");
+        }
+        assertThat(ring()).isEqualTo(1);
+        assertThat(dcq.poll(wcs)).isEqualTo(1);
+        assertThat(wcs.get(0).ok()).isTrue();
+        assertThat(remote.asSlice(0, 8).toArray(ValueLayout.JAVA_BYTE)).containsOnly((byte) 0x3C);
+        assertThat(remote.asSlice(8, 56).toArray(ValueLayout.JAVA_BYTE)).as("nothing beyond the 8 inline bytes")
+                .containsOnly((byte) 0);
+    }
+
+    private static Throwable onAnotherThreadDirect(Runnable r) {
+        return dev.panverbs.testing.Threads.onAnotherThread(r);
     }
 
     @Test
@@ -322,6 +363,34 @@ class Mlx5MisuseTest extends Mlx5MisuseFixture {
         drq.clear();
         // (a closed CQ's poll and arm refusal is not probed here: the fake provider's CQs cannot be destroyed)
         assertThat(ring()).isZero();
+    }
+
+    /**
+     * The QP closed on another thread while a thread posts, rings and polls through its direct queues: that thread
+     * ends with the close named (or the CQ refusing a CQE of the destroyed QP), the close returns, and every WR the
+     * QP held is retired (its region closes).
+     */
+    @Test
+    void aQpClosedWhileAnotherThreadPostsThroughItsDirectQueueEndsThatThread() throws Exception {
+        CountDownLatch running = new CountDownLatch(1);
+        CompletableFuture<Throwable> user = startOnAnotherThread(() -> {
+            for (long i = 0; ; i++) {
+                dsq.rdmaWrite(i, SIG, mrRemote.rkey(), remote.address() + 512, mrLocal, 512, 32).post();
+                try {
+                    ring();
+                } catch (Throwable t) {
+                    throw new AssertionError(t);
+                }
+                dcq.poll(wcs);
+                running.countDown();
+            }
+        });
+        assertThat(running.await(30, TimeUnit.SECONDS)).isTrue();
+        qp.close();
+        assertThat(user.get(30, TimeUnit.SECONDS)).isInstanceOf(IllegalStateException.class)
+                .hasMessageMatching("(?s).*(" + SEND_VERB + ".*closed|closed.*" + SEND_VERB + "|a CQE names).*");
+        mrLocal.close(); // nothing outstanding names it any more
+        assertThat(mrLocal.isOpen()).isFalse();
     }
 
     @Test

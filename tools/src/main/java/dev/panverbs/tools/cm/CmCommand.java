@@ -34,8 +34,10 @@ abstract class CmCommand implements Callable<Integer> {
         cl.setOut(out);
         cl.setErr(err);
         cl.setExecutionExceptionHandler((e, line, parseResult) -> {
-            err.println(line.getCommandName() + ": " + (e instanceof RuntimeException && e.getMessage() != null
-                    ? e.getMessage() : e.toString()));
+            // a user's bad host name or number is one line naming it, never an exception class
+            String why = e instanceof java.net.UnknownHostException u ? "cannot resolve " + u.getMessage()
+                    : e instanceof RuntimeException && e.getMessage() != null ? e.getMessage() : e.toString();
+            err.println(line.getCommandName() + ": " + why);
             err.flush();
             return 1;
         });

@@ -10,8 +10,12 @@ import java.nio.charset.StandardCharsets;
  */
 final class RpingText {
 
-    /** {@code RPING_MIN_BUFSIZE}: {@code sizeof(stringify(INT_MAX)) + sizeof("rdma-ping-%d: ")}. */
-    static final int MIN_SIZE = 26;
+    /**
+     * {@code RPING_MIN_BUFSIZE}: {@code sizeof(stringify(INT_MAX)) + sizeof("rdma-ping-%d: ")}, 8 + 15: the macro
+     * stringifies the name "INT_MAX", not its value (rdma-core 44's rping prints "valid range is 23 to 65536").
+     * 23 bytes hold the longest header, "rdma-ping-2147483647: " and its NUL.
+     */
+    static final int MIN_SIZE = 23;
     /** {@code RPING_BUFSIZE}; -S must stay below it. */
     static final int MAX_SIZE = 64 * 1024;
 

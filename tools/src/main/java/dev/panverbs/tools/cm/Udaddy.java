@@ -79,7 +79,7 @@ public final class Udaddy extends CmCommand {
             }
         }
         if (portSpaceNumber != null) {
-            long ps = parseC(portSpaceNumber);
+            long ps = parseC("-p", portSpaceNumber);
             if (ps == PS_IPOIB) {
                 return refuse(err, "-p 0x2 (the IPoIB port space)");
             }
@@ -104,7 +104,7 @@ public final class Udaddy extends CmCommand {
         }
         Integer t = null;
         if (tos != null) {
-            t = (int) (parseC(tos) & 0xFF); // (uint8_t) strtoul(optarg, NULL, 0)
+            t = (int) (parseC("-t", tos) & 0xFF); // (uint8_t) strtoul(optarg, NULL, 0)
         }
         InetSocketAddress dst = server == null ? null : new InetSocketAddress(InetAddress.getByName(server), PORT);
         InetSocketAddress src;
@@ -120,6 +120,15 @@ public final class Udaddy extends CmCommand {
         err.println("udaddy: " + what + " of rdma-core's udaddy is not supported by this panverbs clone (UDP port "
                 + "space over IP addresses only)");
         return null;
+    }
+
+    /** {@link #parseC(String)} of {@code option}'s value; a malformed number is refused naming the option. */
+    static long parseC(String option, String s) {
+        try {
+            return parseC(s);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(option + " " + s + ": not a number (decimal, 0x hex or 0 octal)", e);
+        }
     }
 
     /** {@code strtol(s, NULL, 0)}: decimal, 0x hex or 0 octal; a malformed number is refused. */

@@ -26,6 +26,7 @@ final class BwRunner {
     private final VerbsEngine.Resources res;
     private final BufferLayout layout;
     private final long timeoutNanos;
+    private final PeerWatch peer;
 
     /** Post times, indexed by global post count (or [0] = start with noPeak / -D). */
     final long[] tposted;
@@ -36,7 +37,13 @@ final class BwRunner {
     DurationTimer timer;
 
     BwRunner(PerftestParameters p, VerbsEngine.Resources res, BufferLayout layout) {
+        this(p, res, layout, PeerWatch.NONE);
+    }
+
+    /** @param peer ends a wait early when the peer has closed the exchange connection (exited or killed) */
+    BwRunner(PerftestParameters p, VerbsEngine.Resources res, BufferLayout layout, PeerWatch peer) {
         this.p = p;
+        this.peer = peer;
         this.res = res;
         this.layout = layout;
         this.timeoutNanos = p.timeoutSeconds * 1_000_000_000L;
@@ -223,7 +230,7 @@ final class BwRunner {
                     }
                 }
                 if (totccnt < totIters || (duration && totccnt < totscnt)) {
-                    if (p.useEvent && !cq.awaitEvent(p.timeoutSeconds * 1000L)) {
+                    if (p.useEvent && !peer.awaitEvent(cq, p.timeoutSeconds * 1000L)) {
                         throw new RunFailure(" No completion event for " + p.timeoutSeconds + " s (scnt=" + totscnt
                                 + ", ccnt=" + totccnt + "): the peer is gone or its QP is not ready");
                     }
@@ -258,6 +265,8 @@ final class BwRunner {
                         } else if (now - st.lastProgress > timeoutNanos) {
                             throw new RunFailure(" No completion for " + p.timeoutSeconds + " s (scnt=" + totscnt
                                     + ", ccnt=" + totccnt + "): the peer is gone or its QP is not ready");
+                        } else if (peer.gone(now, st.lastProgress)) {
+                            throw new RunFailure(PeerWatch.message() + "\n scnt=" + totscnt + ", ccnt=" + totccnt);
                         }
                     }
                 }
@@ -362,7 +371,7 @@ final class BwRunner {
                     more = false;
                     break;
                 }
-                if (p.useEvent && !cq.awaitEvent(p.timeoutSeconds * 1000L)) {
+                if (p.useEvent && !peer.awaitEvent(cq, p.timeoutSeconds * 1000L)) {
                     throw receiveStall(rcnt, totIters);
                 }
                 int ne;
@@ -419,6 +428,9 @@ final class BwRunner {
                         st.lastProgress = now;
                     } else if (now - st.lastProgress > timeoutNanos) {
                         throw receiveStall(rcnt, totIters);
+                    } else if (peer.gone(now, st.lastProgress)) {
+                        throw new RunFailure(PeerWatch.message() + "\n Total Received=" + rcnt
+                                + ", Total Iters Required=" + totIters);
                     }
                 }
             }

@@ -61,6 +61,8 @@ final class CmExchangeChannel extends ExchangeTransport {
     private final MemoryRegion recvMr;
     private final WorkCompletions wcs = WorkCompletions.allocate(1);
     private boolean closed;
+    /** The peer's DISCONNECTED (or error) event when {@link #peerClosed} took it off the channel during a run. */
+    private CmEvent left;
 
     private CmExchangeChannel(boolean client, long timeoutMillis, EventChannel events, CmId id) {
         super(client, timeoutMillis);
@@ -241,6 +243,28 @@ final class CmExchangeChannel extends ExchangeTransport {
         return theirs;
     }
 
+    private static boolean leaving(CmEvent e) {
+        return e != null && (e.type() == CmEventType.DISCONNECTED || e.type().isError());
+    }
+
+    /** The peer left when its DISCONNECTED (or an error) event is queued; other events are dropped, as in next. */
+    @Override
+    boolean peerClosed() {
+        if (closed) {
+            return false;
+        }
+        while (left == null) {
+            CmEvent e = events.poll();
+            if (e == null) {
+                return false;
+            }
+            if (leaving(e)) {
+                left = e;
+            }
+        }
+        return true;
+    }
+
     /** The next completion of {@code cq}; watches the CM channel for the peer leaving while it waits. */
     private WorkCompletion next(CompletionQueue cq, String step, long timeoutMillis, String doing) {
         long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
@@ -250,8 +274,8 @@ final class CmExchangeChannel extends ExchangeTransport {
                 return wcs.get(0);
             }
             if (++idle % 64 == 0) {
-                CmEvent e = events.poll();
-                if (e != null && (e.type() == CmEventType.DISCONNECTED || e.type().isError())) {
+                CmEvent e = left != null ? left : events.poll();
+                if (leaving(e)) {
                     WorkCompletion last = lastCompletion(cq);
                     if (last != null) {
                         return last;

@@ -2,7 +2,7 @@ package dev.panverbs.tools.perftest;
 
 import java.io.EOFException;
 import java.io.IOException;
-import java.io.InputStream;
+import java.io.PushbackInputStream;
 import java.io.OutputStream;
 import java.net.BindException;
 import java.net.Inet4Address;
@@ -33,14 +33,15 @@ final class ExchangeChannel extends ExchangeTransport {
     static final int VERSION_SIZE = 16;
 
     private final Socket socket;
-    private final InputStream in;
+    /** The socket's stream; {@link #peerClosed} puts back the byte it reads ahead. */
+    private final PushbackInputStream in;
     private final OutputStream out;
 
     private ExchangeChannel(Socket socket, boolean client, long defaultTimeoutMillis) throws IOException {
         super(client, defaultTimeoutMillis);
         this.socket = socket;
         socket.setTcpNoDelay(true); // each message goes out at once, in one segment
-        this.in = socket.getInputStream();
+        this.in = new PushbackInputStream(socket.getInputStream(), 1);
         this.out = socket.getOutputStream();
     }
 
@@ -74,7 +75,8 @@ final class ExchangeChannel extends ExchangeTransport {
                         + " (" + e.getMessage() + ": is another server using TCP port " + port
                         + "? choose another with -p on both sides)", e);
             } catch (IllegalArgumentException e) {
-                throw new ConnectException("Couldn't listen to port " + port + " (" + e.getMessage() + ")", e);
+                throw new ConnectException("Couldn't listen to port " + port + " (" + e.getMessage() + ": -p takes "
+                        + "a TCP port, 1 to 65535)", e);
             }
             if (bound != null) {
                 bound.accept(server.getLocalPort());
@@ -106,6 +108,11 @@ final class ExchangeChannel extends ExchangeTransport {
             throw new ConnectException("Name or service not known for " + host + ":" + port + "\n"
                     + "Problem in resolving basic address and port\n"
                     + "Unable to open file descriptor for socket connection Unable to init the socket connection", e);
+        }
+        if (port <= 0 || port > 0xffff) { // perftest's connect fails on these too, later and less clearly
+            throw new ConnectException("Couldn't connect to " + host + ":" + port + "\n"
+                    + "Unable to open file descriptor for socket connection Unable to init the socket connection\n"
+                    + " (-p " + port + " is not a TCP port: use 1 to 65535, the same on both sides)", null);
         }
         IOException last = null;
         for (InetAddress a : addresses) {
@@ -175,6 +182,26 @@ final class ExchangeChannel extends ExchangeTransport {
         } catch (IOException e) {
             throw new ExchangeException("the connection to the peer failed during the " + step + " exchange: "
                     + e.getMessage() + " (" + progress(buf, got, size) + ")", e);
+        }
+    }
+
+    @Override
+    boolean peerClosed() {
+        try {
+            if (in.available() > 0) {
+                return false;
+            }
+            socket.setSoTimeout(1);
+            int b = in.read();
+            if (b < 0) {
+                return true;
+            }
+            in.unread(b); // the start of the peer's next message: the next receive reads it
+            return false;
+        } catch (SocketTimeoutException e) {
+            return false; // open, nothing sent: the usual case while a test runs
+        } catch (IOException e) {
+            return true; // reset: the peer exited with bytes of ours unread
         }
     }
 

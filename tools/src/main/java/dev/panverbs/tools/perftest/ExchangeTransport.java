@@ -53,6 +53,14 @@ abstract class ExchangeTransport implements AutoCloseable {
     /** Receives exactly {@code size} bytes within {@code timeoutMillis}. */
     abstract byte[] receive(int size, String step, long timeoutMillis);
 
+    /**
+     * Whether the peer has closed its end (EOF or reset), looked at without waiting and without losing any
+     * byte it sent; used by {@link PeerWatch} while a run waits on the peer. False when it cannot tell.
+     */
+    boolean peerClosed() {
+        return false;
+    }
+
     /** Ends the exchange as {@code ctx_close_connection} does after its last key message. */
     abstract void sendDoneAndClose();
 

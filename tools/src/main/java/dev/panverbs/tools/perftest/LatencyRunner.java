@@ -36,6 +36,7 @@ final class LatencyRunner {
     private final Cq sendCq;
     private final Cq recvCq;
     private final long timeoutNanos;
+    private final PeerWatch peer;
     final long[] tposted;
     long measuredIters;
     DurationTimer timer;
@@ -47,7 +48,13 @@ final class LatencyRunner {
     private boolean firstRx;
 
     LatencyRunner(PerftestParameters p, VerbsEngine.Resources res) {
+        this(p, res, PeerWatch.NONE);
+    }
+
+    /** @param peer ends a wait early when the peer has closed the exchange connection (exited or killed) */
+    LatencyRunner(PerftestParameters p, VerbsEngine.Resources res, PeerWatch peer) {
         this.p = p;
+        this.peer = peer;
         this.qp = res.qp(0);
         this.sendCq = res.sendCq();
         this.recvCq = res.recvCq();
@@ -189,6 +196,8 @@ final class LatencyRunner {
                 } else if (now - since > timeoutNanos) {
                     throw new RunFailure(" The peer's write number " + n + " did not arrive within "
                             + p.timeoutSeconds + " s: is the peer still running, with the same -n and -s?");
+                } else if (peer.gone(now, since)) {
+                    throw new RunFailure(PeerWatch.message() + " (waiting for its write number " + n + ")");
                 }
             }
         }
@@ -267,7 +276,7 @@ final class LatencyRunner {
                 more = false;
                 break;
             }
-            if (p.useEvent && !sendCq.awaitEvent(p.timeoutSeconds * 1000L)) {
+            if (p.useEvent && !peer.awaitEvent(sendCq, p.timeoutSeconds * 1000L)) {
                 throw new RunFailure(" No completion event for " + p.timeoutSeconds + " s");
             }
             waitSend(scnt, scnt);
@@ -340,7 +349,7 @@ final class LatencyRunner {
                 break;
             }
             if (rcnt < iters || duration) {
-                if (p.useEvent && !recvCq.awaitEvent(p.timeoutSeconds * 1000L)) {
+                if (p.useEvent && !peer.awaitEvent(recvCq, p.timeoutSeconds * 1000L)) {
                     throw new RunFailure(" No message from the peer for " + p.timeoutSeconds + " s (received "
                             + rcnt + " of " + iters + ")");
                 }
@@ -401,7 +410,7 @@ final class LatencyRunner {
             throw new RunFailure("Couldn't post send: scnt=" + n + " (" + Errno.describe(err) + ")");
         }
         if (signaled) {
-            if (p.useEvent && !sendCq.awaitEvent(p.timeoutSeconds * 1000L)) {
+            if (p.useEvent && !peer.awaitEvent(sendCq, p.timeoutSeconds * 1000L)) {
                 throw new RunFailure(" No send completion event for " + p.timeoutSeconds + " s");
             }
             waitSend(n, n);
@@ -428,6 +437,8 @@ final class LatencyRunner {
                     throw new RunFailure(" No message from the peer for " + p.timeoutSeconds
                             + " s (received " + rcnt + " of " + p.iters + "): is it still running, with the"
                             + " same -n and -s? (UC/UD messages can be lost)");
+                } else if (peer.gone(now, since)) {
+                    throw new RunFailure(PeerWatch.message() + " (received " + rcnt + " of " + p.iters + ")");
                 }
             }
         } while (ne == 0);
@@ -449,6 +460,8 @@ final class LatencyRunner {
                 } else if (now - since > timeoutNanos) {
                     throw new RunFailure(" No send completion for " + p.timeoutSeconds + " s (scnt=" + scnt
                             + "): the peer is gone or not ready");
+                } else if (peer.gone(now, since)) {
+                    throw new RunFailure(PeerWatch.message() + " (scnt=" + scnt + ")");
                 }
             }
         } while (ne == 0);

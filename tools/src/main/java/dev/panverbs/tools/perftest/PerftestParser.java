@@ -171,7 +171,7 @@ final class PerftestParser {
                 unsupported.note("-R with --direct_wqe");
             }
         }
-        unsupported.rejectIfAny(p, err);
+        unsupported.rejectIfAny(p, out, err);
         ForceDependencies.apply(p, out, err);
     }
 

@@ -28,10 +28,19 @@ final class TestFlows {
     private final PerftestParameters p;
     private boolean bwLimitPassed = true;
     private boolean msgRateLimitPassed = true;
+    private PeerWatch peer;
 
     TestFlows(PerftestSession s) {
         this.s = s;
         this.p = s.p;
+    }
+
+    /** One watch of the exchange connection for all runs of the session (it remembers when the peer closed). */
+    private PeerWatch peer() {
+        if (peer == null) {
+            peer = s.ex == null ? PeerWatch.NONE : new PeerWatch(s.ex.channel());
+        }
+        return peer;
     }
 
     void run() {
@@ -135,7 +144,7 @@ final class TestFlows {
             if (p.duplex) {
                 syncLong("bidirectional sync before size " + size, s.runBudgetMillis());
             }
-            BwRunner r = new BwRunner(p, s.res, s.layout);
+            BwRunner r = new BwRunner(p, s.res, s.layout, peer());
             r.runSender(localBases(), remoteBases());
             if (p.duplex && p.testMethod == TestMethod.ALL) {
                 syncLong("bidirectional sync after size " + size, s.runBudgetMillis());
@@ -198,7 +207,7 @@ final class TestFlows {
                 postReceives(posted, nextRecv);
             }
             syncLong("pre-run sync", s.runBudgetMillis());
-            BwRunner r = new BwRunner(p, s.res, s.layout);
+            BwRunner r = new BwRunner(p, s.res, s.layout, peer());
             if (p.isClient()) {
                 r.runSender(localBases(), localBases()); // SEND has no remote address; unused
             } else {
@@ -229,7 +238,7 @@ final class TestFlows {
         for (long size : sizes(23)) {
             p.size = size;
             configureSend();
-            LatencyRunner r = new LatencyRunner(p, s.res);
+            LatencyRunner r = new LatencyRunner(p, s.res, peer());
             r.runWrite(buf, s.layout.sendOffset(0) + size - 1, s.layout.remoteOffset(0) + size - 1,
                     localBases()[0], s.rem[0].vaddr());
             reportLat(r, false);
@@ -263,7 +272,7 @@ final class TestFlows {
         for (long size : sizes(23)) {
             p.size = size;
             configureSend();
-            LatencyRunner r = new LatencyRunner(p, s.res);
+            LatencyRunner r = new LatencyRunner(p, s.res, peer());
             r.runRead(localBases()[0], s.rem[0].vaddr());
             reportLat(r, true);
         }
@@ -286,7 +295,7 @@ final class TestFlows {
             configureSend();
             postReceives(posted, nextRecv);
             syncLong("pre-run sync", s.runBudgetMillis());
-            LatencyRunner r = new LatencyRunner(p, s.res);
+            LatencyRunner r = new LatencyRunner(p, s.res, peer());
             r.runSend(localBases()[0], recvBases()[0], recvLength(), s.res.lkey(0), p.recvPerQp());
             reportLat(r, false);
         }

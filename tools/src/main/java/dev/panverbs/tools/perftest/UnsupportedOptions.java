@@ -27,9 +27,20 @@ final class UnsupportedOptions {
     }
 
     /** Prints why the first noted option is refused, then perftest's parser-error line, and ends the parse. */
-    void rejectIfAny(PerftestParameters p, PrintStream err) {
+    void rejectIfAny(PerftestParameters p, PrintStream out, PrintStream err) {
         if (noted.isEmpty()) {
             return;
+        }
+        if (test.kind() == PerftestTest.Kind.LAT) {
+            // force_dependecies() refuses these two in latency tests before anything panverbs lacks matters:
+            // the C tool's words, streams and order
+            if (noted.contains("-O/--dualport")) {
+                PerftestParser.exit(out, " Dual-port mode only supports BW tests.");
+            }
+            if (noted.contains("--run_infinitely")) {
+                out.print(PerftestParser.RESULT_LINE);
+                PerftestParser.exit(err, " run_infinitely exists only in BW tests for now.");
+            }
         }
         err.println(" " + message(noted.get(0)));
         err.println(" Parser function exited with Error");

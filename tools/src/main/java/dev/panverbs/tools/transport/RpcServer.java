@@ -19,7 +19,9 @@ import java.net.SocketException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -51,7 +53,9 @@ public final class RpcServer implements AutoCloseable {
     private final EventChannel cm; // the rdma_cm route: its channel and listening ID, else null
     private final CmId cmListener;
     private final int port;
-    private final Map<CmId, String> cmConnections = new ConcurrentHashMap<>();
+    private final Map<CmId, ServerConnection> cmConnections = new ConcurrentHashMap<>();
+    /** Accepted rdma_cm connections whose client went away before ESTABLISHED: the event loop closes them. */
+    private final Queue<Abandoned> abandoned = new ConcurrentLinkedQueue<>();
     private final Map<CompletionQueue, ServerConnection> connections = new ConcurrentHashMap<>();
     private final Thread acceptor;
     private final Thread eventLoop;
@@ -204,6 +208,10 @@ public final class RpcServer implements AutoCloseable {
                         e.id().disconnect();
                         e.id().close();
                     }
+                    // the client went away between its request and ESTABLISHED (it destroyed its ID: REJECTED; or the
+                    // CM gave up waiting: UNREACHABLE, CONNECT_ERROR): no DISCONNECTED follows, and nothing would
+                    // ever complete on the connection's QP
+                    case REJECTED, UNREACHABLE, CONNECT_ERROR -> abandon(e.id(), e.toString());
                     default -> { } // ESTABLISHED: the connection was registered before the reply
                 }
             } catch (RuntimeException failure) {
@@ -232,14 +240,44 @@ public final class RpcServer implements AutoCloseable {
             throw e;
         }
         connections.put(c.cq, c);
-        cmConnections.put(id, peer);
+        cmConnections.put(id, c);
         accepted++;
-        id.accept(ConnectionParameters.defaults().withQpNum(answer[0].qpn())
-                .withPrivateData(CmHandshake.server(answer[0])));
+        try {
+            id.accept(ConnectionParameters.defaults().withQpNum(answer[0].qpn())
+                    .withPrivateData(CmHandshake.server(answer[0])));
+        } catch (RuntimeException e) {
+            abandon(id, "rdma_accept failed: " + e);
+            throw e;
+        }
+    }
+
+    /** An accepted connection the event loop is to close, and why. */
+    private record Abandoned(ServerConnection connection, String why) {}
+
+    /** Forgets the ID of a connection that will not be established, and hands the connection to the event loop. */
+    private void abandon(CmId id, String why) {
+        ServerConnection c = cmConnections.remove(id);
+        if (c != null) {
+            abandoned.add(new Abandoned(c, why)); // the event loop is the connection's only thread
+        }
+        id.close();
+    }
+
+    /** On the event loop: closes the connections {@link #abandon} handed over. */
+    private void closeAbandoned() {
+        for (Abandoned a; (a = abandoned.poll()) != null; ) {
+            ServerConnection c = a.connection();
+            if (connections.get(c.cq) == c) { // closed first, as drain does: the handler has heard when it is gone
+                c.close(handler, new RpcException("the client went away during the rdma_cm handshake (" + a.why()
+                        + ")"));
+                connections.remove(c.cq, c);
+            }
+        }
     }
 
     private void eventLoop() {
         while (!stopping) {
+            closeAbandoned();
             CompletionQueue cq;
             try {
                 cq = channel.getCqEvent(Duration.ofMillis(100)).orElse(null);

@@ -41,10 +41,12 @@ class RpingTest {
 
     @Test
     void sizesOutsideRpingsRangeAreRefusedWithItsMessage() {
-        String[] r = run("-c", "-a", "127.0.0.1", "-S", "25");
+        String[] r = run("-c", "-a", "127.0.0.1", "-S", "22");
         assertThat(r[0]).isEqualTo("1");
-        assertThat(r[2]).contains("Invalid size 25 (valid range is 26 to 65536)");
+        assertThat(r[2]).contains("Invalid size 22 (valid range is 23 to 65536)");
         assertThat(run("-c", "-a", "127.0.0.1", "-S", "65536")[2]).contains("Invalid size 65536");
+        // 23 is rping's own minimum: it holds "rdma-ping-2147483647: " and the NUL
+        assertThat(run("-c", "-a", "127.0.0.1", "-S", "23", "-C", "1")[2]).doesNotContain("Invalid size");
         assertThat(run("-c", "-a", "127.0.0.1", "-C", "-1")[2]).contains("Invalid count -1");
     }
 

@@ -49,6 +49,17 @@ class UdaddyTest {
     }
 
     @Test
+    void badNumbersAndHostsAreOneLineNamingThem() {
+        String[] tos = run("-t", "abc");
+        assertThat(tos[0]).isEqualTo("1");
+        assertThat(tos[2]).isEqualTo("udaddy: -t abc: not a number (decimal, 0x hex or 0 octal)\n");
+        assertThat(run("-p", "0x1g")[2]).startsWith("udaddy: -p 0x1g: not a number");
+        String[] host = run("-s", "no-such-host.invalid");
+        assertThat(host[0]).isEqualTo("1");
+        assertThat(host[2]).startsWith("udaddy: cannot resolve no-such-host.invalid").doesNotContain("Exception");
+    }
+
+    @Test
     void ipoibAndAfIbAreRefusedByName() {
         String[] ipoib = run("-P", "ipoib");
         assertThat(ipoib[0]).isEqualTo("1");

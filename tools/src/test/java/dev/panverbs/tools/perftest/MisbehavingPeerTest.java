@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -190,6 +191,58 @@ class MisbehavingPeerTest {
         assertCleanFailure(o, "the peer closed the connection during the first sync exchange (received 40 of 108 bytes");
     }
 
+    /** A client's side of the start of ib_send_bw and ib_send_lat: preamble, then four key exchanges. */
+    static final FakePeer.Step CLIENT_UP_TO_THE_RUN = p -> {
+        p.write(FakePeer.version("6.06"));
+        p.read(16);
+        p.write(FakePeer.int32(4096));
+        p.read(4);
+        p.write(FakePeer.int32(64));
+        p.read(4);
+        p.write(new byte[] {'3', 0});
+        p.read(2);
+        for (int i = 0; i < 4; i++) {
+            p.write(FakePeer.key(0x99, 0x1234, 0x10000));
+            p.read(KeyMessage.SIZE_GID);
+        }
+    };
+
+    @Test
+    void senderKilledWhileTheSendBwServerReceives() throws Exception {
+        // the peer's process ends (its socket closes) once the run has begun: the receiver stops waiting a few
+        // seconds after, not at its 60 s timeout (perftest waits it out: "Did not get Message for 120 Seconds")
+        FakePeer.Outcome o = FakePeer.serverAgainst(PerftestTest.SEND_BW, List.of("-n", "20", "--timeout=60"),
+                CLIENT_UP_TO_THE_RUN, p -> p.socket.close());
+        assertCleanFailure(o, "The peer closed the exchange connection during the test", "it exited or was killed",
+                "Total Received=0, Total Iters Required=20");
+        assertThat(o.err()).doesNotContain("Did not get Message for");
+    }
+
+    @Test
+    void senderKilledWhileTheSendBwServerWaitsForAnEvent() throws Exception {
+        FakePeer.Outcome o = FakePeer.serverAgainst(PerftestTest.SEND_BW, List.of("-e", "-n", "20",
+                "--timeout=60"), CLIENT_UP_TO_THE_RUN, p -> p.socket.close());
+        assertCleanFailure(o, "The peer closed the exchange connection during the test",
+                "(waiting for a completion event)");
+    }
+
+    @Test
+    void clientKilledWhileTheSendLatServerWaitsForItsMessage() throws Exception {
+        FakePeer.Outcome o = FakePeer.serverAgainst(PerftestTest.SEND_LAT, List.of("-n", "20", "--timeout=60"),
+                CLIENT_UP_TO_THE_RUN, p -> p.socket.close());
+        assertCleanFailure(o, "The peer closed the exchange connection during the test", "(received 0 of 20)");
+        assertThat(o.err()).doesNotContain("No message from the peer for");
+    }
+
+    @Test
+    void peerThatStaysConnectedIsWaitedForUntilTheTimeout() throws Exception {
+        // the same stalled receiver with the peer's socket still open: no early end, the timeout's message
+        FakePeer.Outcome o = FakePeer.serverAgainst(PerftestTest.SEND_BW, List.of("-n", "20", "--timeout=4"),
+                CLIENT_UP_TO_THE_RUN, p -> sleep(7000));
+        assertCleanFailure(o, "Did not get Message for 4 Seconds");
+        assertThat(o.err()).doesNotContain("closed the exchange connection");
+    }
+
     @Test
     void portInUse() throws Exception {
         try (ServerSocket busy = new ServerSocket(0)) {
@@ -200,6 +253,20 @@ class MisbehavingPeerTest {
             assertThat(rc).isEqualTo(1);
             assertThat(err.toString()).startsWith("Couldn't listen to port " + busy.getLocalPort() + "\n")
                     .contains("is another server using TCP port").doesNotContain("\tat ");
+        }
+    }
+
+    @Test
+    void portOutOfRange() {
+        for (List<String> args : List.of(List.of("-p", "70000", "127.0.0.1"), List.of("-p", "-5", "127.0.0.1"),
+                List.of("-p", "0", "127.0.0.1"), List.of("-p", "70000"))) {
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            int rc = PerftestMain.run(PerftestTest.SEND_BW, "ib_send_bw", args,
+                    new PrintStream(new ByteArrayOutputStream()), new PrintStream(err),
+                    () -> new SimulatedEngine("sim0"));
+            assertThat(rc).as(args.toString()).isEqualTo(1);
+            assertThat(err.toString()).as(args.toString()).contains("1 to 65535").doesNotContain("start it first")
+                    .doesNotContain("\tat ");
         }
     }
 
@@ -255,29 +322,46 @@ class MisbehavingPeerTest {
         assertCleanFailure(o, " Max message size in UD cannot be greater than MTU \n", "use -s 1024 or less");
     }
 
-    /** Random scripts: random bytes at a random step, random early close or stall; always a clean exit 1. */
-    @RepeatedTest(25)
-    void fuzzedPeer(RepetitionInfo info) throws Exception {
-        Random r = new Random(info.getCurrentRepetition() * 7919L);
-        PerftestTest test = PerftestTest.values()[r.nextInt(PerftestTest.values().length)];
-        int goodSteps = r.nextInt(6);
-        int mode = r.nextInt(3);
-        byte[] junk = new byte[1 + r.nextInt(200)];
-        r.nextBytes(junk);
-        FakePeer.Outcome o = FakePeer.clientAgainst(test, FAST, p -> {
-            int[] sizes = {16, 4, 4, 2, 108, 108};
-            byte[][] answers = {FakePeer.version("6.06"), FakePeer.int32(4096), FakePeer.int32(64),
-                    new byte[] {'3', 0}, FakePeer.key(1, 2, 3), FakePeer.key(1, 2, 3)};
-            for (int i = 0; i < goodSteps; i++) {
-                p.exchange(sizes[i], answers[i]);
-            }
-            p.read(sizes[goodSteps]);
+    /**
+     * One random misbehaviour: the test, how many exchange steps (version, page size, cache line, MTU, two keys) go
+     * right, then random bytes, an early close or a stall longer than the tool's --timeout=1.
+     */
+    private record Fuzz(PerftestTest test, int goodSteps, int mode, byte[] junk) {
+        static final int[] SIZES = {16, 4, 4, 2, 108, 108};
+        /** A good answer to each step (only ever written). */
+        static final byte[][] ANSWERS = {FakePeer.version("6.06"), FakePeer.int32(4096), FakePeer.int32(64),
+                new byte[] {'3', 0}, FakePeer.key(1, 2, 3), FakePeer.key(1, 2, 3)};
+
+        static Fuzz draw(long seed, int maxJunk) {
+            Random r = new Random(seed);
+            PerftestTest test = PerftestTest.values()[r.nextInt(PerftestTest.values().length)];
+            int goodSteps = r.nextInt(6);
+            int mode = r.nextInt(3);
+            byte[] junk = new byte[1 + r.nextInt(maxJunk)];
+            r.nextBytes(junk);
+            return new Fuzz(test, goodSteps, mode, junk);
+        }
+
+        void misbehave(FakePeer p) throws IOException {
             switch (mode) {
                 case 0 -> p.write(junk);
                 case 1 -> p.socket.close();
                 default -> { }
             }
             sleep(1300); // longer than the tool's --timeout=1
+        }
+    }
+
+    /** Random scripts: random bytes at a random step, random early close or stall; always a clean exit 1. */
+    @RepeatedTest(25)
+    void fuzzedPeer(RepetitionInfo info) throws Exception {
+        Fuzz f = Fuzz.draw(info.getCurrentRepetition() * 7919L, 200);
+        FakePeer.Outcome o = FakePeer.clientAgainst(f.test(), FAST, p -> {
+            for (int i = 0; i < f.goodSteps(); i++) {
+                p.exchange(Fuzz.SIZES[i], Fuzz.ANSWERS[i]);
+            }
+            p.read(Fuzz.SIZES[f.goodSteps()]);
+            f.misbehave(p);
         });
         assertCleanFailure(o);
         assertThat(o.err()).containsAnyOf("exchange", "message", "version", "MTU", "page size", "Completion",
@@ -290,26 +374,13 @@ class MisbehavingPeerTest {
      */
     @RepeatedTest(20)
     void fuzzedClient(RepetitionInfo info) throws Exception {
-        Random r = new Random(info.getCurrentRepetition() * 104729L);
-        PerftestTest test = PerftestTest.values()[r.nextInt(PerftestTest.values().length)];
-        int goodSteps = r.nextInt(6);
-        int mode = r.nextInt(3);
-        byte[] junk = new byte[1 + r.nextInt(300)];
-        r.nextBytes(junk);
-        FakePeer.Outcome o = FakePeer.serverAgainst(test, FAST, p -> {
-            int[] sizes = {16, 4, 4, 2, 108, 108};
-            byte[][] answers = {FakePeer.version("6.06"), FakePeer.int32(4096), FakePeer.int32(64),
-                    new byte[] {'3', 0}, FakePeer.key(1, 2, 3), FakePeer.key(1, 2, 3)};
-            for (int i = 0; i < goodSteps; i++) {
-                p.write(answers[i]);
-                p.read(sizes[i]);
+        Fuzz f = Fuzz.draw(info.getCurrentRepetition() * 104729L, 300);
+        FakePeer.Outcome o = FakePeer.serverAgainst(f.test(), FAST, p -> {
+            for (int i = 0; i < f.goodSteps(); i++) {
+                p.write(Fuzz.ANSWERS[i]);
+                p.read(Fuzz.SIZES[i]);
             }
-            switch (mode) {
-                case 0 -> p.write(junk);
-                case 1 -> p.socket.close();
-                default -> { }
-            }
-            sleep(1300); // longer than the tool's --timeout=1
+            f.misbehave(p);
         });
         assertCleanFailure(o);
     }

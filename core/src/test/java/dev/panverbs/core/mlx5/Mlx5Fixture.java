@@ -24,11 +24,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
 /**
- * What the mlx5 misuse tests share (Java-only): the core's real objects over the fake provider (a CQ, an RTS QP of 16
+ * What the mlx5 tests over the PRM device model share (Java-only): the core's real objects over the fake provider (a CQ, an RTS QP of 16
  * WRs, 4 SGEs and 64 bytes inline, two registered regions) and the PRM device model on plain memory behind a direct
  * send queue and a direct CQ, rebuilt for every test.
  */
-abstract class Mlx5MisuseFixture {
+abstract class Mlx5Fixture {
     static final int SIG = SendFlag.SIGNALED_BIT;
 
     FakeProvider fp;
