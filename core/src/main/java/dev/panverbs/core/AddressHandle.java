@@ -4,6 +4,7 @@ import dev.panverbs.bindings.Errno;
 import dev.panverbs.bindings.ibverbs.LibIbverbsQueues;
 import dev.panverbs.bindings.verbs.ibv_ah_attr;
 import dev.panverbs.core.internal.Errors;
+import dev.panverbs.core.internal.Handshake;
 import dev.panverbs.core.internal.ResourceKind;
 import dev.panverbs.core.internal.Units;
 import java.lang.foreign.Arena;
@@ -80,15 +81,20 @@ public final class AddressHandle extends VerbsObject {
      * Destroys the address handle ({@code ibv_destroy_ah(3)}); see the cascade and idempotence rules of every verbs
      * object. Refused with {@link IllegalStateException} while UD send requests that name it are outstanding (until
      * their completions are polled): the provider and the kernel resolve the AH when the WQE executes. The close
-     * marks the AH, fences, then scans the outstanding WRs of its protection domain's queues; a post publishes its
-     * WRs, fences, then re-reads the mark: either the post refuses or this does (as {@link MemoryRegion#close()}).
+     * marks the AH, runs the closer side of {@link Handshake}, then scans the outstanding WRs of its protection
+     * domain's queues; a post publishes its WRs, runs the post side, then re-reads the mark: either the post refuses or this does (as {@link MemoryRegion#close()}).
      * A parent's cascade closes the QPs first, so it is never refused.
      */
     @Override
     public synchronized void close() {
         if (!isClosed()) {
             closing = true;
-            java.lang.invoke.VarHandle.fullFence();
+            try {
+                Handshake.closerSide(); // membarrier (the posts run a compiler barrier), or a full fence
+            } catch (RuntimeException e) {
+                closing = false;
+                throw e;
+            }
             int inFlight = pd.inFlight(trackingId);
             if (inFlight > 0) {
                 closing = false;

@@ -1,5 +1,6 @@
 package dev.panverbs.core;
 
+import dev.panverbs.core.internal.Handshake;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.TimeUnit;
@@ -23,12 +24,13 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Protocol (Dekker-style, asymmetric to keep the hot path free of fences): the caller publishes its thread id
  * with a release store (a plain store on x86; a primitive, so no GC barrier), checks that the object is open (one
  * volatile read), calls, and clears with a release store. The closer first marks the object closing (the volatile
- * CAS of {@code Resource.close}), then waits until no caller is published. A caller that saw the object open has
- * published its mark before the closer looked, except within the CPU's store buffer (nanoseconds, after which the
- * closer still has to finish a destroy syscall while that call runs); a full fence would close that window at the
- * price of a locked instruction per call, which poll does not pay (a post's one full fence, after its mark and
- * before its state re-check, closes it there). The concurrent-caller check is best effort for the same reason
- * (read then write, not a CAS).
+ * CAS of {@code Resource.close}), runs the closer side of {@link Handshake} ({@code membarrier(2)} where it works),
+ * then waits until no caller is published. A post runs the post side of {@link Handshake} after its mark and before
+ * its state re-check, so a post that saw the object open has published its mark before the closer looked. A poll has
+ * no barrier there: it may be missed within its store buffer or a compiler reordering of the two accesses
+ * (nanoseconds, after which the closer still has to finish a destroy syscall while that call runs), which a
+ * fence per poll would close at the price of a locked instruction. The concurrent-caller check is best effort for
+ * the same reason (read then write, not a CAS).
  *
  * <p>The closer waits at most {@link #AWAIT_NANOS}; a holder that is still inside after that (a thread blocked for
  * seconds inside an open pass or batch) makes the destroy refuse, leaking the native object rather than freeing
@@ -59,9 +61,13 @@ final class CallGuard {
     /**
      * The thread whose id {@link #caller} holds, for the closer's liveness check and for messages. Written by
      * {@link #enter} only when a different thread enters (a reference store, so not per call), before the mark is
-     * released: whoever reads the mark with acquire semantics and then this field sees that thread.
+     * released: whoever reads the mark with acquire semantics and then this field sees that thread. It starts as
+     * the thread that created the queue, the usual caller: a queue created and used on one thread never takes that
+     * branch. When it started null, every queue took it once, at its first call, mostly in code that records no
+     * branch profile: C2 compiled it as an uncommon trap, and a fresh CQ's first poll inside a timed loop deoptimized
+     * that loop (perf/README.md, issue 9, rxe, seventh round).
      */
-    private Thread callerThread;
+    private Thread callerThread = Thread.currentThread();
     /**
      * A poll pass is open on the holder thread: the per-completion calls check this plain flag instead of the mark
      * (no thread lookup per read). Written by the holder; cleared by {@link #awaitIdle()} when the holder closes the
@@ -105,6 +111,7 @@ final class CallGuard {
      * @return null when idle, else the thread still holding the mark after {@link #AWAIT_NANOS}
      */
     Thread awaitIdle() {
+        Handshake.closerSide(); // after the closing mark, before reading the mark of a caller
         Thread me = Thread.currentThread();
         long deadline = System.nanoTime() + AWAIT_NANOS;
         for (int spins = 0; ; spins++) {

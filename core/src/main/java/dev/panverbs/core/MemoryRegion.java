@@ -7,11 +7,11 @@ import dev.panverbs.bindings.verbs.ibv_mr;
 import dev.panverbs.bindings.verbs.ibv_sge;
 import dev.panverbs.bindings.verbs.verbs_h;
 import dev.panverbs.core.internal.Errors;
+import dev.panverbs.core.internal.Handshake;
 import dev.panverbs.core.internal.ResourceKind;
 import dev.panverbs.core.internal.Units;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.VarHandle;
 import java.util.EnumSet;
 import java.util.Objects;
 import java.util.Set;
@@ -240,13 +240,19 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
     /**
      * Makes the key unusable for new posts, then checks that no work request references it: a post publishes its
      * references before it re-reads the key's snapshot, this publishes the not-open snapshot before it scans them,
-     * and a full fence on each side orders the store before the load (Dekker), so either the post sees the key
+     * and each side orders its store before its load (Dekker; {@link Handshake}: this side runs {@code membarrier},
+     * which makes the post's compiler barrier a full one, or both sides a full fence), so either the post sees the key
      * closing and refuses, or this sees the post's references and refuses. Returns the open snapshot (to restore).
      */
     private KeySnapshot quiesce(String verb, String action) {
         KeySnapshot current = snapshot;
         snapshot = current.closed();
-        VarHandle.fullFence();
+        try {
+            Handshake.closerSide();
+        } catch (RuntimeException e) {
+            snapshot = current;
+            throw e;
+        }
         int inFlight = current.pd.inFlight(current.trackingId);
         if (inFlight > 0) {
             snapshot = current;

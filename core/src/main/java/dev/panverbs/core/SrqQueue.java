@@ -88,7 +88,7 @@ final class SrqQueue extends PostTarget {
             slots[k] = slot;
             wrs.providerWrId(i, tracker.providerWrId(slot));
         }
-        tracker.publish(); // full fence: the SRQ's state and the keys are read after it
+        tracker.publish(); // the handshake's barrier: the SRQ's state and the keys are read after it
         if (owner.isClosed()) { // closed since the check above: its destroy waits for this post's mark to clear
             tracker.release(slots, 0, take);
             throw owner.closedException(VERB);

@@ -1,5 +1,6 @@
 package dev.panverbs.core;
 
+import dev.panverbs.core.internal.Handshake;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicLong;
@@ -17,7 +18,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * slot's current stamp and retires nothing.
  *
  * <p>Post protocol, as the FIFO tracker's: {@link #claim} each WR (records its {@code wr_id} and keys, then marks the
- * slot live with a release store) → {@link #publish} (full fence) → re-check the keys → doorbell →
+ * slot live with a release store) → {@link #publish} (the handshake's post side) → re-check the keys → doorbell →
  * {@link #release} what the provider refused. Retirement is a compare-and-set of the slot's stamp to 0, so any number
  * of pollers may retire concurrently, and a completion retires at most once.
  *
@@ -178,10 +179,10 @@ final class SrqTracker {
 
     /**
      * Orders the claims before the caller's following reads of the keys' state (the post side of the close/post
-     * handshake, see {@link MemoryRegion#close()}). Producer only.
+     * handshake, {@link Handshake#postSide()}; see {@link MemoryRegion#close()}). Producer only.
      */
     void publish() {
-        VarHandle.fullFence();
+        Handshake.postSide();
     }
 
     /** Frees {@code slots[from .. to-1]}, claimed by this post and refused before the NIC saw them. Producer only. */

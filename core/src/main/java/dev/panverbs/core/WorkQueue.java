@@ -78,10 +78,11 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
      * owner's state and the keys, calls the provider, rolls back what it refused. Runs inside {@link #guard}.
      * Allocation-free.
      *
-     * <p>One full fence serves two handshakes: the guard's mark and the tracker's tail are stored before it, the
-     * owner's state and the keys' snapshots are read after it. A {@code close()} of the QP (state first, then it
-     * reads the mark) or of a region (snapshot first, then it reads the tails) therefore either sees this post or
-     * is seen by it: the QP is never destroyed, nor a region deregistered, under the provider call.
+     * <p>One barrier (the post side of {@code internal.Handshake}: a compiler barrier when the closers run
+     * {@code membarrier}, else a full fence) serves two handshakes: the guard's mark and the tracker's tail are stored
+     * before it, the owner's state and the keys' snapshots are read after it. A {@code close()} of the QP (state
+     * first, then its barrier, then it reads the mark) or of a region (snapshot first, then its barrier, then it reads
+     * the tails) therefore either sees this post or is seen by it: the QP is never destroyed, nor a region deregistered, under the provider call.
      */
     private int postChain(WorkRequests<?> wrs) {
         String verb = verb();
@@ -102,7 +103,7 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
         if (wrs.base + from != t) { // a batch posted (or rolled back) since this chain started
             wrs.restage(t);
         }
-        tracker.publish(t + take); // release store + full fence
+        tracker.publish(t + take); // release store + the handshake's post-side barrier
         if (owner.isClosed()) { // the open check: its close() waits for this post's mark to clear
             tracker.rollback(t);
             throw owner.closedException(verb);

@@ -1,5 +1,6 @@
 package dev.panverbs.core;
 
+import dev.panverbs.core.internal.Handshake;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
@@ -22,7 +23,7 @@ import java.lang.invoke.VarHandle;
  * destroying it, retires everything.
  *
  * <p>The post protocol, the same for every path: {@link #tail()} → {@link #put} each WR → {@link #publish} (a
- * release store followed by a full fence) → re-check the keys → ring the doorbell; then {@link #rollback} whatever
+ * release store, then the post side of the close/post handshake) → re-check the keys → ring the doorbell; then {@link #rollback} whatever
  * the provider refused. References are visible to {@link #references} before the NIC can see the WR.
  *
  * <p>A slot is one record in one array, {@link #slotStride()} longs: the caller's {@code wr_id}, the reference count,
@@ -248,13 +249,14 @@ final class WorkQueueTracker {
     }
 
     /**
-     * Makes the WRs {@link #put} up to {@code newTail} visible to the poller and to {@link #references}, then fences:
-     * the caller's following reads of the keys' state cannot move before this store (the post side of the
-     * close/post handshake, see {@link MemoryRegion#close()}). Producer only.
+     * Makes the WRs {@link #put} up to {@code newTail} visible to the poller and to {@link #references}, then runs the
+     * post side of the close/post handshake ({@link Handshake#postSide()}: a compiler barrier where the closer runs
+     * {@code membarrier}, else a full fence): the caller's following reads of the keys' state are ordered after this
+     * store (see {@link MemoryRegion#close()}). Producer only.
      */
     void publish(long newTail) {
         TAIL.setRelease(this, newTail);
-        VarHandle.fullFence();
+        Handshake.postSide();
     }
 
     /**

@@ -9,6 +9,7 @@ import dev.panverbs.bindings.ProviderSlots;
 import dev.panverbs.bindings.verbs.ibv_cq_ex;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The polling functions of one {@code struct ibv_cq_ex}, bound once: {@link #of} reads all 18 function
@@ -51,6 +52,25 @@ public final class CqExOps {
     private final MemorySegment readCvlan;
     private final MemorySegment readFlowTag;
     private final MemorySegment readTmInfo;
+    /** This CQ's slots are those of {@link First} (the same provider as the first bound: normally every CQ's). */
+    private final boolean firstSlots;
+
+    /** The first {@code CqExOps} bound in this process: {@link First} makes its slots constants. */
+    private static final AtomicReference<CqExOps> FIRST = new AtomicReference<>();
+
+    /**
+     * The per-completion slots of the first {@code CqExOps} bound (initialised on first use, after it) as
+     * {@code static final} segments: C2 folds the linker's checks on a constant target (its class, its scope's class,
+     * NULL), as {@code QpExOps.First} explains. A CQ of another provider keeps calling through its fields.
+     */
+    private static final class First {
+        static final CqExOps OPS = FIRST.get();
+        static final MemorySegment START_POLL = OPS.startPoll;
+        static final MemorySegment NEXT_POLL = OPS.nextPoll;
+        static final MemorySegment END_POLL = OPS.endPoll;
+        static final MemorySegment READ_OPCODE = OPS.readOpcode;
+        static final MemorySegment READ_BYTE_LEN = OPS.readByteLen;
+    }
 
     private CqExOps(MemorySegment cq) {
         this.cq = cq;
@@ -78,6 +98,19 @@ public final class CqExOps {
         readCvlan = pointer(c + CqExInline.READ_CVLAN);
         readFlowTag = pointer(c + CqExInline.READ_FLOW_TAG);
         readTmInfo = pointer(c + CqExInline.READ_TM_INFO);
+        CqExOps first = FIRST.compareAndExchange(null, this);
+        firstSlots = first == null || sameSlots(first);
+    }
+
+    /** Whether every slot {@link First} holds is at the same address here (a CQ of the same provider). */
+    private boolean sameSlots(CqExOps o) {
+        return startPoll.equals(o.startPoll) && nextPoll.equals(o.nextPoll) && endPoll.equals(o.endPoll)
+                && readOpcode.equals(o.readOpcode) && readByteLen.equals(o.readByteLen);
+    }
+
+    /** Whether this CQ calls its slots through {@link First}'s constants (tests). */
+    boolean callsConstantSlots() {
+        return firstSlots;
     }
 
     /**
@@ -123,38 +156,36 @@ public final class CqExOps {
      * acquire per call. Only for an {@code attr} that stays allocated for as long as this CQ polls (global-arena memory).
      */
     public int ibv_start_poll(long attrAddress) {
-        MemorySegment fn = startPoll;
-        if (fn.address() == 0L) {
-            throw CqExInline.missing("ibv_start_poll", "start_poll", CqExInline.NOT_EXTENDED);
+        if (firstSlots) { // the constant slot: C2 folds the target's class, scope and NULL checks
+            return i_aa(First.START_POLL, address, attrAddress, "ibv_start_poll", "start_poll",
+                    CqExInline.NOT_EXTENDED);
         }
-        return AddressDowncalls.i_aa(fn, address, attrAddress);
+        return i_aa(this.startPoll, address, attrAddress, "ibv_start_poll", "start_poll", CqExInline.NOT_EXTENDED);
     }
 
     /** {@link CqExInline#ibv_next_poll} through the slot read at bind time. */
     public int ibv_next_poll() {
-        MemorySegment fn = nextPoll;
-        if (fn.address() == 0L) {
-            throw CqExInline.missing("ibv_next_poll", "next_poll", CqExInline.NOT_EXTENDED);
+        if (firstSlots) { // the constant slot: C2 folds the target's class, scope and NULL checks
+            return i_a(First.NEXT_POLL, address, "ibv_next_poll", "next_poll", CqExInline.NOT_EXTENDED);
         }
-        return AddressDowncalls.i_a(fn, address);
+        return i_a(this.nextPoll, address, "ibv_next_poll", "next_poll", CqExInline.NOT_EXTENDED);
     }
 
     /** {@link CqExInline#ibv_end_poll} through the slot read at bind time. */
     public void ibv_end_poll() {
-        MemorySegment fn = endPoll;
-        if (fn.address() == 0L) {
-            throw CqExInline.missing("ibv_end_poll", "end_poll", CqExInline.NOT_EXTENDED);
+        if (firstSlots) { // the constant slot: C2 folds the target's class, scope and NULL checks
+            v_a(First.END_POLL, address, "ibv_end_poll", "end_poll", CqExInline.NOT_EXTENDED);
+        } else {
+            v_a(this.endPoll, address, "ibv_end_poll", "end_poll", CqExInline.NOT_EXTENDED);
         }
-        AddressDowncalls.v_a(fn, address);
     }
 
     /** {@link CqExInline#ibv_wc_read_opcode} through the slot read at bind time. */
     public int ibv_wc_read_opcode() {
-        MemorySegment fn = readOpcode;
-        if (fn.address() == 0L) {
-            throw CqExInline.missing("ibv_wc_read_opcode", "read_opcode", CqExInline.NOT_EXTENDED);
+        if (firstSlots) { // the constant slot: C2 folds the target's class, scope and NULL checks
+            return i_a(First.READ_OPCODE, address, "ibv_wc_read_opcode", "read_opcode", CqExInline.NOT_EXTENDED);
         }
-        return AddressDowncalls.i_a(fn, address);
+        return i_a(this.readOpcode, address, "ibv_wc_read_opcode", "read_opcode", CqExInline.NOT_EXTENDED);
     }
 
     /** {@link CqExInline#ibv_wc_read_vendor_err} through the slot read at bind time. */
@@ -168,11 +199,10 @@ public final class CqExOps {
 
     /** {@link CqExInline#ibv_wc_read_byte_len} through the slot read at bind time. */
     public int ibv_wc_read_byte_len() {
-        MemorySegment fn = readByteLen;
-        if (fn.address() == 0L) {
-            throw CqExInline.missing("ibv_wc_read_byte_len", "read_byte_len", CqExInline.NO_BYTE_LEN);
+        if (firstSlots) { // the constant slot: C2 folds the target's class, scope and NULL checks
+            return i_a(First.READ_BYTE_LEN, address, "ibv_wc_read_byte_len", "read_byte_len", CqExInline.NO_BYTE_LEN);
         }
-        return AddressDowncalls.i_a(fn, address);
+        return i_a(this.readByteLen, address, "ibv_wc_read_byte_len", "read_byte_len", CqExInline.NO_BYTE_LEN);
     }
 
     /** {@link CqExInline#ibv_wc_read_imm_data} through the slot read at bind time. */
@@ -291,5 +321,29 @@ public final class CqExOps {
             throw CqExInline.missing("ibv_wc_read_tm_info", "read_tm_info", CqExInline.NO_TM_INFO);
         }
         ProviderDowncalls.v_pp(fn, cq, tmInfo);
+    }
+
+    // ---- one slot call: the NULL check naming the verb, then the downcall (inlined per call site, so a constant
+    // slot stays constant) ----
+
+    private static int i_a(MemorySegment fn, long a, String verb, String slot, String reason) {
+        if (fn.address() == 0L) {
+            throw CqExInline.missing(verb, slot, reason);
+        }
+        return AddressDowncalls.i_a(fn, a);
+    }
+
+    private static int i_aa(MemorySegment fn, long a, long a1, String verb, String slot, String reason) {
+        if (fn.address() == 0L) {
+            throw CqExInline.missing(verb, slot, reason);
+        }
+        return AddressDowncalls.i_aa(fn, a, a1);
+    }
+
+    private static void v_a(MemorySegment fn, long a, String verb, String slot, String reason) {
+        if (fn.address() == 0L) {
+            throw CqExInline.missing(verb, slot, reason);
+        }
+        AddressDowncalls.v_a(fn, a);
     }
 }

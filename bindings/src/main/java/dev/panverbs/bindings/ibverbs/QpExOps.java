@@ -9,6 +9,7 @@ import dev.panverbs.bindings.ProviderSlots;
 import dev.panverbs.bindings.verbs.ibv_qp_ex;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The {@code ibv_wr_*} builders of one {@code struct ibv_qp_ex}, bound once: {@link #of} reads all 21
@@ -56,6 +57,34 @@ public final class QpExOps {
     private final MemorySegment wrComplete;
     private final MemorySegment wrAbort;
     private final MemorySegment wrAtomicWrite;
+    /** This QP's slots are those of {@link First} (the same provider as the first bound: normally every QP's). */
+    private final boolean firstSlots;
+
+    /** The first {@code QpExOps} bound in this process: {@link First} makes its slots constants. */
+    private static final AtomicReference<QpExOps> FIRST = new AtomicReference<>();
+
+    /**
+     * The per-WR slots of the first {@code QpExOps} bound (initialised on first use, after it) as {@code static final}
+     * segments. A call through an instance field's segment pays, per downcall, the linker's checks on the target: its
+     * class (the field's type is the interface), its scope's class (the acquire) and NULL; through a constant C2 folds
+     * all three (no allocation involved, unlike wrapping an address per call). A QP of another provider (slots not
+     * all equal) keeps calling through its fields.
+     */
+    private static final class First {
+        static final QpExOps OPS = FIRST.get();
+        static final MemorySegment WR_LOCAL_INV = OPS.wrLocalInv;
+        static final MemorySegment WR_RDMA_READ = OPS.wrRdmaRead;
+        static final MemorySegment WR_RDMA_WRITE = OPS.wrRdmaWrite;
+        static final MemorySegment WR_RDMA_WRITE_IMM = OPS.wrRdmaWriteImm;
+        static final MemorySegment WR_SEND = OPS.wrSend;
+        static final MemorySegment WR_SEND_IMM = OPS.wrSendImm;
+        static final MemorySegment WR_SEND_INV = OPS.wrSendInv;
+        static final MemorySegment WR_SET_XRC_SRQN = OPS.wrSetXrcSrqn;
+        static final MemorySegment WR_SET_SGE = OPS.wrSetSge;
+        static final MemorySegment WR_START = OPS.wrStart;
+        static final MemorySegment WR_COMPLETE = OPS.wrComplete;
+        static final MemorySegment WR_ABORT = OPS.wrAbort;
+    }
 
     private QpExOps(MemorySegment qp) {
         this.qp = qp;
@@ -86,6 +115,21 @@ public final class QpExOps {
         wrComplete = pointer(q + QpExInline.WR_COMPLETE);
         wrAbort = pointer(q + QpExInline.WR_ABORT);
         wrAtomicWrite = pointer(q + QpExInline.WR_ATOMIC_WRITE);
+        QpExOps first = FIRST.compareAndExchange(null, this);
+        firstSlots = first == null || sameSlots(first);
+    }
+
+    /** Whether every slot {@link First} holds is at the same address here (a QP of the same provider). */
+    private boolean sameSlots(QpExOps o) {
+        return wrLocalInv.equals(o.wrLocalInv) && wrRdmaRead.equals(o.wrRdmaRead) && wrRdmaWrite.equals(o.wrRdmaWrite)
+                && wrRdmaWriteImm.equals(o.wrRdmaWriteImm) && wrSend.equals(o.wrSend) && wrSendImm.equals(o.wrSendImm)
+                && wrSendInv.equals(o.wrSendInv) && wrSetXrcSrqn.equals(o.wrSetXrcSrqn) && wrSetSge.equals(o.wrSetSge)
+                && wrStart.equals(o.wrStart) && wrComplete.equals(o.wrComplete) && wrAbort.equals(o.wrAbort);
+    }
+
+    /** Whether this QP calls its slots through {@link First}'s constants (tests). */
+    boolean callsConstantSlots() {
+        return firstSlots;
     }
 
     /**
@@ -141,65 +185,67 @@ public final class QpExOps {
 
     /** {@link QpExInline#ibv_wr_local_inv} through the slot read at bind time. */
     public void ibv_wr_local_inv(int invalidateRkey) {
-        MemorySegment fn = wrLocalInv;
-        if (fn.address() == 0L) {
-            throw QpExInline.missing("ibv_wr_local_inv", QpExInline.NO_LOCAL_INV);
+        if (firstSlots) { // the constant slot: C2 folds the target's class, scope and NULL checks
+            v_ai(First.WR_LOCAL_INV, address, invalidateRkey, "ibv_wr_local_inv", QpExInline.NO_LOCAL_INV);
+        } else {
+            v_ai(this.wrLocalInv, address, invalidateRkey, "ibv_wr_local_inv", QpExInline.NO_LOCAL_INV);
         }
-        AddressDowncalls.v_ai(fn, address, invalidateRkey);
     }
 
     /** {@link QpExInline#ibv_wr_rdma_read} through the slot read at bind time. */
     public void ibv_wr_rdma_read(int rkey, long remoteAddr) {
-        MemorySegment fn = wrRdmaRead;
-        if (fn.address() == 0L) {
-            throw QpExInline.missing("ibv_wr_rdma_read", QpExInline.NO_RDMA_READ);
+        if (firstSlots) { // the constant slot: C2 folds the target's class, scope and NULL checks
+            v_aij(First.WR_RDMA_READ, address, rkey, remoteAddr, "ibv_wr_rdma_read", QpExInline.NO_RDMA_READ);
+        } else {
+            v_aij(this.wrRdmaRead, address, rkey, remoteAddr, "ibv_wr_rdma_read", QpExInline.NO_RDMA_READ);
         }
-        AddressDowncalls.v_aij(fn, address, rkey, remoteAddr);
     }
 
     /** {@link QpExInline#ibv_wr_rdma_write} through the slot read at bind time. */
     public void ibv_wr_rdma_write(int rkey, long remoteAddr) {
-        MemorySegment fn = wrRdmaWrite;
-        if (fn.address() == 0L) {
-            throw QpExInline.missing("ibv_wr_rdma_write", QpExInline.NO_RDMA_WRITE);
+        if (firstSlots) { // the constant slot: C2 folds the target's class, scope and NULL checks
+            v_aij(First.WR_RDMA_WRITE, address, rkey, remoteAddr, "ibv_wr_rdma_write", QpExInline.NO_RDMA_WRITE);
+        } else {
+            v_aij(this.wrRdmaWrite, address, rkey, remoteAddr, "ibv_wr_rdma_write", QpExInline.NO_RDMA_WRITE);
         }
-        AddressDowncalls.v_aij(fn, address, rkey, remoteAddr);
     }
 
     /** {@link QpExInline#ibv_wr_rdma_write_imm} through the slot read at bind time. */
     public void ibv_wr_rdma_write_imm(int rkey, long remoteAddr, int immData) {
-        MemorySegment fn = wrRdmaWriteImm;
-        if (fn.address() == 0L) {
-            throw QpExInline.missing("ibv_wr_rdma_write_imm", QpExInline.NO_RDMA_WRITE_IMM);
+        if (firstSlots) { // the constant slot: C2 folds the target's class, scope and NULL checks
+            v_aiji(First.WR_RDMA_WRITE_IMM, address, rkey, remoteAddr, immData, "ibv_wr_rdma_write_imm",
+                    QpExInline.NO_RDMA_WRITE_IMM);
+        } else {
+            v_aiji(this.wrRdmaWriteImm, address, rkey, remoteAddr, immData, "ibv_wr_rdma_write_imm",
+                    QpExInline.NO_RDMA_WRITE_IMM);
         }
-        AddressDowncalls.v_aiji(fn, address, rkey, remoteAddr, immData);
     }
 
     /** {@link QpExInline#ibv_wr_send} through the slot read at bind time. */
     public void ibv_wr_send() {
-        MemorySegment fn = wrSend;
-        if (fn.address() == 0L) {
-            throw QpExInline.missing("ibv_wr_send", QpExInline.NO_SEND);
+        if (firstSlots) { // the constant slot: C2 folds the target's class, scope and NULL checks
+            v_a(First.WR_SEND, address, "ibv_wr_send", QpExInline.NO_SEND);
+        } else {
+            v_a(this.wrSend, address, "ibv_wr_send", QpExInline.NO_SEND);
         }
-        AddressDowncalls.v_a(fn, address);
     }
 
     /** {@link QpExInline#ibv_wr_send_imm} through the slot read at bind time. */
     public void ibv_wr_send_imm(int immData) {
-        MemorySegment fn = wrSendImm;
-        if (fn.address() == 0L) {
-            throw QpExInline.missing("ibv_wr_send_imm", QpExInline.NO_SEND_IMM);
+        if (firstSlots) { // the constant slot: C2 folds the target's class, scope and NULL checks
+            v_ai(First.WR_SEND_IMM, address, immData, "ibv_wr_send_imm", QpExInline.NO_SEND_IMM);
+        } else {
+            v_ai(this.wrSendImm, address, immData, "ibv_wr_send_imm", QpExInline.NO_SEND_IMM);
         }
-        AddressDowncalls.v_ai(fn, address, immData);
     }
 
     /** {@link QpExInline#ibv_wr_send_inv} through the slot read at bind time. */
     public void ibv_wr_send_inv(int invalidateRkey) {
-        MemorySegment fn = wrSendInv;
-        if (fn.address() == 0L) {
-            throw QpExInline.missing("ibv_wr_send_inv", QpExInline.NO_SEND_INV);
+        if (firstSlots) { // the constant slot: C2 folds the target's class, scope and NULL checks
+            v_ai(First.WR_SEND_INV, address, invalidateRkey, "ibv_wr_send_inv", QpExInline.NO_SEND_INV);
+        } else {
+            v_ai(this.wrSendInv, address, invalidateRkey, "ibv_wr_send_inv", QpExInline.NO_SEND_INV);
         }
-        AddressDowncalls.v_ai(fn, address, invalidateRkey);
     }
 
     /** {@link QpExInline#ibv_wr_send_tso} through the slot read at bind time. */
@@ -222,11 +268,11 @@ public final class QpExOps {
 
     /** {@link QpExInline#ibv_wr_set_xrc_srqn} through the slot read at bind time. */
     public void ibv_wr_set_xrc_srqn(int remoteSrqn) {
-        MemorySegment fn = wrSetXrcSrqn;
-        if (fn.address() == 0L) {
-            throw QpExInline.missing("ibv_wr_set_xrc_srqn", QpExInline.XRC_ONLY);
+        if (firstSlots) { // the constant slot: C2 folds the target's class, scope and NULL checks
+            v_ai(First.WR_SET_XRC_SRQN, address, remoteSrqn, "ibv_wr_set_xrc_srqn", QpExInline.XRC_ONLY);
+        } else {
+            v_ai(this.wrSetXrcSrqn, address, remoteSrqn, "ibv_wr_set_xrc_srqn", QpExInline.XRC_ONLY);
         }
-        AddressDowncalls.v_ai(fn, address, remoteSrqn);
     }
 
     /** {@link QpExInline#ibv_wr_set_inline_data} through the slot read at bind time. */
@@ -249,11 +295,11 @@ public final class QpExOps {
 
     /** {@link QpExInline#ibv_wr_set_sge} through the slot read at bind time. */
     public void ibv_wr_set_sge(int lkey, long addr, int length) {
-        MemorySegment fn = wrSetSge;
-        if (fn.address() == 0L) {
-            throw QpExInline.missing("ibv_wr_set_sge", QpExInline.NOT_EXTENDED);
+        if (firstSlots) { // the constant slot: C2 folds the target's class, scope and NULL checks
+            v_aiji(First.WR_SET_SGE, address, lkey, addr, length, "ibv_wr_set_sge", QpExInline.NOT_EXTENDED);
+        } else {
+            v_aiji(this.wrSetSge, address, lkey, addr, length, "ibv_wr_set_sge", QpExInline.NOT_EXTENDED);
         }
-        AddressDowncalls.v_aiji(fn, address, lkey, addr, length);
     }
 
     /** {@link QpExInline#ibv_wr_set_sge_list} through the slot read at bind time. */
@@ -267,29 +313,28 @@ public final class QpExOps {
 
     /** {@link QpExInline#ibv_wr_start} through the slot read at bind time. */
     public void ibv_wr_start() {
-        MemorySegment fn = wrStart;
-        if (fn.address() == 0L) {
-            throw QpExInline.missing("ibv_wr_start", QpExInline.NOT_EXTENDED);
+        if (firstSlots) { // the constant slot: C2 folds the target's class, scope and NULL checks
+            v_a(First.WR_START, address, "ibv_wr_start", QpExInline.NOT_EXTENDED);
+        } else {
+            v_a(this.wrStart, address, "ibv_wr_start", QpExInline.NOT_EXTENDED);
         }
-        AddressDowncalls.v_a(fn, address);
     }
 
     /** {@link QpExInline#ibv_wr_complete} through the slot read at bind time. */
     public int ibv_wr_complete() {
-        MemorySegment fn = wrComplete;
-        if (fn.address() == 0L) {
-            throw QpExInline.missing("ibv_wr_complete", QpExInline.NOT_EXTENDED);
+        if (firstSlots) { // the constant slot: C2 folds the target's class, scope and NULL checks
+            return kick_i_a(First.WR_COMPLETE, address, "ibv_wr_complete", QpExInline.NOT_EXTENDED);
         }
-        return AddressDowncalls.kick_i_a(fn, address);
+        return kick_i_a(this.wrComplete, address, "ibv_wr_complete", QpExInline.NOT_EXTENDED);
     }
 
     /** {@link QpExInline#ibv_wr_abort} through the slot read at bind time. */
     public void ibv_wr_abort() {
-        MemorySegment fn = wrAbort;
-        if (fn.address() == 0L) {
-            throw QpExInline.missing("ibv_wr_abort", QpExInline.NOT_EXTENDED);
+        if (firstSlots) { // the constant slot: C2 folds the target's class, scope and NULL checks
+            v_a(First.WR_ABORT, address, "ibv_wr_abort", QpExInline.NOT_EXTENDED);
+        } else {
+            v_a(this.wrAbort, address, "ibv_wr_abort", QpExInline.NOT_EXTENDED);
         }
-        AddressDowncalls.v_a(fn, address);
     }
 
     /** {@link QpExInline#ibv_wr_atomic_write} through the slot read at bind time. */
@@ -299,5 +344,43 @@ public final class QpExOps {
             throw QpExInline.missing("ibv_wr_atomic_write", QpExInline.NO_ATOMIC_WRITE);
         }
         ProviderDowncalls.v_pijp(fn, qp, rkey, remoteAddr, atomicWr);
+    }
+
+    // ---- one slot call: the NULL check naming the verb, then the downcall (inlined per call site, so a constant
+    // slot stays constant) ----
+
+    private static void v_a(MemorySegment fn, long a, String verb, String reason) {
+        if (fn.address() == 0L) {
+            throw QpExInline.missing(verb, reason);
+        }
+        AddressDowncalls.v_a(fn, a);
+    }
+
+    private static void v_ai(MemorySegment fn, long a, int a1, String verb, String reason) {
+        if (fn.address() == 0L) {
+            throw QpExInline.missing(verb, reason);
+        }
+        AddressDowncalls.v_ai(fn, a, a1);
+    }
+
+    private static void v_aij(MemorySegment fn, long a, int a1, long a2, String verb, String reason) {
+        if (fn.address() == 0L) {
+            throw QpExInline.missing(verb, reason);
+        }
+        AddressDowncalls.v_aij(fn, a, a1, a2);
+    }
+
+    private static void v_aiji(MemorySegment fn, long a, int a1, long a2, int a3, String verb, String reason) {
+        if (fn.address() == 0L) {
+            throw QpExInline.missing(verb, reason);
+        }
+        AddressDowncalls.v_aiji(fn, a, a1, a2, a3);
+    }
+
+    private static int kick_i_a(MemorySegment fn, long a, String verb, String reason) {
+        if (fn.address() == 0L) {
+            throw QpExInline.missing(verb, reason);
+        }
+        return AddressDowncalls.kick_i_a(fn, a);
     }
 }

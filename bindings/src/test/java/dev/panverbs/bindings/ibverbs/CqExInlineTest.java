@@ -181,6 +181,30 @@ class CqExInlineTest {
         }
     }
 
+    /** As in {@code QpExInlineTest}: the constant route and the field route each call their own slots. */
+    @Test
+    void eachBindingCallsItsOwnSlotsWhetherTheConstantOrTheFieldRoute() {
+        try (FakeVerbs a = new FakeVerbs(); FakeVerbs b = new FakeVerbs()) {
+            a.install(a.cq, ibv_cq_ex.next_poll$offset(), "a.next_poll", ibv_cq_ex.next_poll.descriptor(), 0);
+            b.install(b.cq, ibv_cq_ex.next_poll$offset(), "b.next_poll", ibv_cq_ex.next_poll.descriptor(), 0);
+            MemorySegment a2 = a.arena.allocate(ibv_cq_ex.layout());
+            a2.copyFrom(a.cq); // another CQ of a's provider: the same slot addresses
+            CqExOps opsA = CqExOps.of(a.cq);
+            CqExOps opsB = CqExOps.of(b.cq);
+            CqExOps opsA2 = CqExOps.of(a2);
+            assertThat(opsA2.callsConstantSlots()).isEqualTo(opsA.callsConstantSlots());
+            assertThat(opsA.callsConstantSlots() && opsB.callsConstantSlots()).isFalse();
+            for (int i = 0; i < 20_000; i++) { // compiled too: C2 folds the constant route
+                opsB.ibv_next_poll();
+                opsA2.ibv_next_poll();
+                assertThat(b.onlyCall()).isEqualTo(new FakeVerbs.Call("b.next_poll", List.of(b.cq.address())));
+                assertThat(a.onlyCall()).isEqualTo(new FakeVerbs.Call("a.next_poll", List.of(a2.address())));
+                a.calls.clear();
+                b.calls.clear();
+            }
+        }
+    }
+
     @Test
     void cqExToCqIsTheSameAddress() {
         try (FakeVerbs f = new FakeVerbs()) {

@@ -193,6 +193,38 @@ class QpExInlineTest {
         }
     }
 
+    /**
+     * The slots of the first {@code QpExOps} bound in the process are called through constants ({@code First}); a
+     * binding with other slots must still call its own, one with the same slots (another QP of that provider) its
+     * own struct. Whichever binding is the process's first, every call lands in its own fixture.
+     */
+    @Test
+    void eachBindingCallsItsOwnSlotsWhetherTheConstantOrTheFieldRoute() {
+        try (FakeVerbs a = new FakeVerbs(); FakeVerbs b = new FakeVerbs()) {
+            a.install(a.qp, ibv_qp_ex.wr_start$offset(), "a.wr_start", ibv_qp_ex.wr_start.descriptor(), null);
+            a.install(a.qp, ibv_qp_ex.wr_complete$offset(), "a.wr_complete", ibv_qp_ex.wr_complete.descriptor(), 0);
+            b.install(b.qp, ibv_qp_ex.wr_start$offset(), "b.wr_start", ibv_qp_ex.wr_start.descriptor(), null);
+            b.install(b.qp, ibv_qp_ex.wr_complete$offset(), "b.wr_complete", ibv_qp_ex.wr_complete.descriptor(), 0);
+            MemorySegment a2 = a.arena.allocate(ibv_qp_ex.layout());
+            a2.copyFrom(a.qp); // another QP of a's provider: the same slot addresses
+            QpExOps opsA = QpExOps.of(a.qp);
+            QpExOps opsB = QpExOps.of(b.qp);
+            QpExOps opsA2 = QpExOps.of(a2);
+            assertThat(opsA2.callsConstantSlots()).isEqualTo(opsA.callsConstantSlots());
+            assertThat(opsA.callsConstantSlots() && opsB.callsConstantSlots()).isFalse();
+            for (int i = 0; i < 20_000; i++) { // compiled too: C2 folds the constant route
+                opsB.ibv_wr_start();
+                opsA2.ibv_wr_start();
+                assertThat(opsA.ibv_wr_complete()).isZero();
+                assertThat(b.calls).containsExactly(new FakeVerbs.Call("b.wr_start", List.of(b.qp.address())));
+                assertThat(a.calls).containsExactly(new FakeVerbs.Call("a.wr_start", List.of(a2.address())),
+                        new FakeVerbs.Call("a.wr_complete", List.of(a.qp.address())));
+                a.calls.clear();
+                b.calls.clear();
+            }
+        }
+    }
+
     @Test
     void nullQpIsRejectedBeforeAnyRead() {
         assertThatThrownBy(() -> QpExInline.ibv_wr_start(MemorySegment.NULL))

@@ -45,7 +45,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * synchronised; {@link #checkOpen} is one volatile read for hot paths. Closing an object while another
  * thread is inside a verb on it is a caller error that this class does not prevent (C has the same rule):
  * the other thread's verb may run on a destroyed handle. The objects whose verbs block or spin (channels, async
- * events, CQ polling, QP posting) make their destroyer wait for, or wake, such a thread themselves.
+ * events, CQ polling, QP posting) make their destroyer wait for, or wake, such a thread themselves; so does an
+ * rdma_cm ID, whose every call holds a lock its destroy takes.
  */
 public final class Resource implements AutoCloseable {
 

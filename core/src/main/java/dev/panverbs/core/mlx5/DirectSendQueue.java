@@ -15,6 +15,8 @@ import dev.panverbs.core.QueuePair;
 import dev.panverbs.core.QueuePairType;
 import dev.panverbs.core.SendFlag;
 import dev.panverbs.core.internal.DirectPath;
+import dev.panverbs.core.internal.Errors;
+import dev.panverbs.core.internal.Handshake;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -512,7 +514,11 @@ public final class DirectSendQueue {
             throw new IllegalArgumentException(VERB + ": " + total + " inline bytes on WR " + i + " exceed "
                     + "max_inline_data=" + maxInline + " of " + qp);
         }
-        writer.inlineData(data, 0, (int) data.byteSize()); // throws (nothing written) if data's arena is closed
+        try {
+            writer.inlineData(data, 0, (int) data.byteSize()); // throws (nothing counted) if data's arena is closed
+        } catch (WrongThreadException e) {
+            throw Errors.wrongThread(VERB, "the inline data of WR " + i + " on " + qp, e);
+        }
         curInline = true;
         curInlineBytes = (int) total;
         curPieces++;
@@ -557,7 +563,7 @@ public final class DirectSendQueue {
                     throw PATH.staleKey(qp, snap, VERB);
                 }
             }
-            w.ring(true, n); // the publish fence above ordered the WQE stores
+            w.ring(!Handshake.ASYMMETRIC, n); // a full fence in the publish above ordered the WQE stores
             java.util.Arrays.fill(keys, 0, nkeys, null);
             nkeys = 0;
             lastKey = null;

@@ -405,13 +405,15 @@ final class WqeWriter {
         if (w >= qend) {
             w -= qend;
         }
-        wInline = true;
-        wInlineBytes += len;
         long first = Math.min(len, qend - w);
         MemorySegment.copy(src, off, q, w, first);
         if (first < len) {
             MemorySegment.copy(src, off + first, q, 0, len - first);
         }
+        // counted only once copied: a copy refused (another thread's confined arena, an arena closed meanwhile)
+        // leaves the WR as it was, not claiming bytes the ring never received
+        wInline = true;
+        wInlineBytes += len;
     }
 
     /** Ends the WR being built: the inline header, control segment bytes 0-7 (index, opcode, QP number, size). */

@@ -195,6 +195,39 @@ class CmConcurrentCloseIT {
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
     }
 
+    /**
+     * DMA safety through the ID: a region named by a receive posted on the ID's QP cannot be deregistered while the
+     * QP lives; the ID closed on another thread destroys the QP first, after which the region closes. The adopted
+     * context closed by hand takes the ID's QP with it, and the ID closes cleanly after.
+     */
+    @Test
+    void aRegionNamedByAPostedReceiveOfTheIdsQpClosesOnlyOnceTheIdHasClosedIt() throws Exception {
+        CmId id = channel.createId(PortSpace.TCP);
+        id.bindAddress(res.nextAddress());
+        Side side = Side.on(id, 4);
+        CmVerbs.postRecv(id, 1, side.mr(), 0, 64);
+        assertThatThrownBy(side.mr()::close).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("outstanding");
+        assertThat(side.mr().isOpen()).isTrue();
+        assertThat(onAnotherThread(id::close)).isNull();
+        assertThat(side.qp().isClosed()).isTrue();
+        side.mr().close();
+        assertThat(side.mr().isOpen()).isFalse();
+
+        CmId other = channel.createId(PortSpace.TCP);
+        other.bindAddress(res.nextAddress());
+        Side second = Side.on(other, 4);
+        CmVerbs.postRecv(other, 2, second.mr(), 0, 64);
+        other.context().close(); // non-owning: its children (the QP first), not librdmacm's device
+        assertThat(second.qp().isClosed()).isTrue();
+        assertThat(second.mr().isOpen()).isFalse();
+        assertThat(other.queuePair()).isEmpty();
+        assertThatThrownBy(() -> other.context().allocPd()).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+        other.close();
+        assertThat(other.isClosed()).isTrue();
+    }
+
     /** The passive side destroys the request's ID without answering: the active connect ends with the CM's error. */
     @Test
     void aPassiveSideThatVanishesMidHandshakeEndsTheActiveConnect() throws Exception {

@@ -135,6 +135,45 @@ class Mlx5MisuseTest extends Mlx5Fixture {
         stillUsable(5);
     }
 
+    /**
+     * Inline data of a confined arena of another thread: refused by name with the fix, and nothing of it counted in
+     * the WR (a later inline of the same WR carries its own bytes only, not ring garbage for the refused ones).
+     */
+    @Test
+    void inlineDataOfAConfinedSegmentOfAnotherThreadIsRefusedAndCountsForNothing() throws Throwable {
+        remote.asSlice(0, 64).fill((byte) 0);
+        try (Arena confined = Arena.ofConfined()) {
+            MemorySegment mine = confined.allocate(16).fill((byte) 0x5A);
+            MemorySegment good = arena.allocate(8).fill((byte) 0x3C);
+            Throwable t = onAnotherThreadDirect(() -> {
+                dsq.rdmaWrite(1, SIG, mrRemote.rkey(), remote.address());
+                Throwable refused = null;
+                try {
+                    dsq.inline(mine);
+                } catch (WrongThreadException e) {
+                    refused = e;
+                }
+                dsq.inline(good);
+                dsq.post();
+                if (refused != null) {
+                    throw (WrongThreadException) refused;
+                }
+            });
+            assertThat(t).isInstanceOf(WrongThreadException.class).hasMessageContaining(SEND_VERB)
+                    .hasMessageContaining("owner thread").hasMessageContaining("Arena.ofShared()");
+        }
+        assertThat(ring()).isEqualTo(1);
+        assertThat(dcq.poll(wcs)).isEqualTo(1);
+        assertThat(wcs.get(0).ok()).isTrue();
+        assertThat(remote.asSlice(0, 8).toArray(ValueLayout.JAVA_BYTE)).containsOnly((byte) 0x3C);
+        assertThat(remote.asSlice(8, 56).toArray(ValueLayout.JAVA_BYTE)).as("nothing beyond the 8 inline bytes")
+                .containsOnly((byte) 0);
+    }
+
+    private static Throwable onAnotherThreadDirect(Runnable r) {
+        return dev.panverbs.testing.Threads.onAnotherThread(r);
+    }
+
     @Test
     void moreSgesThanTheQueueTakesAndMisshapedOrMisalignedAtomicsAreRefused() throws Throwable {
         dsq.rdmaWrite(1, SIG, mrRemote.rkey(), remote.address());

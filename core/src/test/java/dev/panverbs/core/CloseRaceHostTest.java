@@ -1,0 +1,302 @@
+package dev.panverbs.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.panverbs.core.internal.Handshake;
+import java.lang.foreign.Arena;
+import java.util.EnumSet;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.IntFunction;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The close/post handshake under a real race: a {@code close()} on one thread against a post on another, started
+ * together (both spin on one counter) many times over, with the close's start steered to where it lands inside the
+ * post. Each round asserts the invariant: the post is refused, or the close is, or both; never
+ * a close that succeeded while a work request the provider accepted names the key. Run twice by the build: with the
+ * asymmetric handshake ({@code membarrier(2)}: compiler barrier on the post side), and with
+ * {@code -Ddev.panverbs.membarrier=false} (surefire execution {@code symmetric-handshake}: a full fence on each side).
+ */
+class CloseRaceHostTest {
+    private static final int ROUNDS = Integer.getInteger("panverbs.closeRaceRounds", 1500);
+    private static final EnumSet<Access> BINDABLE = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE,
+            Access.MW_BIND);
+    private static final AtomicInteger KEYS = new AtomicInteger(0x4000);
+
+    private static FakeProvider fake;
+    private static Arena memory;
+
+    @BeforeAll
+    static void openFake() {
+        fake = FakeProvider.forTests();
+        memory = Arena.ofShared();
+    }
+
+    @AfterAll
+    static void freeMemory() {
+        memory.close();
+    }
+
+    /** One round's two sides; each returns whether its operation happened (false: refused). */
+    private interface Round {
+        boolean post();
+
+        boolean close();
+
+        /** After both: retire what was posted, close what is still open. */
+        void cleanup();
+    }
+
+    @Test
+    void theModeIsTheOneThisRunAskedFor() {
+        boolean forcedOff = "false".equalsIgnoreCase(System.getProperty("dev.panverbs.membarrier"));
+        assertThat(Handshake.ASYMMETRIC).as("membarrier works on this Linux x86-64 host and guest")
+                .isEqualTo(!forcedOff);
+    }
+
+    @Test
+    void deregisteringARegionRacesAClassicSend() {
+        CompletionQueue cq = fake.createCq(64);
+        QueuePair qp = fake.createRtsQp(cq, 16, 0, EnumSet.of(SendOperation.RDMA_WRITE));
+        race("MR vs ibv_post_send", r -> new RegionRound(cq, qp, fake.register(memory.allocate(4096, 64),
+                KEYS.incrementAndGet())) {
+            @Override
+            void postWith(MemoryRegion mr) {
+                qp.sendRequests().rdmaWrite(r, SendFlag.SIGNALED_BIT, 0x99, 0x1000).sge(mr, 0, 64).post();
+            }
+        });
+    }
+
+    @Test
+    void deregisteringARegionRacesAReceive() {
+        CompletionQueue cq = fake.createCq(64);
+        QueuePair qp = fake.createRtsQp(cq, 16, 0, EnumSet.of(SendOperation.RDMA_WRITE));
+        race("MR vs ibv_post_recv", r -> new RegionRound(cq, qp, fake.register(memory.allocate(4096, 64),
+                KEYS.incrementAndGet())) {
+            @Override
+            void postWith(MemoryRegion mr) {
+                qp.receiveRequests().recv(r).sge(mr, 0, 64).post();
+            }
+
+            @Override
+            void retire() {
+                fake.flushReceives(qp);
+                super.retire();
+            }
+        });
+    }
+
+    @Test
+    void deregisteringARegionRacesABatch() {
+        CompletionQueue cq = fake.createCq(64);
+        QueuePair qp = fake.createRtsQp(cq, 16, 0, EnumSet.of(SendOperation.RDMA_WRITE));
+        race("MR vs ibv_wr_complete", r -> new RegionRound(cq, qp, fake.register(memory.allocate(4096, 64),
+                KEYS.incrementAndGet())) {
+            @Override
+            void postWith(MemoryRegion mr) {
+                try (PostBatch b = qp.startSend()) {
+                    b.rdmaWrite(r, SendFlag.SIGNALED_BIT, 0x99, 0x1000).setSge(mr, 0, 64);
+                    b.submit();
+                }
+            }
+        });
+    }
+
+    @Test
+    void deregisteringARegionRacesAWindowBind() {
+        CompletionQueue cq = fake.createCq(64);
+        QueuePair qp = fake.createRtsQp(cq, 16, 0, EnumSet.noneOf(SendOperation.class));
+        race("MR vs BIND_MW", r -> {
+            MemoryWindow mw = fake.allocMw(MemoryWindowType.TYPE_2, 0x100 * (r & 0xFFFF));
+            return new RegionRound(cq, qp, fake.register(fake.protectionDomain(), memory.allocate(4096, 64),
+                    KEYS.incrementAndGet(), BINDABLE)) {
+                @Override
+                void postWith(MemoryRegion mr) {
+                    qp.sendRequests().bindMw(r, SendFlag.SIGNALED_BIT, mw, MemoryWindow.nextRkey(mw.rkey()), mr, 0,
+                            4096, EnumSet.of(Access.REMOTE_WRITE)).post();
+                }
+
+                @Override
+                void retire() {
+                    super.retire();
+                    mw.close(); // unbinds: the region may close
+                }
+            };
+        });
+    }
+
+    @Test
+    void destroyingAnAddressHandleRacesAUdSend() {
+        CompletionQueue cq = fake.createCq(64);
+        QueuePair ud = fake.createUdQp(cq, 16, EnumSet.of(SendOperation.SEND));
+        MemoryRegion mr = fake.register(memory.allocate(4096, 64), KEYS.incrementAndGet());
+        race("AH vs UD ibv_post_send", r -> {
+            AddressHandle ah = AddressHandle.wrap(fake.protectionDomain(), memory.allocate(64),
+                    AddressVector.builder(1).build(), h -> { });
+            return new Round() {
+                @Override
+                public boolean post() {
+                    try {
+                        ud.sendRequests().send(r, SendFlag.SIGNALED_BIT).ud(ah, 7, 0x11).sge(mr, 0, 64).post();
+                        return true;
+                    } catch (IllegalStateException refused) {
+                        return false;
+                    }
+                }
+
+                @Override
+                public boolean close() {
+                    try {
+                        ah.close();
+                        return true;
+                    } catch (IllegalStateException refused) {
+                        return false;
+                    }
+                }
+
+                @Override
+                public void cleanup() {
+                    ud.sendRequests().clear();
+                    DataPathHostTest.drain(cq);
+                    ah.close();
+                    assertThat(ud.sendQueue.tracker.outstanding()).isZero();
+                }
+            };
+        });
+        mr.close();
+    }
+
+    /** A round over one fresh region: the post names it, the close deregisters it. */
+    private abstract static class RegionRound implements Round {
+        final CompletionQueue cq;
+        final QueuePair qp;
+        final MemoryRegion mr;
+
+        RegionRound(CompletionQueue cq, QueuePair qp, MemoryRegion mr) {
+            this.cq = cq;
+            this.qp = qp;
+            this.mr = mr;
+        }
+
+        abstract void postWith(MemoryRegion mr);
+
+        void retire() {
+            DataPathHostTest.drain(cq);
+        }
+
+        @Override
+        public boolean post() {
+            try {
+                postWith(mr);
+                return true;
+            } catch (IllegalStateException refused) { // closed at build, or stale at the post's re-check
+                return false;
+            }
+        }
+
+        @Override
+        public boolean close() {
+            try {
+                mr.close();
+                return true;
+            } catch (IllegalStateException refused) { // still referenced by the post (or bound by its bind)
+                return false;
+            }
+        }
+
+        @Override
+        public void cleanup() {
+            qp.sendRequests().clear();
+            qp.receiveRequests().clear();
+            retire();
+            mr.close(); // nothing references it any more: never refused
+            assertThat(mr.isOpen()).isFalse();
+            assertThat(qp.sendQueue.tracker.outstanding() + qp.receiveQueue.tracker.outstanding()).isZero();
+        }
+    }
+
+    /** Spins until {@code counter} reaches {@code round}; yields after a long while (a loaded host). */
+    private static void await(AtomicInteger counter, int round) {
+        for (int spins = 0; counter.get() < round; spins++) {
+            if (spins < 1 << 20) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();
+            }
+        }
+    }
+
+    /**
+     * Runs {@link #ROUNDS} rounds of {@code setup}'s round: this thread closes, a second one posts, both released by
+     * one counter. The close first spins for a head start steered each round towards where the two overlap (the post
+     * won: shorter; the close won: longer), with a random jitter around it.
+     */
+    private static void race(String what, IntFunction<Round> setup) {
+        AtomicInteger go = new AtomicInteger();
+        AtomicInteger done = new AtomicInteger();
+        AtomicInteger ready = new AtomicInteger(); // the poster spins for this round (so it runs when go moves)
+        AtomicReference<Round> current = new AtomicReference<>();
+        boolean[] posted = new boolean[ROUNDS + 1];
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        Thread poster = Thread.ofPlatform().name("poster").start(() -> {
+            try {
+                for (int r = 1; r <= ROUNDS; r++) {
+                    ready.set(r);
+                    await(go, r);
+                    if (go.get() == Integer.MAX_VALUE) { // the closer stopped (a failed round)
+                        return;
+                    }
+                    posted[r] = current.get().post();
+                    done.set(r);
+                }
+            } catch (Throwable t) {
+                failure.set(t);
+                done.set(Integer.MAX_VALUE);
+            }
+        });
+        int[] outcomes = new int[4]; // [post refused, close refused]: both refused, post only, close only, both
+        ThreadLocalRandom rnd = ThreadLocalRandom.current();
+        int center = 64; // the close's head start in spins, steered to where the two overlap
+        try {
+            for (int r = 1; r <= ROUNDS && failure.get() == null; r++) {
+                Round round = setup.apply(r);
+                current.set(round);
+                int delay = Math.max(0, center + rnd.nextInt(-8, 9));
+                await(ready, r);
+                go.set(r);
+                for (int i = 0; i < delay; i++) {
+                    Thread.onSpinWait();
+                }
+                boolean closed = round.close();
+                await(done, r);
+                if (failure.get() != null) {
+                    break;
+                }
+                boolean p = posted[r];
+                assertThat(p && closed).as("%s, round %d: the close succeeded while the post's work request, "
+                        + "accepted by the provider, names what it closed", what, r).isFalse();
+                outcomes[(p ? 1 : 0) + (closed ? 2 : 0)]++;
+                if (p) { // the post was ahead: let the close start earlier
+                    center = Math.max(0, center - 1);
+                } else if (closed) { // the close was ahead: later
+                    center = Math.min(4096, center + 1);
+                }
+                round.cleanup();
+            }
+        } finally {
+            go.set(Integer.MAX_VALUE);
+            try {
+                poster.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        assertThat(failure.get()).as("the poster thread").isNull();
+        System.out.printf("%s (%s): %d rounds: post only %d, close only %d, both refused %d%n", what,
+                Handshake.ASYMMETRIC ? "membarrier" : "full fences", ROUNDS, outcomes[1], outcomes[2], outcomes[0]);
+    }
+}
