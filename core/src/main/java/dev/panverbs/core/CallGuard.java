@@ -61,9 +61,13 @@ final class CallGuard {
     /**
      * The thread whose id {@link #caller} holds, for the closer's liveness check and for messages. Written by
      * {@link #enter} only when a different thread enters (a reference store, so not per call), before the mark is
-     * released: whoever reads the mark with acquire semantics and then this field sees that thread.
+     * released: whoever reads the mark with acquire semantics and then this field sees that thread. It starts as
+     * the thread that created the queue, the usual caller: a queue created and used on one thread never takes that
+     * branch. When it started null, every queue took it once, at its first call, mostly in code that records no
+     * branch profile: C2 compiled it as an uncommon trap, and a fresh CQ's first poll inside a timed loop deoptimized
+     * that loop (perf/README.md, issue 9, rxe, seventh round).
      */
-    private Thread callerThread;
+    private Thread callerThread = Thread.currentThread();
     /**
      * A poll pass is open on the holder thread: the per-completion calls check this plain flag instead of the mark
      * (no thread lookup per read). Written by the holder; cleared by {@link #awaitIdle()} when the holder closes the
