@@ -308,6 +308,20 @@ static void fake_wr_set_inline_data(struct ibv_qp_ex *qp, void *addr, size_t len
 
 static int fake_dealloc_mw(struct ibv_mw *mw) { free(mw); return 0; }
 
+/* ibv_bind_mw (type 1): a BIND_MW WQE, executed at once; the window gets the next rkey (as providers do) */
+static int fake_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw, struct ibv_mw_bind *bind) {
+    struct fake_qp *qp = (struct fake_qp *) ibqp;
+    struct fake_wqe *w = &qp->sq[qp->sq_head++ & (RING - 1)];
+    memset(w, 0, sizeof(*w));
+    w->wr_id = bind->wr_id;
+    w->opcode = IBV_WR_BIND_MW;
+    w->flags = bind->send_flags;
+    mw->rkey = ibv_inc_rkey(mw->rkey);
+    w->rkey = mw->rkey;
+    complete(qp, w);
+    return 0;
+}
+
 /* a memory window of the fake context (ibv_dealloc_mw reaches fake_dealloc_mw through the context's ops) */
 struct ibv_mw *fake_alloc_mw(struct ibv_pd *pd, int type, uint32_t rkey) {
     struct ibv_mw *mw = calloc(1, sizeof(*mw));
@@ -322,6 +336,7 @@ struct ibv_context *fake_open_device(void) {
     struct ibv_context *ctx = calloc(1, sizeof(*ctx));
     ctx->ops.post_send = fake_post_send;
     ctx->ops.dealloc_mw = fake_dealloc_mw;
+    ctx->ops.bind_mw = fake_bind_mw;
     ctx->ops.post_recv = fake_post_recv;
     ctx->ops.post_srq_recv = fake_post_srq_recv;
     ctx->ops.poll_cq = fake_poll_cq;

@@ -6,6 +6,7 @@ import dev.panverbs.bindings.verbs.ibv_mw;
 import dev.panverbs.bindings.verbs.ibv_mw_bind;
 import dev.panverbs.bindings.verbs.ibv_mw_bind_info;
 import dev.panverbs.core.internal.Errors;
+import dev.panverbs.core.internal.Handshake;
 import dev.panverbs.core.internal.ResourceKind;
 import dev.panverbs.core.internal.Units;
 
@@ -61,6 +62,8 @@ public final class MemoryWindow extends VerbsObject {
      */
     private volatile WorkQueueTracker lastWrQueue;
     private volatile long lastWrPosition;
+    /** Set by {@link #close()} before it reads {@link #lastWrQueue}: the close/post handshake ({@link Handshake}). */
+    private volatile boolean closing;
 
     private MemoryWindow(ProtectionDomain pd, MemoryWindowType type, MemorySegment mw, Arena arena) {
         super(ResourceKind.MEMORY_WINDOW, "MemoryWindow[" + type + " " + Units.hex(mw.address()) + " on "
@@ -201,8 +204,17 @@ public final class MemoryWindow extends VerbsObject {
             }
             long pos = t.tail();
             t.put(pos, wrId, k.trackingId); // the bind reads the region: referenced until its completion
+            WorkQueueTracker prevQueue = lastWrQueue;
+            long prevPosition = lastWrPosition;
+            namedBy(t, pos); // before the publish: its post-side fence orders it before the re-reads below
             t.publish(pos + 1);
+            if (isClosing()) { // the post side of close()'s handshake: the provider would read a freed ibv_mw
+                unnamed(t, pos, prevQueue, prevPosition);
+                t.rollback(pos);
+                throw resource.closedException("ibv_bind_mw");
+            }
             if (DataPathAccess.snapshot(mr) != k || !k.memoryAlive()) {
+                unnamed(t, pos, prevQueue, prevPosition);
                 t.rollback(pos);
                 throw new IllegalStateException(call + ": " + mr + " was closed or re-registered meanwhile");
             }
@@ -218,19 +230,20 @@ public final class MemoryWindow extends VerbsObject {
             try {
                 rc = VerbsInline.ibv_bind_mw(qpHandle, mwHandle, bind);
             } catch (RuntimeException | Error e) {
+                unnamed(t, pos, prevQueue, prevPosition);
                 t.rollback(pos);
                 throw e;
             }
             if (rc != 0) {
+                unnamed(t, pos, prevQueue, prevPosition);
                 t.rollback(pos);
                 throw Errors.failure(call, rc);
             }
-            namedBy(t, pos); // accepted: close() refuses until its completion
         } finally {
             g.exit();
         }
         postedType1(qp, wrId, before, mr, k.address + offset, length, access);
-        return rkey();
+        return ibv_mw.rkey(mw); // close() refuses while the bind is outstanding: the window is still allocated
     }
 
     /**
@@ -299,6 +312,19 @@ public final class MemoryWindow extends VerbsObject {
     void namedBy(WorkQueueTracker tracker, long position) {
         lastWrPosition = position;
         lastWrQueue = tracker;
+    }
+
+    /** A bind named the window at {@code position} but was not posted: the newest WR naming it is the one before. */
+    private void unnamed(WorkQueueTracker tracker, long position, WorkQueueTracker prevQueue, long prevPosition) {
+        if (lastWrQueue == tracker && lastWrPosition == position) {
+            lastWrPosition = prevPosition;
+            lastWrQueue = prevQueue;
+        }
+    }
+
+    /** Closing or closed: a type 1 bind re-reads this after publishing its WR (the post side of {@link #close()}). */
+    private boolean isClosing() {
+        return closing || resource.isClosedRelaxed();
     }
 
     synchronized void invalidatedLocally() {
@@ -432,17 +458,30 @@ public final class MemoryWindow extends VerbsObject {
      * Deallocates the window ({@code ibv_dealloc_mw(3)}), which invalidates its binding and releases its region.
      * Idempotent. Refused with {@link IllegalStateException} while the newest bind or local invalidation that names
      * it is outstanding (until its completion is polled): the device resolves the window when it executes the WR, and
-     * a deallocated window's key may already name another object by then.
+     * a deallocated window's key may already name another object by then. A type 1 {@link #bind} on another thread
+     * publishes its WR before it calls the provider: the close marks the window, runs the closer side of
+     * {@link Handshake}, then reads the newest WR; the bind runs the post side, then re-reads the mark: either the
+     * bind refuses or this does (as {@link AddressHandle#close()}), so {@code ibv_bind_mw} never runs on a freed window.
      */
     @Override
-    public void close() {
-        WorkQueueTracker t = lastWrQueue;
-        long p = lastWrPosition;
-        if (!isClosed() && t != null && t.isOutstanding(p)) {
-            throw new IllegalStateException("ibv_dealloc_mw: " + this + " is named by an outstanding "
-                    + "work request (a bind or local invalidation: the device resolves the window when it executes "
-                    + "it); poll its completion (or move the QP to ERR and poll the flushes, or close the QP) before "
-                    + "closing the window");
+    public synchronized void close() {
+        if (!isClosed()) {
+            closing = true;
+            try {
+                Handshake.closerSide(); // membarrier (the posts run a compiler barrier), or a full fence
+            } catch (RuntimeException e) {
+                closing = false;
+                throw e;
+            }
+            WorkQueueTracker t = lastWrQueue;
+            long p = lastWrPosition;
+            if (t != null && t.isOutstanding(p)) {
+                closing = false;
+                throw new IllegalStateException("ibv_dealloc_mw: " + this + " is named by an outstanding "
+                        + "work request (a bind or local invalidation: the device resolves the window when it "
+                        + "executes it); poll its completion (or move the QP to ERR and poll the flushes, or close "
+                        + "the QP) before closing the window");
+            }
         }
         super.close();
         if (isClosed()) {

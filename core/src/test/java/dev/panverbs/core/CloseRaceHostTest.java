@@ -130,6 +130,47 @@ class CloseRaceHostTest {
     }
 
     @Test
+    void deallocatingAWindowRacesAType1Bind() {
+        CompletionQueue cq = fake.createCq(64);
+        QueuePair qp = fake.createRtsQp(cq, 16, 0, EnumSet.noneOf(SendOperation.class));
+        MemoryRegion mr = fake.register(fake.protectionDomain(), memory.allocate(4096, 64), KEYS.incrementAndGet(),
+                BINDABLE);
+        race("MW vs ibv_bind_mw", r -> {
+            MemoryWindow mw = fake.allocMw(MemoryWindowType.TYPE_1, 0x100 * (r & 0xFFFF));
+            return new Round() {
+                @Override
+                public boolean post() {
+                    try {
+                        mw.bind(qp, r, SendFlag.SIGNALED_BIT, mr, 0, 4096, EnumSet.of(Access.REMOTE_WRITE));
+                    } catch (IllegalStateException refused) { // closed at the start, or at the re-check
+                    }
+                    // accepted by the provider, whatever bind() answered after: the WR stays in the tracker
+                    return qp.sendQueue.tracker.outstanding() > 0;
+                }
+
+                @Override
+                public boolean close() {
+                    try {
+                        mw.close();
+                        return true;
+                    } catch (IllegalStateException refused) { // named by the outstanding bind
+                        return false;
+                    }
+                }
+
+                @Override
+                public void cleanup() {
+                    DataPathHostTest.drain(cq);
+                    mw.close(); // the bind retired: never refused
+                    assertThat(mw.isClosed()).isTrue();
+                    assertThat(qp.sendQueue.tracker.outstanding()).isZero();
+                }
+            };
+        });
+        mr.close();
+    }
+
+    @Test
     void destroyingAnAddressHandleRacesAUdSend() {
         CompletionQueue cq = fake.createCq(64);
         QueuePair ud = fake.createUdQp(cq, 16, EnumSet.of(SendOperation.SEND));

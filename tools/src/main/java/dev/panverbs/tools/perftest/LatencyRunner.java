@@ -351,7 +351,7 @@ final class LatencyRunner {
             if (rcnt < iters || duration) {
                 if (p.useEvent && !peer.awaitEvent(recvCq, p.timeoutSeconds * 1000L)) {
                     throw new RunFailure(" No message from the peer for " + p.timeoutSeconds + " s (received "
-                            + rcnt + " of " + iters + ")");
+                            + received(rcnt) + ")");
                 }
                 int ne = awaitRecv(t, duration, rcnt);
                 if (ne > 0) {
@@ -435,14 +435,19 @@ final class LatencyRunner {
                     since = now;
                 } else if (now - since > timeoutNanos) {
                     throw new RunFailure(" No message from the peer for " + p.timeoutSeconds
-                            + " s (received " + rcnt + " of " + p.iters + "): is it still running, with the"
+                            + " s (received " + received(rcnt) + "): is it still running, with the"
                             + " same -n and -s? (UC/UD messages can be lost)");
                 } else if (peer.gone(now, since)) {
-                    throw new RunFailure(PeerWatch.message() + " (received " + rcnt + " of " + p.iters + ")");
+                    throw new RunFailure(PeerWatch.message() + " (received " + received(rcnt) + ")");
                 }
             }
         } while (ne == 0);
         return ne;
+    }
+
+    /** "5 of 20" with -n, "5" with -D (which has no count to reach). */
+    private String received(long rcnt) {
+        return p.testType == TestType.DURATION ? Long.toString(rcnt) : rcnt + " of " + p.iters;
     }
 
     private void waitSend(long scnt, long ccnt) {

@@ -235,6 +235,14 @@ class MisbehavingPeerTest {
     }
 
     @Test
+    void clientKilledDuringADurationRunCountsWhatArrived() throws Exception {
+        FakePeer.Outcome o = FakePeer.serverAgainst(PerftestTest.SEND_LAT, List.of("-D", "5", "--timeout=60"),
+                CLIENT_UP_TO_THE_RUN, p -> p.socket.close());
+        assertCleanFailure(o, "The peer closed the exchange connection during the test", "(received 0)");
+        assertThat(o.err()).doesNotContain(" of 0");
+    }
+
+    @Test
     void peerThatStaysConnectedIsWaitedForUntilTheTimeout() throws Exception {
         // the same stalled receiver with the peer's socket still open: no early end, the timeout's message
         FakePeer.Outcome o = FakePeer.serverAgainst(PerftestTest.SEND_BW, List.of("-n", "20", "--timeout=4"),
