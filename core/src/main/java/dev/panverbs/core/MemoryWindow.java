@@ -200,6 +200,7 @@ public final class MemoryWindow extends VerbsObject {
             throw sq.postRefused("ibv_bind_mw");
         }
         try {
+            Handshake.postSide(); // after the guard mark: a QP close that found no mark is seen by the handle read
             MemorySegment qpHandle = qp.resource.handle("ibv_bind_mw");
             qp.checkSendState("ibv_bind_mw", 0, WorkRequestOpcode.BIND_MW.value());
             WorkQueueTracker t = sq.tracker;

@@ -5,6 +5,7 @@ import dev.panverbs.bindings.ibverbs.QpExOps;
 import dev.panverbs.bindings.verbs.ibv_data_buf;
 import dev.panverbs.bindings.verbs.ibv_sge;
 import dev.panverbs.core.internal.Errors;
+import dev.panverbs.core.internal.Handshake;
 import dev.panverbs.core.internal.HotMemory;
 
 import java.lang.foreign.MemorySegment;
@@ -121,6 +122,7 @@ public final class PostBatch implements AutoCloseable {
             throw PostBatchRefusals.startRefused(qp, guard);
         }
         try {
+            Handshake.postSide(); // the post side of the close/post handshake (Handshake): a close that found no mark sees its closing state here
             qp.resource.checkOpen("ibv_wr_start");
             ops.ibv_wr_start();
         } catch (RuntimeException | Error e) {
