@@ -17,6 +17,8 @@ final class ChainWindowOps extends PostTarget {
     /** The window's native handle (a bind) written into the WR: the applied WR must still carry it. */
     private final long[] handles;
     private final WindowRecords ops;
+    /** The windows {@link #post} pinned for the provider call, unpinned once they are named. */
+    private final MemoryWindow[] pinned;
     private int n;
 
     ChainWindowOps(SendQueue queue, int capacity) {
@@ -24,6 +26,7 @@ final class ChainWindowOps extends PostTarget {
         index = new int[capacity];
         handles = new long[capacity];
         ops = new WindowRecords(capacity);
+        pinned = new MemoryWindow[capacity];
     }
 
     void bind(int wr, long wrId, MemoryWindow mw, int rkey, MemoryRegion mr, long address, long length,
@@ -52,38 +55,64 @@ final class ChainWindowOps extends PostTarget {
         SendRequests chain = (SendRequests) wrs;
         int from = chain.posted;
         int count = chain.count();
-        refuseClosedWindows(chain, from);
+        int p = pinWindows(chain, from, count);
         try {
             return queue.post(chain);
         } finally {
-            boolean all = chain.count() == 0 && count > 0; // a full post clears the chain
-            apply(chain, from, all ? count : chain.posted);
-            if (chain.count() == 0) {
-                while (n > 0) {
-                    ops.forget(--n);
+            try {
+                boolean all = chain.count() == 0 && count > 0; // a full post clears the chain
+                apply(chain, from, all ? count : chain.posted);
+                if (chain.count() == 0) {
+                    while (n > 0) {
+                        ops.forget(--n);
+                    }
+                    chain.queue = queue;
                 }
-                chain.queue = queue;
+            } finally {
+                unpin(p); // after apply named the posted ones: their close refuses from here on
             }
         }
     }
 
     /**
-     * A staged bind's WR carries its window's {@code ibv_mw} pointer: if the window was closed since
-     * ({@code ibv_dealloc_mw}), the provider would read freed memory. Refused by name, nothing posted (only chains
-     * with window operations pass here).
+     * Pins the window of each staged operation its WR still carries, for the provider call: a staged bind's WR carries
+     * the {@code ibv_mw} pointer (freed by a close: the provider would read freed memory), a local invalidation the
+     * window's rkey (after a close, another object's). A window closed since staging is refused by name, nothing
+     * posted; a close on another thread from here on refuses until {@link #apply} named the window. Only chains
+     * with window operations pass here. Returns how many were pinned.
      */
-    private void refuseClosedWindows(SendRequests chain, int from) {
+    private int pinWindows(SendRequests chain, int from, int count) {
+        int p = 0;
         for (int i = 0; i < n; i++) {
             int wr = index[i];
             MemoryWindow mw = ops.window(i);
-            if (wr >= from && ops.isBind(i) && mw.isClosed()
-                    && chain.opcodeValue(wr) == WorkRequestOpcode.BIND_MW.value()
-                    && chain.bindMwHandle(wr) == handles[i]) {
-                throw new IllegalStateException("ibv_post_send: work request " + wr + " of " + queue.qp + " binds "
-                        + mw + ", closed since bindMw (the provider would read the freed ibv_mw); clear() the chain"
-                        + " or stage the bind again with a live window. Nothing was posted");
+            if (wr >= from && wr < count && carries(chain, i, wr)) {
+                if (!mw.tryPin()) {
+                    unpin(p);
+                    throw new IllegalStateException("ibv_post_send: work request " + wr + " of " + queue.qp
+                            + (ops.isBind(i) ? " binds " : " invalidates ") + mw + ", closed since it was staged (the "
+                            + "provider would read the freed ibv_mw, or invalidate a reused key); clear() the chain"
+                            + " or stage it again with a live window. Nothing was posted");
+                }
+                pinned[p++] = mw;
             }
         }
+        return p;
+    }
+
+    private void unpin(int p) {
+        for (int i = 0; i < p; i++) {
+            pinned[i].unpin();
+            pinned[i] = null;
+        }
+    }
+
+    /** Whether WR {@code wr} still carries operation {@code i} (the application may have overwritten the slot). */
+    private boolean carries(SendRequests chain, int i, int wr) {
+        return ops.isBind(i)
+                ? chain.opcodeValue(wr) == WorkRequestOpcode.BIND_MW.value() && chain.bindMwHandle(wr) == handles[i]
+                : chain.opcodeValue(wr) == WorkRequestOpcode.LOCAL_INV.value()
+                        && chain.invalidateRkey(wr) == ops.rkey(i);
     }
 
     /**
@@ -95,12 +124,7 @@ final class ChainWindowOps extends PostTarget {
         for (int i = 0; i < n; i++) {
             int wr = index[i];
             if (wr >= from && wr < end) {
-                boolean still = ops.isBind(i)
-                        ? chain.opcodeValue(wr) == WorkRequestOpcode.BIND_MW.value()
-                                && chain.bindMwHandle(wr) == handles[i]
-                        : chain.opcodeValue(wr) == WorkRequestOpcode.LOCAL_INV.value()
-                                && chain.invalidateRkey(wr) == ops.rkey(i);
-                if (still) {
+                if (carries(chain, i, wr)) {
                     ops.window(i).namedBy(queue.tracker, chain.base + wr); // the window's close now refuses
                     ops.apply(i, queue.qp);
                 }

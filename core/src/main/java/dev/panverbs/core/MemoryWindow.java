@@ -64,6 +64,11 @@ public final class MemoryWindow extends VerbsObject {
     private volatile long lastWrPosition;
     /** Set by {@link #close()} before it reads {@link #lastWrQueue}: the close/post handshake ({@link Handshake}). */
     private volatile boolean closing;
+    /**
+     * Open batches and running chain posts whose window operations name this window ({@link #tryPin}): {@link #close()}
+     * refuses while any does. Guarded by the monitor, which close() holds.
+     */
+    private int pins;
 
     private MemoryWindow(ProtectionDomain pd, MemoryWindowType type, MemorySegment mw, Arena arena) {
         super(ResourceKind.MEMORY_WINDOW, "MemoryWindow[" + type + " " + Units.hex(mw.address()) + " on "
@@ -195,6 +200,7 @@ public final class MemoryWindow extends VerbsObject {
             throw sq.postRefused("ibv_bind_mw");
         }
         try {
+            Handshake.postSide(); // after the guard mark: a QP close that found no mark is seen by the handle read
             MemorySegment qpHandle = qp.resource.handle("ibv_bind_mw");
             qp.checkSendState("ibv_bind_mw", 0, WorkRequestOpcode.BIND_MW.value());
             WorkQueueTracker t = sq.tracker;
@@ -325,6 +331,31 @@ public final class MemoryWindow extends VerbsObject {
     /** Closing or closed: a type 1 bind re-reads this after publishing its WR (the post side of {@link #close()}). */
     private boolean isClosing() {
         return closing || resource.isClosedRelaxed();
+    }
+
+    /**
+     * A batch being built ({@code ibv_wr_bind_mw} reads the {@code ibv_mw} at once) or a chain being posted names this
+     * window: unless it is closed, {@link #close()} refuses until {@link #unpin()}, so the provider never reads a freed
+     * {@code ibv_mw}, nor a {@code LOCAL_INV} a reused key. The monitor excludes close(); only window operations pay it.
+     */
+    synchronized boolean tryPin() {
+        if (isClosed()) {
+            return false;
+        }
+        pins++;
+        return true;
+    }
+
+    /** {@link #tryPin()} or refused as closed for {@code verb}. */
+    void pin(String verb) {
+        if (!tryPin()) {
+            throw resource.closedException(verb);
+        }
+    }
+
+    /** After the WR that pinned the window named it ({@link #namedBy}), or was dropped unposted. */
+    synchronized void unpin() {
+        pins--;
     }
 
     synchronized void invalidatedLocally() {
@@ -462,10 +493,16 @@ public final class MemoryWindow extends VerbsObject {
      * publishes its WR before it calls the provider: the close marks the window, runs the closer side of
      * {@link Handshake}, then reads the newest WR; the bind runs the post side, then re-reads the mark: either the
      * bind refuses or this does (as {@link AddressHandle#close()}), so {@code ibv_bind_mw} never runs on a freed window.
+     * Refused too while an open {@link PostBatch} binds or invalidates it, or a chain's post does (type 2).
      */
     @Override
     public synchronized void close() {
         if (!isClosed()) {
+            if (pins > 0) {
+                throw new IllegalStateException("ibv_dealloc_mw: " + this + " is named by a work request being "
+                        + "built or posted on another thread (an open PostBatch, or a chain's post); submit or close "
+                        + "the batch first");
+            }
             closing = true;
             try {
                 Handshake.closerSide(); // membarrier (the posts run a compiler barrier), or a full fence

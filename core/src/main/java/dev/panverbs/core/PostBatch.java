@@ -5,7 +5,7 @@ import dev.panverbs.bindings.ibverbs.QpExOps;
 import dev.panverbs.bindings.verbs.ibv_data_buf;
 import dev.panverbs.bindings.verbs.ibv_sge;
 import dev.panverbs.core.internal.Errors;
-
+import dev.panverbs.core.internal.Handshake;
 import dev.panverbs.core.internal.HotMemory;
 
 import java.lang.foreign.MemorySegment;
@@ -122,6 +122,7 @@ public final class PostBatch implements AutoCloseable {
             throw PostBatchRefusals.startRefused(qp, guard);
         }
         try {
+            Handshake.postSide(); // the post side of the close/post handshake (Handshake): a close that found no mark sees its closing state here
             qp.resource.checkOpen("ibv_wr_start");
             ops.ibv_wr_start();
         } catch (RuntimeException | Error e) {
@@ -215,8 +216,15 @@ public final class PostBatch implements AutoCloseable {
      */
     public PostBatch localInv(long wrId, int sendFlags, MemoryWindow mw) {
         int rkey = mw.rkey();
-        localInv(wrId, sendFlags, rkey);
-        windowOps().invalidate(base + count - 1, mw);
+        WindowOps w = windowOps();
+        mw.pin("ibv_wr_local_inv"); // its close refuses until submit (named first) or abort: no reused key hit
+        try {
+            localInv(wrId, sendFlags, rkey);
+        } catch (RuntimeException | Error e) {
+            mw.unpin();
+            throw e;
+        }
+        w.invalidate(base + count - 1, mw); // owns the pin
         return this;
     }
 
@@ -238,17 +246,24 @@ public final class PostBatch implements AutoCloseable {
         }
         int rights = mw.checkBind("ibv_wr_bind_mw(" + mw + ")", qp, mr, offset, length, access);
         KeySnapshot k = DataPathAccess.snapshot(mr);
-        MemorySegment mwHandle = mw.resource.handle("ibv_wr_bind_mw");
-        MemorySegment mrHandle = mr.resource.handle("ibv_wr_bind_mw");
-        begin(SendOperation.BIND_MW, wrId, sendFlags);
-        dev.panverbs.bindings.verbs.ibv_mw_bind_info.mr(bindInfo, mrHandle);
-        dev.panverbs.bindings.verbs.ibv_mw_bind_info.addr(bindInfo, k.address + offset);
-        dev.panverbs.bindings.verbs.ibv_mw_bind_info.length(bindInfo, length);
-        dev.panverbs.bindings.verbs.ibv_mw_bind_info.mw_access_flags(bindInfo, rights);
-        ops.ibv_wr_bind_mw(mwHandle, rkey, bindInfo);
-        lists.keepAlive();
-        stage(k, 0); // the bind reads the region: referenced until its completion, re-checked at submit
-        windowOps().bind(base + count - 1, wrId, mw, rkey, mr, k.address + offset, length, access);
+        WindowOps w = windowOps();
+        mw.pin("ibv_wr_bind_mw"); // the provider reads the ibv_mw now: its close refuses until submit or abort
+        try {
+            MemorySegment mwHandle = mw.resource.handle("ibv_wr_bind_mw");
+            MemorySegment mrHandle = mr.resource.handle("ibv_wr_bind_mw");
+            begin(SendOperation.BIND_MW, wrId, sendFlags);
+            dev.panverbs.bindings.verbs.ibv_mw_bind_info.mr(bindInfo, mrHandle);
+            dev.panverbs.bindings.verbs.ibv_mw_bind_info.addr(bindInfo, k.address + offset);
+            dev.panverbs.bindings.verbs.ibv_mw_bind_info.length(bindInfo, length);
+            dev.panverbs.bindings.verbs.ibv_mw_bind_info.mw_access_flags(bindInfo, rights);
+            ops.ibv_wr_bind_mw(mwHandle, rkey, bindInfo);
+            lists.keepAlive();
+            stage(k, 0); // the bind reads the region: referenced until its completion, re-checked at submit
+        } catch (RuntimeException | Error e) {
+            mw.unpin();
+            throw e;
+        }
+        w.bind(base + count - 1, wrId, mw, rkey, mr, k.address + offset, length, access); // owns the pin
         return this;
     }
 
@@ -419,6 +434,7 @@ public final class PostBatch implements AutoCloseable {
             }
         } catch (RuntimeException | Error e) { // nothing reached the doorbell: the references must not linger
             tracker.rollback(base);
+            clearStaged(); // and the windows' pins
             throw e;
         } finally {
             queue.guard.exit(); // after the call: a close on another thread waits for it

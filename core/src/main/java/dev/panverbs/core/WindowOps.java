@@ -5,7 +5,9 @@ import java.util.Set;
 /**
  * The memory-window binds and invalidations of one open {@link PostBatch}, applied to the {@link MemoryWindow}s only
  * when the batch is submitted (an aborted batch changes no window). Sized once to the batch's capacity, on the first
- * window operation of the QP; nothing is allocated per operation.
+ * window operation of the QP; nothing is allocated per operation. Each staged window is pinned ({@link
+ * MemoryWindow#pin}) by the batch method that stages it: its close refuses until the batch is submitted (the window
+ * is named by its WR first) or aborted.
  */
 final class WindowOps {
     private final WindowRecords ops;
@@ -31,18 +33,22 @@ final class WindowOps {
         ops.invalidate(n++, mw, 0);
     }
 
-    /** The batch was submitted: the windows now hold what it posted, in order. */
+    /** The batch was submitted: the windows now hold what it posted, in order (named before they are unpinned). */
     void apply() {
-        for (int i = 0; i < n; i++) {
-            ops.window(i).namedBy(qp.sendQueue.tracker, positions[i]);
-            ops.apply(i, qp);
+        try {
+            for (int i = 0; i < n; i++) {
+                ops.window(i).namedBy(qp.sendQueue.tracker, positions[i]);
+                ops.apply(i, qp);
+            }
+        } finally {
+            clear();
         }
-        clear();
     }
 
-    /** The batch was aborted (or applied): forget it. */
+    /** The batch was aborted (or applied): unpin its windows, forget it. */
     void clear() {
         for (int i = 0; i < n; i++) {
+            ops.window(i).unpin();
             ops.forget(i);
         }
         n = 0;

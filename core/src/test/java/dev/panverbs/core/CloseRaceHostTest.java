@@ -171,6 +171,86 @@ class CloseRaceHostTest {
     }
 
     @Test
+    void deallocatingAWindowRacesABatchBind() {
+        raceWindow("MW vs ibv_wr_bind_mw", (qp, mw, mr, r) -> {
+            try (PostBatch b = qp.startSend()) {
+                b.bindMw(r, SendFlag.SIGNALED_BIT, mw, MemoryWindow.nextRkey(mw.rkey()), mr, 0, 4096,
+                        EnumSet.of(Access.REMOTE_WRITE));
+                Thread.onSpinWait(); // between the build (the provider read the ibv_mw) and the submit
+                b.submit();
+            }
+        });
+    }
+
+    @Test
+    void deallocatingAWindowRacesAChainBind() {
+        raceWindow("MW vs IBV_WR_BIND_MW", (qp, mw, mr, r) -> qp.sendRequests().bindMw(r, SendFlag.SIGNALED_BIT,
+                mw, MemoryWindow.nextRkey(mw.rkey()), mr, 0, 4096, EnumSet.of(Access.REMOTE_WRITE)).post());
+    }
+
+    @Test
+    void deallocatingAWindowRacesABatchLocalInvalidation() {
+        raceWindow("MW vs ibv_wr_local_inv", (qp, mw, mr, r) -> {
+            try (PostBatch b = qp.startSend()) {
+                b.localInv(r, SendFlag.SIGNALED_BIT, mw);
+                b.submit();
+            }
+        });
+    }
+
+    @Test
+    void deallocatingAWindowRacesAChainLocalInvalidation() {
+        raceWindow("MW vs IBV_WR_LOCAL_INV", (qp, mw, mr, r) -> qp.sendRequests().localInv(r, SendFlag.SIGNALED_BIT,
+                mw).post());
+    }
+
+    /** A window operation of round {@code r} on {@code mw} (type 2), over {@code mr}. */
+    private interface WindowPost {
+        void post(QueuePair qp, MemoryWindow mw, MemoryRegion mr, int r);
+    }
+
+    /** Races a fresh type 2 window's close against {@code op} naming it; accepted: its WR is in the tracker. */
+    private static void raceWindow(String what, WindowPost op) {
+        CompletionQueue cq = fake.createCq(64);
+        QueuePair qp = fake.createRtsQp(cq, 16, 0, EnumSet.of(SendOperation.BIND_MW, SendOperation.LOCAL_INV));
+        MemoryRegion mr = fake.register(fake.protectionDomain(), memory.allocate(4096, 64), KEYS.incrementAndGet(),
+                BINDABLE);
+        race(what, r -> {
+            MemoryWindow mw = fake.allocMw(MemoryWindowType.TYPE_2, 0x100 * (r & 0xFFFF));
+            return new Round() {
+                @Override
+                public boolean post() {
+                    try {
+                        op.post(qp, mw, mr, r);
+                    } catch (IllegalStateException refused) { // closed at staging, or at the post
+                    }
+                    return qp.sendQueue.tracker.outstanding() > 0; // accepted by the provider
+                }
+
+                @Override
+                public boolean close() {
+                    try {
+                        mw.close();
+                        return true;
+                    } catch (IllegalStateException refused) { // named by the WR being built, posted or outstanding
+                        return false;
+                    }
+                }
+
+                @Override
+                public void cleanup() {
+                    qp.sendRequests().clear();
+                    DataPathHostTest.drain(cq);
+                    mw.close(); // the WR retired: never refused
+                    assertThat(mw.isClosed()).isTrue();
+                    assertThat(qp.sendQueue.tracker.outstanding()).isZero();
+                }
+            };
+        });
+        mr.close();
+    }
+
+    @Test
     void destroyingAnAddressHandleRacesAUdSend() {
         CompletionQueue cq = fake.createCq(64);
         QueuePair ud = fake.createUdQp(cq, 16, EnumSet.of(SendOperation.SEND));

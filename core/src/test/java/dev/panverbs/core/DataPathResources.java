@@ -44,7 +44,9 @@ abstract class DataPathResources {
 
     @AfterEach
     void close() {
-        ctx.close(); // the cascade closes QPs, CQs, MRs
+        if (ctx != null) { // null when open() failed: report that failure, not this
+            ctx.close(); // the cascade closes QPs, CQs, MRs
+        }
     }
 
     AddressVector path() {

@@ -325,8 +325,15 @@ public final class CmId implements AutoCloseable {
     private int destroyQp(MemorySegment handle) {
         int rc = LibIbverbsQueues.ibv_destroy_qp(handle);
         // a QP closed by a cascade (its PD or CQ) on one thread while another destroys the ID: write nothing into
-        // the freed rdma_cm_id (a closing ID is being destroyed, so id->qp no longer matters)
-        calls.lock();
+        // the freed rdma_cm_id (a closing ID is being destroyed, so id->qp no longer matters). Never block on
+        // `calls` here: a channel's cascade reaches this holding the channel's lock, which the ID's destroy takes
+        // while holding `calls` (lock order); a closing ID's holder may be that destroy, and then nothing is written.
+        while (!calls.tryLock()) {
+            if (resource.isClosed()) {
+                return rc;
+            }
+            Thread.onSpinWait();
+        }
         try {
             if (rc == 0 && !resource.isClosed() && rdma_cm_id.qp(id).address() == handle.address()) {
                 rdma_cm_id.qp(id, MemorySegment.NULL);

@@ -3,6 +3,7 @@ package dev.panverbs.core.mlx5;
 import dev.panverbs.core.LocalKey;
 import dev.panverbs.core.QueuePair;
 import dev.panverbs.core.internal.DirectPath;
+import dev.panverbs.core.internal.Handshake;
 
 /**
  * Direct receive posting to the receive queue of a QP created by the core on an mlx5 device: Java writes each
@@ -160,6 +161,7 @@ public final class DirectReceiveQueue {
             throw s.busy(VERB);
         }
         try {
+            Handshake.postSide(); // the handshake's post side: a close that found no mark is seen below
             s.checkOpen(VERB);
             s.checkState(VERB);
             if ((writer.dbrecCounter() & 0xFFFF) != (writer.head & 0xFFFF)) {

@@ -369,6 +369,7 @@ public final class DirectSendQueue {
             throw s.busy(VERB);
         }
         try {
+            Handshake.postSide(); // the handshake's post side: a close that found no mark is seen below
             s.checkOpen(VERB); // after the mark: a close that passed this waits for the post (CallGuard)
             if ((writer.dbrecCounter() & 0xFFFF) != (writer.curPost & 0xFFFF)) {
                 // checked before any WQE is written: this queue's producer index is stale (another queue or

@@ -326,7 +326,7 @@ class MisbehavingPeerTest {
     @Test
     void udMessageLargerThanTheMtu() throws Exception {
         FakePeer.Outcome o = FakePeer.clientAgainst(PerftestTest.SEND_BW, List.of("-c", "UD", "-s", "4096",
-                "--timeout=1"), FakePeer.PREAMBLE);
+                "--timeout=10"), FakePeer.PREAMBLE);
         assertCleanFailure(o, " Max message size in UD cannot be greater than MTU \n", "use -s 1024 or less");
     }
 
