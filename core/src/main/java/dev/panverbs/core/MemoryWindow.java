@@ -500,8 +500,8 @@ public final class MemoryWindow extends VerbsObject {
         if (!isClosed()) {
             if (pins > 0) {
                 throw new IllegalStateException("ibv_dealloc_mw: " + this + " is named by a work request being "
-                        + "built or posted on another thread (an open PostBatch, or a chain's post); submit or close "
-                        + "the batch first");
+                        + "built or posted (an open PostBatch on any thread, this one included, or a chain's post on "
+                        + "another thread); submit or close the batch, or let the post return, first");
             }
             closing = true;
             try {
