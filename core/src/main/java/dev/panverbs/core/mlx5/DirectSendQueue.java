@@ -311,7 +311,8 @@ public final class DirectSendQueue {
             held();
         }
         int idx = writer.writeOneBe(op, sendFlags, ra, rk, kAddress + offset, length, kLkeyBe);
-        sq[idx] = token | ((chainTail + i) & positionMask); // the caller's wrId: in the slot record below
+        long[] q = sq;
+        q[idx & (q.length - 1)] = token | ((chainTail + i) & positionMask); // the length is a power of two
         long[] r = rec;
         int b = ((int) (chainTail + i) & recMask) * stride;
         r[b] = wrId;
