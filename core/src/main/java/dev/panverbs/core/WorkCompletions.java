@@ -89,6 +89,16 @@ public final class WorkCompletions {
         return (address & WorkRequests.ADDR_BITS) + (offset & mask & WorkRequests.OFFSET_BITS);
     }
 
+    /** {@link #at}'s base, for a loop that keeps it in a register: {@code at(o) == base() + (o & offsetMask())}. */
+    long base() {
+        return address & WorkRequests.ADDR_BITS;
+    }
+
+    /** {@link #at}'s offset mask (see {@link #base}). */
+    long offsetMask() {
+        return mask & WorkRequests.OFFSET_BITS;
+    }
+
     MemorySegment array() {
         return array;
     }
