@@ -113,7 +113,16 @@ public final class WorkCompletions {
         memory.keepAlive();
     }
 
+    /**
+     * Sets the number of completions the last poll stored: at most the capacity, which {@link #get} relies on (the
+     * flyweight reads a whole struct from the slot's address); a provider that claims more is refused.
+     */
     void count(int n) {
+        if (n > capacity) {
+            this.count = 0;
+            throw new IllegalStateException("the provider returned " + n + " completions into an array of "
+                    + capacity + " (num_entries): it misbehaves");
+        }
         this.count = n;
     }
 }
