@@ -162,11 +162,8 @@ public class CompletionQueue extends VerbsObject {
             long wrId = providerWrId;
             if (providerWrId >>> WorkQueueTracker.POSITION_BITS != token) { // usually once per poll
                 WorkQueue q = CompletionRoutes.route(table, providerWrId);
-                if (q == null) { // a shared receive queue's token, or not ours
-                    wrId = providerWrId < 0 ? SrqRoutes.retire(providerWrId) : providerWrId;
-                    if (wrId != providerWrId) {
-                        WorkRequests.NATIVE.set(ValueLayout.JAVA_LONG_UNALIGNED, at, wrId);
-                    }
+                if (q == null) {
+                    retireOther(at, providerWrId);
                     continue;
                 }
                 if (tracker != null) {
@@ -194,6 +191,17 @@ public class CompletionQueue extends VerbsObject {
         }
         if (tracker != null) {
             tracker.advanceHead(head);
+        }
+    }
+
+    /**
+     * {@link #retire} of a completion no queue of this CQ's table owns: a shared receive queue's token, or not ours.
+     * Its own method: it keeps {@code retire} under C2's inlining size, so {@code poll} keeps it inlined.
+     */
+    private static void retireOther(long at, long providerWrId) {
+        long wrId = providerWrId < 0 ? SrqRoutes.retire(providerWrId) : providerWrId;
+        if (wrId != providerWrId) {
+            WorkRequests.NATIVE.set(ValueLayout.JAVA_LONG_UNALIGNED, at, wrId);
         }
     }
 
