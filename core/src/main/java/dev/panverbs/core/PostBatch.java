@@ -411,44 +411,66 @@ public final class PostBatch implements AutoCloseable {
             throw notOpen("ibv_wr_complete");
         }
         if (destSetIn != null) { // XRC/UD: the provider would send to whatever SRQ number or address its WQE slot held
-            for (int i = 0; i < count; i++) {
-                if (destSetIn[i] != batch) {
-                    throw PostBatchRefusals.noDestination(qp, rules, i); // nothing published or rung: the batch stays open
-                }
-            }
+            checkDestinations(); // nothing published or rung when it throws: the batch stays open
         }
         queue.requests.release(base + count); // a chain being built on this queue is staged after the batch
         tracker.publish(base + count); // the WRs were staged in the tracker as they were built
         int stale = firstStaleKey();
         int closedAh = udAh == null ? -1 : PostBatchRefusals.firstClosedAh(udAh, count);
         active = false;
+        if (stale >= 0 || closedAh >= 0) {
+            throw abortStale(stale, closedAh);
+        }
+        complete();
+        if (windowOps != null) {
+            windowOps.apply();
+        }
+        clearStaged();
+    }
+
+    // submit's parts out of line: its bytecode stays under C2's FreqInlineSize (325), so it inlines into a hot caller
+
+    /** {@code ibv_wr_complete}, then the guard's exit (a close on another thread waits for it). */
+    private void complete() {
         try {
-            if (stale >= 0 || closedAh >= 0) {
-                ops.ibv_wr_abort();
-            } else {
-                int rc = ops.ibv_wr_complete();
-                if (rc != 0) {
-                    tracker.rollback(base);
-                    throw completeFailed(rc);
-                }
+            int rc = ops.ibv_wr_complete();
+            if (rc != 0) {
+                tracker.rollback(base);
+                throw completeFailed(rc);
             }
         } catch (RuntimeException | Error e) { // nothing reached the doorbell: the references must not linger
             tracker.rollback(base);
             clearStaged(); // and the windows' pins
             throw e;
         } finally {
-            queue.guard.exit(); // after the call: a close on another thread waits for it
+            queue.guard.exit();
         }
-        if (stale >= 0 || closedAh >= 0) {
+    }
+
+    /** Every WR of an XRC initiator's or UD QP's batch names its destination. */
+    private void checkDestinations() {
+        for (int i = 0; i < count; i++) {
+            if (destSetIn[i] != batch) {
+                throw PostBatchRefusals.noDestination(qp, rules, i);
+            }
+        }
+    }
+
+    /** A key or AH closed since it was staged: aborts the batch ({@code ibv_wr_abort}) and returns the refusal. */
+    private IllegalStateException abortStale(int stale, int closedAh) {
+        try {
+            ops.ibv_wr_abort();
+        } catch (RuntimeException | Error e) {
             tracker.rollback(base);
             clearStaged();
-            throw stale >= 0 ? rules.staleKey("ibv_wr_complete", keys[stale], stale / maxSge)
-                    : PostBatchRefusals.ahClosed(qp, closedAh, udAh[closedAh]);
+            throw e;
+        } finally {
+            queue.guard.exit();
         }
-        if (windowOps != null) {
-            windowOps.apply();
-        }
+        tracker.rollback(base);
         clearStaged();
+        return stale >= 0 ? rules.staleKey("ibv_wr_complete", keys[stale], stale / maxSge)
+                : PostBatchRefusals.ahClosed(qp, closedAh, udAh[closedAh]);
     }
 
     /** The first SGE slot whose key is no longer as staged, or -1 (see {@link WorkRequests#firstStaleKey}). */
