@@ -49,9 +49,9 @@ public final class PostBatch implements AutoCloseable {
     private final WorkQueueTracker tracker;
     private final int capacity;
     private final int maxSge;
-    private final int[] flags;
     /**
-     * Key snapshot per SGE ({@code wr * maxSge + sge}), re-checked at submit. The WRs' caller {@code wr_id}s and key
+     * Key snapshot per SGE ({@code wr * maxSge + sge}), re-checked at submit; written only once the batch names a
+     * second key (until then every SGE's is {@link #lastKey}: {@link #stage}). The WRs' caller {@code wr_id}s and key
      * tracking ids go straight into the tracker's slots after its tail as they are built ({@link #begin},
      * {@link #stage}): submit only publishes the tail, no copy per WR.
      */
@@ -70,6 +70,8 @@ public final class PostBatch implements AutoCloseable {
     private boolean writesLocally;
     /** The current WR's operation ({@link SendOperation#ordinal()}), for the ODP check of its SGEs. */
     private int currentOp;
+    /** The current WR's send flags (its inline setters check {@link SendFlag#INLINE_BIT}). */
+    private int currentFlags;
     private int count;
     private int room;
     /** The tracker position of the batch's first WR. */
@@ -102,7 +104,6 @@ public final class PostBatch implements AutoCloseable {
         this.tracker = queue.tracker;
         this.capacity = Math.max(qp.capabilities().maxSendWr(), 1);
         this.maxSge = Math.max(qp.capabilities().maxSendSge(), 1);
-        this.flags = new int[capacity];
         this.keys = new KeySnapshot[capacity * maxSge];
         long sgeBytes = ibv_sge.layout().byteSize() * maxSge;
         long bufBytes = ibv_data_buf.layout().byteSize() * maxSge;
@@ -469,7 +470,7 @@ public final class PostBatch implements AutoCloseable {
         }
         tracker.rollback(base);
         clearStaged();
-        return stale >= 0 ? rules.staleKey("ibv_wr_complete", keys[stale], stale / maxSge)
+        return stale >= 0 ? rules.staleKey("ibv_wr_complete", keyAt(stale), stale / maxSge)
                 : PostBatchRefusals.ahClosed(qp, closedAh, udAh[closedAh]);
     }
 
@@ -480,7 +481,8 @@ public final class PostBatch implements AutoCloseable {
             if (!anyKey || DataPathAccess.snapshot(k.owner) == k && k.memoryAlive()) {
                 return -1;
             }
-        } // else, or to name the slot of a stale one-key batch: the walk
+            return firstKeySlot(); // every SGE names it: the first is the one to name (-1: none left, as the walk)
+        }
         KeySnapshot previous = null;
         for (int i = 0; i < count; i++) {
             for (int j = 0, n = tracker.refCountAt(base + i); j < n; j++) {
@@ -494,6 +496,21 @@ public final class PostBatch implements AutoCloseable {
             }
         }
         return -1;
+    }
+
+    /** The SGE slot of the batch's first key reference (a one-key batch, whose {@link #keys} are not written), or -1. */
+    private int firstKeySlot() {
+        for (int i = 0; i < count; i++) {
+            if (tracker.refCountAt(base + i) > 0) {
+                return i * maxSge;
+            }
+        }
+        return -1;
+    }
+
+    /** The key of SGE slot {@code i} (a one-key batch's is {@link #lastKey}). */
+    private KeySnapshot keyAt(int i) {
+        return oneKey ? lastKey : keys[i];
     }
 
     /** Aborts the batch if it was not submitted ({@code ibv_wr_abort(3)}): none of its WRs is posted. */
@@ -538,7 +555,7 @@ public final class PostBatch implements AutoCloseable {
         }
         int i = count++;
         tracker.stageWr(base + i, wrId); // no key reference yet
-        flags[i] = sendFlags;
+        currentFlags = sendFlags;
         currentOp = op.ordinal();
         writesLocally = op == SendOperation.RDMA_READ || op == SendOperation.ATOMIC_CMP_AND_SWP
                 || op == SendOperation.ATOMIC_FETCH_AND_ADD;
@@ -559,23 +576,46 @@ public final class PostBatch implements AutoCloseable {
     /** Providers build the WQE from the operation's flags (rxe fails a non-INLINE WR with LOC_QP_OP_ERR). */
     private void currentInline() {
         current();
-        if ((flags[count - 1] & SendFlag.INLINE_BIT) == 0) {
+        if ((currentFlags & SendFlag.INLINE_BIT) == 0) {
             throw new IllegalStateException("inline data needs SendFlag.INLINE_BIT in the operation's flags "
                     + "(ibv_wr_set_inline_data(3): the WR must be posted with IBV_SEND_INLINE)");
         }
     }
 
     private void stage(KeySnapshot key, int k) {
-        int i = (count - 1) * maxSge + k;
+        tracker.stageRef(base + count - 1, k, key.trackingId);
+        if (key != lastKey || !oneKey) { // a one-key batch stores no per-SGE key: every one is lastKey
+            stageOther(key, k);
+        }
+        anyKey = true;
+    }
+
+    /**
+     * {@link #stage} of a key other than {@link #lastKey}, or in a batch that named two already: from the second key
+     * on, {@link #keys} holds every SGE's (those staged before it get {@link #lastKey} now).
+     */
+    private void stageOther(KeySnapshot key, int k) {
+        if (oneKey && anyKey) { // the batch's second key: its earlier SGEs all named lastKey
+            int current = count - 1;
+            for (int i = 0; i <= current; i++) {
+                for (int j = 0, n = i == current ? k : tracker.refCountAt(base + i); j < n; j++) {
+                    setKey(i * maxSge + j, lastKey);
+                }
+            }
+            oneKey = false;
+        }
+        if (!oneKey) {
+            setKey((count - 1) * maxSge + k, key);
+        }
+        if (key != lastKey) {
+            lastKey = key; // the batch's first key may differ from the previous batch's
+        }
+    }
+
+    private void setKey(int i, KeySnapshot key) {
         if (keys[i] != key) { // no reference store (G1 barrier: a StoreLoad fence) when the slot holds it already
             keys[i] = key;
         }
-        tracker.stageRef(base + count - 1, k, key.trackingId);
-        if (key != lastKey) {
-            oneKey = !anyKey; // the batch's first key may differ from the previous batch's
-            lastKey = key;
-        }
-        anyKey = true;
     }
 
     private void aligned(long remoteAddr) {
