@@ -504,12 +504,7 @@ public final class MemoryWindow extends VerbsObject {
                         + "another thread); submit or close the batch, or let the post return, first");
             }
             closing = true;
-            try {
-                Handshake.closerSide(); // membarrier (the posts run a compiler barrier), or a full fence
-            } catch (RuntimeException e) {
-                closing = false;
-                throw e;
-            }
+            Handshake.closerSide(() -> closing = false); // membarrier (the posts: a compiler barrier), or a fence
             WorkQueueTracker t = lastWrQueue;
             long p = lastWrPosition;
             if (t != null && t.isOutstanding(p)) {
