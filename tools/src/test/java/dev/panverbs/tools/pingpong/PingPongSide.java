@@ -28,6 +28,7 @@ final class PingPongSide {
     final String name;
     private final CompletableFuture<Integer> exit;
     private final Output output;
+    private Process process;
 
     private interface Output {
         String text() throws IOException;
@@ -65,8 +66,26 @@ final class PingPongSide {
     /** A process, e.g. {@code ibv_rc_pingpong} or {@code tools/bin/rc_pingpong}, its output merged into a file. */
     static PingPongSide process(List<String> command, Path log) throws IOException {
         Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        return new PingPongSide(String.join(" ", command), p.onExit().thenApply(Process::exitValue),
+        PingPongSide side = new PingPongSide(String.join(" ", command), p.onExit().thenApply(Process::exitValue),
                 () -> Files.readString(log));
+        side.process = p;
+        return side;
+    }
+
+    /** SIGKILL to a {@link #process} side, and waits for it to end. */
+    void kill() throws InterruptedException {
+        process.destroyForcibly().waitFor();
+    }
+
+    /** Waits until the output contains {@code text} (e.g. the run has begun); fails if the side ends first. */
+    void awaitOutput(String text, Duration timeout) throws Exception {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!output().contains(text)) {
+            if (exit.isDone() || System.nanoTime() > deadline) {
+                throw new AssertionError(name + " never printed \"" + text + "\"; output:\n" + output());
+            }
+            Thread.sleep(100);
+        }
     }
 
     int await(Duration timeout) throws Exception {
