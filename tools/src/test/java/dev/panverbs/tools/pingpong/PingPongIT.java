@@ -28,7 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * under TCG everything runs ~20x slower.
  */
 class PingPongIT {
-    private static final Duration TIMEOUT = Duration.ofSeconds(300);
+    // below JUnit's 5-minute limit in the bed, so that a hang fails with both sides' output and stacks
+    private static final Duration TIMEOUT = Duration.ofSeconds(200);
     private static final AtomicInteger PORTS = new AtomicInteger(18600);
     private static final String ITERS = "100";
 
@@ -79,11 +80,17 @@ class PingPongIT {
     /** Runs server then client and checks both. */
     private static void pair(PingPongSide server, int port, java.util.concurrent.Callable<PingPongSide> client,
                              int size) throws Exception {
-        PingPongSide.awaitListening(port, TIMEOUT);
-        PingPongSide cl = client.call();
-        cl.assertCompleted(size, Integer.parseInt(ITERS), TIMEOUT);
-        server.assertCompleted(size, Integer.parseInt(ITERS), TIMEOUT);
-        PingPongSide.assertExchanged(server, cl);
+        PingPongSide cl = null;
+        try {
+            PingPongSide.awaitListening(port, TIMEOUT);
+            cl = client.call();
+            cl.assertCompleted(size, Integer.parseInt(ITERS), TIMEOUT);
+            server.assertCompleted(size, Integer.parseInt(ITERS), TIMEOUT);
+            PingPongSide.assertExchanged(server, cl);
+        } catch (Throwable t) {
+            // both sides' output and where a live one waits: the assertion names only the side it checked
+            throw new AssertionError(t.getMessage() + server.postMortem() + (cl == null ? "" : cl.postMortem()), t);
+        }
     }
 
     @Test
@@ -251,7 +258,7 @@ class PingPongIT {
 
     /**
      * The launcher as client, SIGKILLed during a long run; the Java server must end long before its 200 s
-     * --peer-timeout (the assertion's 150 s bound covers TCG) with one line saying why. C's server waits forever.
+     * --peer-timeout (the assertion's 120 s bound covers TCG) with one line saying why. C's server waits forever.
      */
     private void serverEndsSoonAfterItsJavaClientIsKilled(boolean ud, String tool, Path logs) throws Exception {
         int port = PORTS.getAndIncrement();
@@ -265,10 +272,10 @@ class PingPongIT {
         cmd.add(repo().resolve("tools/bin/" + tool).toString());
         cmd.addAll(withHost(a));
         PingPongSide client = PingPongSide.process(cmd, logs.resolve("client.log"));
-        client.awaitOutput("remote address", TIMEOUT);
+        client.awaitOutput("remote address", Duration.ofSeconds(120));
         Thread.sleep(2000); // inside the run
         client.kill();
-        int status = s.await(Duration.ofSeconds(150));
+        int status = s.await(Duration.ofSeconds(120));
         String text = s.output();
         assertThat(status).as(text).isEqualTo(1);
         assertThat(text).doesNotContain("no completion for").doesNotContain("\tat ").doesNotContain("Exception");
