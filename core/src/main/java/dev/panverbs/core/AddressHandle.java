@@ -89,12 +89,7 @@ public final class AddressHandle extends VerbsObject {
     public synchronized void close() {
         if (!isClosed()) {
             closing = true;
-            try {
-                Handshake.closerSide(); // membarrier (the posts run a compiler barrier), or a full fence
-            } catch (RuntimeException e) {
-                closing = false;
-                throw e;
-            }
+            Handshake.closerSide(() -> closing = false); // membarrier (the posts: a compiler barrier), or a fence
             int inFlight = pd.inFlight(trackingId);
             if (inFlight > 0) {
                 closing = false;

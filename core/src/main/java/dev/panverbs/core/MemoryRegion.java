@@ -247,12 +247,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
     private KeySnapshot quiesce(String verb, String action) {
         KeySnapshot current = snapshot;
         snapshot = current.closed();
-        try {
-            Handshake.closerSide();
-        } catch (RuntimeException e) {
-            snapshot = current;
-            throw e;
-        }
+        Handshake.closerSide(() -> snapshot = current);
         int inFlight = current.pd.inFlight(current.trackingId);
         if (inFlight > 0) {
             snapshot = current;

@@ -80,4 +80,17 @@ public final class Handshake {
                     + "done");
         }
     }
+
+    /**
+     * {@link #closerSide()} right after the caller marked its object closing: if the barrier fails, runs {@code undo}
+     * (clears that mark, so the object stays usable and a later close may try again), then rethrows.
+     */
+    public static void closerSide(Runnable undo) {
+        try {
+            closerSide();
+        } catch (RuntimeException e) {
+            undo.run();
+            throw e;
+        }
+    }
 }

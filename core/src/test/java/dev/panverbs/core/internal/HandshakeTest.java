@@ -72,6 +72,9 @@ class HandshakeTest {
         }
         assertThatCode(Handshake::closerSide).doesNotThrowAnyException();
         assertThatCode(Handshake::postSide).doesNotThrowAnyException();
+        boolean[] undone = {false};
+        Handshake.closerSide(() -> undone[0] = true);
+        assertThat(undone[0]).as("the closer's mark is undone only when the barrier fails").isFalse();
         assertThat(Membarrier.call(-1)).as("an unknown command: -EINVAL").isEqualTo(-22);
     }
 }

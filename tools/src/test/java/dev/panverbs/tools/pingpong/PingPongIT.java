@@ -28,7 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * under TCG everything runs ~20x slower.
  */
 class PingPongIT {
-    private static final Duration TIMEOUT = Duration.ofSeconds(300);
+    // below JUnit's 5-minute limit in the bed, so that a hang fails with both sides' output and stacks
+    private static final Duration TIMEOUT = Duration.ofSeconds(200);
     private static final AtomicInteger PORTS = new AtomicInteger(18600);
     private static final String ITERS = "100";
 
@@ -79,11 +80,17 @@ class PingPongIT {
     /** Runs server then client and checks both. */
     private static void pair(PingPongSide server, int port, java.util.concurrent.Callable<PingPongSide> client,
                              int size) throws Exception {
-        PingPongSide.awaitListening(port, TIMEOUT);
-        PingPongSide cl = client.call();
-        cl.assertCompleted(size, Integer.parseInt(ITERS), TIMEOUT);
-        server.assertCompleted(size, Integer.parseInt(ITERS), TIMEOUT);
-        PingPongSide.assertExchanged(server, cl);
+        PingPongSide cl = null;
+        try {
+            PingPongSide.awaitListening(port, TIMEOUT);
+            cl = client.call();
+            cl.assertCompleted(size, Integer.parseInt(ITERS), TIMEOUT);
+            server.assertCompleted(size, Integer.parseInt(ITERS), TIMEOUT);
+            PingPongSide.assertExchanged(server, cl);
+        } catch (Throwable t) {
+            // both sides' output and where a live one waits: the assertion names only the side it checked
+            throw new AssertionError(t.getMessage() + server.postMortem() + (cl == null ? "" : cl.postMortem()), t);
+        }
     }
 
     @Test

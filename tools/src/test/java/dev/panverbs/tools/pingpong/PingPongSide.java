@@ -28,15 +28,17 @@ final class PingPongSide {
     final String name;
     private final CompletableFuture<Integer> exit;
     private final Output output;
+    private final Process process; // null for the in-JVM tool
 
     private interface Output {
         String text() throws IOException;
     }
 
-    private PingPongSide(String name, CompletableFuture<Integer> exit, Output output) {
+    private PingPongSide(String name, CompletableFuture<Integer> exit, Output output, Process process) {
         this.name = name;
         this.exit = exit;
         this.output = output;
+        this.process = process;
     }
 
     /** The Java tool in this JVM: {@code ud} picks ud_pingpong. */
@@ -59,14 +61,14 @@ final class PingPongSide {
         }, "pingpong " + name);
         t.setDaemon(true);
         t.start();
-        return new PingPongSide("java " + name, exit, () -> out + err.toString());
+        return new PingPongSide("java " + name, exit, () -> out + err.toString(), null);
     }
 
     /** A process, e.g. {@code ibv_rc_pingpong} or {@code tools/bin/rc_pingpong}, its output merged into a file. */
     static PingPongSide process(List<String> command, Path log) throws IOException {
         Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         return new PingPongSide(String.join(" ", command), p.onExit().thenApply(Process::exitValue),
-                () -> Files.readString(log));
+                () -> Files.readString(log), p);
     }
 
     int await(Duration timeout) throws Exception {
@@ -74,6 +76,64 @@ final class PingPongSide {
             return exit.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
             throw new AssertionError(name + " did not finish within " + timeout + "; output so far:\n" + output(), e);
+        }
+    }
+
+    /**
+     * For a failed pair: this side's output and, if its process still runs, where it waits (a JVM's thread dump
+     * through jcmd, else each thread's kernel stack); then the process is killed so that it cannot outlive the test.
+     */
+    String postMortem() {
+        StringBuilder b = new StringBuilder("\n--- ").append(name).append(exit.isDone() ? " (exited " + exit.getNow(null)
+                + ")" : " (still running)").append(":\n");
+        try {
+            b.append(output());
+        } catch (IOException e) {
+            b.append("(no output: ").append(e.getMessage()).append(")\n");
+        }
+        if (process != null && process.isAlive()) {
+            long pid = process.pid();
+            b.append(jvmThreads(pid));
+            try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+                for (Path t : tasks.sorted().toList()) {
+                    b.append("thread ").append(t.getFileName()).append(" wchan=").append(quietly(t.resolve("wchan")))
+                            .append('\n').append(quietly(t.resolve("stack")));
+                }
+            } catch (IOException e) {
+                b.append("(no /proc/").append(pid).append("/task)\n");
+            }
+            process.destroyForcibly();
+        }
+        return b.toString();
+    }
+
+    private static String jvmThreads(long pid) {
+        Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+        if (!quietly(Path.of("/proc/" + pid + "/cmdline")).contains("java") || !Files.isExecutable(jcmd)) {
+            return "";
+        }
+        try {
+            Path log = Files.createTempFile("jcmd-" + pid, ".txt");
+            Process p = new ProcessBuilder(jcmd.toString(), Long.toString(pid), "Thread.print")
+                    .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            if (!p.waitFor(60, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                return "(jcmd Thread.print did not finish in 60 s)\n";
+            }
+            return Files.readString(log);
+        } catch (IOException e) {
+            return "(jcmd: " + e.getMessage() + ")\n";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "(interrupted)\n";
+        }
+    }
+
+    private static String quietly(Path p) {
+        try {
+            return Files.readString(p);
+        } catch (IOException e) {
+            return "?";
         }
     }
 
