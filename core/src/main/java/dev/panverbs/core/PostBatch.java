@@ -109,12 +109,12 @@ public final class PostBatch implements AutoCloseable {
         long sgeBytes = ibv_sge.layout().byteSize() * maxSge;
         long bufBytes = ibv_data_buf.layout().byteSize() * maxSge;
         long bindBytes = dev.panverbs.bindings.verbs.ibv_mw_bind_info.layout().byteSize();
-        long inlineBytes = Math.max(rules.maxInlineData(), 0);
-        this.lists = HotMemory.allocate(sgeBytes + bufBytes + bindBytes + inlineBytes, 8);
+        long inlineCap = Math.max(rules.maxInlineData(), 0);
+        this.lists = HotMemory.allocate(sgeBytes + bufBytes + bindBytes + inlineCap, 8);
         this.sgeList = lists.segment.asSlice(0, sgeBytes);
         this.bufList = lists.segment.asSlice(sgeBytes, bufBytes);
         this.bindInfo = lists.segment.asSlice(sgeBytes + bufBytes, bindBytes);
-        this.inlineArea = lists.segment.asSlice(sgeBytes + bufBytes + bindBytes, inlineBytes);
+        this.inlineArea = lists.segment.asSlice(sgeBytes + bufBytes + bindBytes, inlineCap);
         QueuePairType type = rules.type();
         this.destSetIn = type == QueuePairType.XRC_SEND || type == QueuePairType.UD ? new int[capacity] : null;
         this.udAh = type == QueuePairType.UD ? new AddressHandle[capacity] : null; // the tracker records them too
