@@ -44,7 +44,11 @@ public final class PostBatch implements AutoCloseable {
     private final SendQueue queue;
     private final QueuePair qp;
     private final QpExOps ops;
-    private final long sendOps;
+    /**
+     * The enabled operations ({@code IBV_QP_EX_WITH_*} of {@code sendOps}) as bit {@code ordinal()} each: the per-WR
+     * test shifts by the operation's ordinal, which C2 folds (an enum's own {@code bit} field it does not).
+     */
+    private final int enabledOps;
     private final WorkRequestRules rules;
     private final WorkQueueTracker tracker;
     private final int capacity;
@@ -99,7 +103,13 @@ public final class PostBatch implements AutoCloseable {
         this.queue = queue;
         this.qp = queue.qp;
         this.ops = ops;
-        this.sendOps = sendOps;
+        int enabled = 0;
+        for (SendOperation op : SendOperation.values()) {
+            if ((sendOps & op.bit()) != 0) {
+                enabled |= 1 << op.ordinal();
+            }
+        }
+        this.enabledOps = enabled;
         this.rules = queue.rules;
         this.tracker = queue.tracker;
         this.capacity = Math.max(qp.capabilities().maxSendWr(), 1);
@@ -552,7 +562,7 @@ public final class PostBatch implements AutoCloseable {
         if (!active) {
             throw notActive();
         }
-        if ((sendOps & op.bit()) == 0) {
+        if ((enabledOps & 1 << op.ordinal()) == 0) {
             throw PostBatchRefusals.notEnabled(qp, op);
         }
         if (count == room) {
