@@ -132,6 +132,49 @@ int fake_destroy_qp(struct ibv_qp *qp) {
 
 /* ---- ibv_context.ops ---- */
 
+/* ---- memory windows: a deallocated window is kept, marked dead, so that a later use of it is seen ---- */
+
+#define MW_DEAD_HANDLE 0xDEADu
+#define MW_DEAD_RKEY 0xDEADDEADu
+#define MW_GRAVES 65536
+static struct ibv_mw *mw_graves[MW_GRAVES];
+static volatile uint32_t mw_grave_count;
+static volatile uint32_t mw_dead_reads;
+
+/* a provider reads the ibv_mw over its call (rxe: its rkey into the WQE): counts a read of a deallocated one */
+static void read_mw(struct ibv_mw *mw) {
+    for (int i = 0; i < 64; i++) {
+        if (((volatile struct ibv_mw *) mw)->handle == MW_DEAD_HANDLE) {
+            __atomic_add_fetch(&mw_dead_reads, 1, __ATOMIC_SEQ_CST);
+            return;
+        }
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
+}
+
+/* ibv_dealloc_mw: the window is marked dead and kept (a test-only leak), not freed */
+static int fake_dealloc_mw(struct ibv_mw *mw) {
+    ((volatile struct ibv_mw *) mw)->handle = MW_DEAD_HANDLE;
+    ((volatile struct ibv_mw *) mw)->rkey = MW_DEAD_RKEY;
+    uint32_t n = __atomic_fetch_add(&mw_grave_count, 1, __ATOMIC_SEQ_CST);
+    if (n < MW_GRAVES)
+        mw_graves[n] = mw;
+    else
+        free(mw);
+    return 0;
+}
+
+/* how many times a provider call read a deallocated window, plus how many deallocated windows were written since */
+uint32_t fake_mw_dead_uses(void) {
+    uint32_t n = mw_grave_count < MW_GRAVES ? mw_grave_count : MW_GRAVES, written = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (mw_graves[i] && ((volatile struct ibv_mw *) mw_graves[i])->rkey != MW_DEAD_RKEY)
+            written++;
+    return mw_dead_reads + written;
+}
+
 static int fake_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr) {
     struct fake_qp *qp = (struct fake_qp *) ibqp;
     run_hook();
@@ -140,6 +183,8 @@ static int fake_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ib
             *bad_wr = wr; /* the fake SQ has room for one SGE per WQE */
             return EINVAL;
         }
+        if (wr->opcode == IBV_WR_BIND_MW)
+            read_mw(wr->bind_mw.mw);
         struct fake_wqe *w = &qp->sq[qp->sq_head++ & (RING - 1)];
         w->wr_id = wr->wr_id;
         w->opcode = wr->opcode;
@@ -285,7 +330,8 @@ static void fake_wr_set_xrc_srqn(struct ibv_qp_ex *qp, uint32_t remote_srqn) {
 
 static void fake_wr_bind_mw(struct ibv_qp_ex *qp, struct ibv_mw *mw, uint32_t rkey,
                             const struct ibv_mw_bind_info *info) {
-    (void) mw; (void) info;
+    (void) info;
+    read_mw(mw);
     build(qp, IBV_WR_BIND_MW)->rkey = rkey;
 }
 
@@ -306,7 +352,6 @@ static void fake_wr_set_inline_data(struct ibv_qp_ex *qp, void *addr, size_t len
 
 /* ---- object factory (what ibv_open_device / ibv_create_* would return) ---- */
 
-static int fake_dealloc_mw(struct ibv_mw *mw) { free(mw); return 0; }
 
 /* ibv_bind_mw (type 1): a BIND_MW WQE, executed at once; the window gets the next rkey (as providers do) */
 static int fake_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw, struct ibv_mw_bind *bind) {
@@ -316,6 +361,7 @@ static int fake_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw, struct ibv_mw_bi
     w->wr_id = bind->wr_id;
     w->opcode = IBV_WR_BIND_MW;
     w->flags = bind->send_flags;
+    read_mw(mw);
     mw->rkey = ibv_inc_rkey(mw->rkey);
     w->rkey = mw->rkey;
     complete(qp, w);

@@ -87,7 +87,7 @@ final class ChainWindowOps extends PostTarget {
             int wr = index[i];
             MemoryWindow mw = ops.window(i);
             if (wr >= from && wr < count && carries(chain, i, wr)) {
-                if (!mw.tryPin()) {
+                if (!mw.tryPin(true)) { // ibv_post_send reads a bind's ibv_mw: a forced close waits for it
                     unpin(p);
                     throw new IllegalStateException("ibv_post_send: work request " + wr + " of " + queue.qp
                             + (ops.isBind(i) ? " binds " : " invalidates ") + mw + ", closed since it was staged (the "
@@ -102,7 +102,7 @@ final class ChainWindowOps extends PostTarget {
 
     private void unpin(int p) {
         for (int i = 0; i < p; i++) {
-            pinned[i].unpin();
+            pinned[i].unpinRead();
             pinned[i] = null;
         }
     }

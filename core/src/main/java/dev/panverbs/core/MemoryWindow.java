@@ -39,7 +39,9 @@ import java.util.Set;
  * ({@code SEND_WITH_INV}) and a bind that completes in error are reported only in completions, which the library
  * does not inspect while polling: hand such a completion to {@link #completed(WorkCompletion)} (or close the window)
  * to release the region. A bind posted while the window is bound keeps the earlier region from closing too until
- * {@link #completed(WorkCompletion)} learns the bind's outcome (the device may still hold the earlier binding). A protection domain's cascade closes windows before regions.
+ * {@link #completed(WorkCompletion)} learns the bind's outcome (the device may still hold the earlier binding). A
+ * protection domain's cascade closes windows before regions. Neither that cascade nor the arena tie of the region
+ * ever frees the {@code ibv_mw} while a provider call on another thread may read it (see {@link #close()}).
  *
  * <p>Thread safety: binding runs as a post on the QP's send queue (one producer); the accessors may be read from any
  * thread.
@@ -65,14 +67,26 @@ public final class MemoryWindow extends VerbsObject {
     /** Set by {@link #close()} before it reads {@link #lastWrQueue}: the close/post handshake ({@link Handshake}). */
     private volatile boolean closing;
     /**
-     * Open batches and running chain posts whose window operations name this window ({@link #tryPin}): {@link #close()}
-     * refuses while any does. Guarded by the monitor, which close() holds.
+     * Open batches, running chain posts and type 1 binds whose operations name this window ({@link #tryPin}):
+     * {@link #close()} refuses while any does. Guarded by the monitor, which close() holds.
      */
     private int pins;
+    /**
+     * Of the {@link #pins}, the provider calls that may read the {@code ibv_mw} now ({@code ibv_wr_bind_mw},
+     * {@code ibv_bind_mw}, a chain's {@code ibv_post_send}): the closes that no refusal stops (its region's arena
+     * tie, its PD's cascade) wait for them before {@code ibv_dealloc_mw}. Guarded by the monitor.
+     */
+    private int readers;
 
     private MemoryWindow(ProtectionDomain pd, MemoryWindowType type, MemorySegment mw, Arena arena) {
+        this(pd, type, mw, arena, new MemoryWindow[1]);
+    }
+
+    private MemoryWindow(ProtectionDomain pd, MemoryWindowType type, MemorySegment mw, Arena arena,
+                         MemoryWindow[] self) {
         super(ResourceKind.MEMORY_WINDOW, "MemoryWindow[" + type + " " + Units.hex(mw.address()) + " on "
-                + pd.context().device().name() + "]", mw, h -> dealloc(h, arena), pd.resource);
+                + pd.context().device().name() + "]", mw, h -> dealloc(self[0], h, arena), pd.resource);
+        self[0] = this;
         this.pd = pd;
         this.type = type;
         this.mw = mw.reinterpret(ibv_mw.sizeof());
@@ -80,7 +94,56 @@ public final class MemoryWindow extends VerbsObject {
         this.bind = arena.allocate(ibv_mw_bind.layout());
     }
 
-    private static void dealloc(MemorySegment handle, Arena arena) {
+    /**
+     * The destroy verb, however the close came (its own, its PD's cascade, its region's arena tie): under the monitor,
+     * so no pin starts (the window is closing) and no write of the {@code ibv_mw} runs ({@link #posted},
+     * {@link #completed} check for a close there); after the provider calls that may read it returned.
+     * {@code w} is null only when the PD closed during the allocation (nobody else has the window).
+     */
+    private static void dealloc(MemoryWindow w, MemorySegment handle, Arena arena) {
+        if (w == null) {
+            deallocNow(handle, arena);
+            return;
+        }
+        synchronized (w) {
+            w.awaitReaders();
+            deallocNow(handle, arena);
+        }
+    }
+
+    /**
+     * Waits until no provider call may read the {@code ibv_mw} (none starts: the window is closing). Such a call is
+     * short and runs no application code, but the arena tie or a cascade may land inside one on another thread. At
+     * most {@link CallGuard#AWAIT_NANOS} (a thread stopped inside the call), then refused as {@link CallGuard} does:
+     * the window is leaked rather than freed under the call.
+     */
+    private void awaitReaders() {
+        long deadline = System.nanoTime() + CallGuard.AWAIT_NANOS;
+        boolean interrupted = false;
+        try {
+            while (readers > 0) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new IllegalStateException("ibv_dealloc_mw: " + resource.description() + " is still read "
+                            + "by a provider call on another thread (ibv_wr_bind_mw, ibv_bind_mw or the ibv_post_send "
+                            + "of a bind) after " + java.util.concurrent.TimeUnit.NANOSECONDS.toSeconds(
+                            CallGuard.AWAIT_NANOS) + " s; it was not deallocated, and its native memory is leaked "
+                            + "rather than freed under that call");
+                }
+                try {
+                    wait(Math.max(1, left / 1_000_000));
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static void deallocNow(MemorySegment handle, Arena arena) {
         int rc = VerbsInline.ibv_dealloc_mw(handle);
         if (rc != 0) {
             throw Errors.failure(Errors.call("ibv_dealloc_mw", "mw", Units.hex(handle.address())), rc);
@@ -191,6 +254,16 @@ public final class MemoryWindow extends VerbsObject {
                     "BIND_MW on " + qp.type() + " queue pairs");
         }
         int rights = checkBind(call, qp, mr, offset, length, access);
+        pin("ibv_bind_mw", true); // ibv_bind_mw reads the ibv_mw: a forced close waits for it, close() refuses
+        try {
+            return bind(call, qp, wrId, sendFlags, mr, offset, length, access, rights);
+        } finally {
+            unpinRead();
+        }
+    }
+
+    private int bind(String call, QueuePair qp, long wrId, int sendFlags, MemoryRegion mr, long offset, long length,
+                     Set<Access> access, int rights) {
         KeySnapshot k = DataPathAccess.snapshot(mr);
         MemorySegment mwHandle = resource.handle("ibv_bind_mw");
         SendQueue sq = qp.sendQueue;
@@ -252,41 +325,9 @@ public final class MemoryWindow extends VerbsObject {
         return ibv_mw.rkey(mw); // close() refuses while the bind is outstanding: the window is still allocated
     }
 
-    /**
-     * The checks every bind makes before the provider sees it (cold). Returns the {@code mw_access_flags} mask.
-     */
+    /** The checks every bind makes before the provider sees it (cold): {@link WindowBindChecks}. */
     int checkBind(String call, QueuePair qp, MemoryRegion mr, long offset, long length, Set<Access> access) {
-        if (qp.protectionDomain() != pd) {
-            throw new IllegalArgumentException(call + ": " + qp + " belongs to " + qp.protectionDomain()
-                    + ", not to the window's " + pd + " (IB spec C10-72)");
-        }
-        if (mr.protectionDomain() != pd) {
-            throw new IllegalArgumentException(call + ": " + mr + " belongs to " + mr.protectionDomain()
-                    + ", not to the window's " + pd + " (IB spec C10-74; ibv_bind_mw answers EPERM)");
-        }
-        if (!mr.access().contains(Access.MW_BIND)) {
-            throw new IllegalArgumentException(call + ": " + mr + " was registered without Access.MW_BIND "
-                    + "(IBV_ACCESS_MW_BIND), so no window can be bound to it (IB spec C10-75); register it with "
-                    + "MW_BIND");
-        }
-        if (offset < 0 || length < 1 || offset > mr.length() || length > mr.length() - offset) {
-            throw new IllegalArgumentException(call + ": the window [" + offset + ", " + offset + " + " + length
-                    + ") must be a non-empty range inside the region's " + mr.length() + " bytes (IB spec C10-77)");
-        }
-        Set<Access> remote = EnumSet.of(Access.REMOTE_READ, Access.REMOTE_WRITE, Access.REMOTE_ATOMIC,
-                Access.ZERO_BASED);
-        for (Access a : access) {
-            if (!remote.contains(a)) {
-                throw new IllegalArgumentException(call + ": a window grants remote rights (REMOTE_READ, "
-                        + "REMOTE_WRITE, REMOTE_ATOMIC) and ZERO_BASED, not " + a);
-            }
-        }
-        if ((access.contains(Access.REMOTE_WRITE) || access.contains(Access.REMOTE_ATOMIC))
-                && !mr.access().contains(Access.LOCAL_WRITE)) {
-            throw new IllegalArgumentException(call + ": remote write or atomic rights need a region registered "
-                    + "with LOCAL_WRITE (IB spec C10-76); " + mr + " has " + mr.access());
-        }
-        return Access.mask(access);
+        return WindowBindChecks.check(call, pd, qp, mr, offset, length, access);
     }
 
     /**
@@ -296,6 +337,9 @@ public final class MemoryWindow extends VerbsObject {
      */
     synchronized void posted(QueuePair qp, long wrId, int newRkey, MemoryRegion mr, long addr, long len,
                              Set<Access> rights) {
+        if (isClosed()) { // deallocated by a forced close since the batch built it: the ibv_mw is gone
+            return;
+        }
         Binding before = new Binding(ibv_mw.rkey(mw), region, address, length, access);
         pendingBind = new PendingBind(qp.qpNum(), wrId, before);
         rkey(newRkey);
@@ -305,6 +349,9 @@ public final class MemoryWindow extends VerbsObject {
     /** A type 1 bind was posted (the provider already gave the window its new rkey; {@code oldRkey} was current). */
     synchronized void postedType1(QueuePair qp, long wrId, Binding before, MemoryRegion mr, long addr, long len,
                                   Set<Access> rights) {
+        if (isClosed()) {
+            return;
+        }
         pendingBind = new PendingBind(qp.qpNum(), wrId, before);
         bound(mr, addr, len, rights);
     }
@@ -334,27 +381,52 @@ public final class MemoryWindow extends VerbsObject {
     }
 
     /**
-     * A batch being built ({@code ibv_wr_bind_mw} reads the {@code ibv_mw} at once) or a chain being posted names this
-     * window: unless it is closed, {@link #close()} refuses until {@link #unpin()}, so the provider never reads a freed
-     * {@code ibv_mw}, nor a {@code LOCAL_INV} a reused key. The monitor excludes close(); only window operations pay it.
+     * A batch being built, a chain being posted or a type 1 bind names this window: unless it is closed,
+     * {@link #close()} refuses until {@link #unpin()}, so the provider never reads a freed {@code ibv_mw}, nor a
+     * {@code LOCAL_INV} a reused key. {@code reading}: the caller is about to make a provider call that reads the
+     * {@code ibv_mw}; the closes no refusal stops (arena tie, PD cascade) wait for it to end ({@link #endRead}), and
+     * deallocate the window whatever pins remain (a batch that built a WR naming it then aborts at submit). The
+     * monitor excludes close() and the dealloc; only window operations pay it.
      */
-    synchronized boolean tryPin() {
+    synchronized boolean tryPin(boolean reading) {
         if (isClosed()) {
             return false;
         }
         pins++;
+        if (reading) {
+            readers++;
+        }
         return true;
     }
 
-    /** {@link #tryPin()} or refused as closed for {@code verb}. */
-    void pin(String verb) {
-        if (!tryPin()) {
+    /** {@link #tryPin} or refused as closed for {@code verb}. */
+    void pin(String verb, boolean reading) {
+        if (!tryPin(reading)) {
             throw resource.closedException(verb);
+        }
+    }
+
+    /** Pinned (not reading) for a local invalidation: the current rkey, read where no dealloc can run. */
+    synchronized int pinRkey(String verb) {
+        pin(verb, false);
+        return ibv_mw.rkey(mw);
+    }
+
+    /** The provider call that read the {@code ibv_mw} returned (the pin stays): a forced close may proceed. */
+    synchronized void endRead() {
+        if (--readers == 0) {
+            notifyAll();
         }
     }
 
     /** After the WR that pinned the window named it ({@link #namedBy}), or was dropped unposted. */
     synchronized void unpin() {
+        pins--;
+    }
+
+    /** {@link #endRead} and {@link #unpin}. */
+    synchronized void unpinRead() {
+        endRead();
         pins--;
     }
 
@@ -464,7 +536,9 @@ public final class MemoryWindow extends VerbsObject {
 
     /**
      * Deallocates the window whatever work requests name it: the region's arena is closing and its memory must not
-     * stay reachable through the window (the arena tie), even if a bind is still outstanding.
+     * stay reachable through the window (the arena tie), even if a bind is still outstanding or a batch being built
+     * on another thread names it (pinned: its submit then aborts). Only a provider call reading the {@code ibv_mw}
+     * right now is waited for ({@link #dealloc}).
      */
     void forceClose() {
         resource.close();
@@ -493,15 +567,22 @@ public final class MemoryWindow extends VerbsObject {
      * publishes its WR before it calls the provider: the close marks the window, runs the closer side of
      * {@link Handshake}, then reads the newest WR; the bind runs the post side, then re-reads the mark: either the
      * bind refuses or this does (as {@link AddressHandle#close()}), so {@code ibv_bind_mw} never runs on a freed window.
-     * Refused too while an open {@link PostBatch} binds or invalidates it, or a chain's post does (type 2).
+     * Refused too while an open {@link PostBatch} binds or invalidates it, or a chain's post does (type 2), or a
+     * type 1 bind on another thread is in progress.
+     *
+     * <p>The closes that nothing refuses, its region's arena tie and its PD's cascade, deallocate it whatever names
+     * it, except that they wait for a provider call reading the {@code ibv_mw} on another thread to return (at most
+     * 5 s; then the window is leaked, not freed under the call, with {@link IllegalStateException}); a batch that
+     * had built a WR naming it aborts at submit.
      */
     @Override
     public synchronized void close() {
         if (!isClosed()) {
             if (pins > 0) {
                 throw new IllegalStateException("ibv_dealloc_mw: " + this + " is named by a work request being "
-                        + "built or posted (an open PostBatch on any thread, this one included, or a chain's post on "
-                        + "another thread); submit or close the batch, or let the post return, first");
+                        + "built or posted (an open PostBatch on any thread, this one included, or a chain's post or "
+                        + "a type 1 bind on another thread); submit or close the batch, or let the post return, "
+                        + "first");
             }
             closing = true;
             Handshake.closerSide(() -> closing = false); // membarrier (the posts: a compiler barrier), or a fence

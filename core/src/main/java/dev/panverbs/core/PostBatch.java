@@ -215,9 +215,8 @@ public final class PostBatch implements AutoCloseable {
      * the window counts as unbound, so its region may be closed (after this WR's completion).
      */
     public PostBatch localInv(long wrId, int sendFlags, MemoryWindow mw) {
-        int rkey = mw.rkey();
         WindowOps w = windowOps();
-        mw.pin("ibv_wr_local_inv"); // its close refuses until submit (named first) or abort: no reused key hit
+        int rkey = mw.pinRkey("ibv_wr_local_inv"); // its close refuses until submit (named first) or abort
         try {
             localInv(wrId, sendFlags, rkey);
         } catch (RuntimeException | Error e) {
@@ -247,7 +246,7 @@ public final class PostBatch implements AutoCloseable {
         int rights = mw.checkBind("ibv_wr_bind_mw(" + mw + ")", qp, mr, offset, length, access);
         KeySnapshot k = DataPathAccess.snapshot(mr);
         WindowOps w = windowOps();
-        mw.pin("ibv_wr_bind_mw"); // the provider reads the ibv_mw now: its close refuses until submit or abort
+        mw.pin("ibv_wr_bind_mw", true); // the provider reads the ibv_mw now: its close refuses until submit or abort
         try {
             MemorySegment mwHandle = mw.resource.handle("ibv_wr_bind_mw");
             MemorySegment mrHandle = mr.resource.handle("ibv_wr_bind_mw");
@@ -260,9 +259,10 @@ public final class PostBatch implements AutoCloseable {
             lists.keepAlive();
             stage(k, 0); // the bind reads the region: referenced until its completion, re-checked at submit
         } catch (RuntimeException | Error e) {
-            mw.unpin();
+            mw.unpinRead();
             throw e;
         }
+        mw.endRead(); // read: a forced close (arena tie, cascade) may deallocate it from here on (submit then aborts)
         w.bind(base + count - 1, wrId, mw, rkey, mr, k.address + offset, length, access); // owns the pin
         return this;
     }
@@ -403,8 +403,9 @@ public final class PostBatch implements AutoCloseable {
     /**
      * Posts the batch ({@code ibv_wr_complete(3)}): rings the doorbell and releases the send-queue lock. The WRs'
      * key references are published first, then every key is re-checked: one closed, re-registered or whose memory's
-     * arena was closed since its {@code setSge} aborts the whole batch ({@code ibv_wr_abort}) with
-     * {@link IllegalStateException} naming it.
+     * arena was closed since its {@code setSge} (or a window of {@link #bindMw}/{@link #localInv(long, int,
+     * MemoryWindow)} deallocated since by its region's arena tie or its PD's cascade) aborts the whole batch
+     * ({@code ibv_wr_abort}) with {@link IllegalStateException} naming it.
      *
      * <p>An XRC initiator's WR without {@link #setXrcSrqn}, or a UD QP's without {@link #setUdAddr}, is refused
      * ({@link IllegalStateException} naming it) before anything is published or reaches the provider; the batch stays
@@ -428,9 +429,11 @@ public final class PostBatch implements AutoCloseable {
         tracker.publish(base + count); // the WRs were staged in the tracker as they were built
         int stale = firstStaleKey();
         int closedAh = udAh == null ? -1 : PostBatchRefusals.firstClosedAh(udAh, count);
+        MemoryWindow closedMw = windowOps == null ? null : windowOps.firstClosed(); // deallocated by a forced close
+        boolean abort = stale >= 0 || closedAh >= 0 || closedMw != null;
         active = false;
         try {
-            if (stale >= 0 || closedAh >= 0) {
+            if (abort) {
                 ops.ibv_wr_abort();
             } else {
                 int rc = ops.ibv_wr_complete();
@@ -446,11 +449,12 @@ public final class PostBatch implements AutoCloseable {
         } finally {
             queue.guard.exit(); // after the call: a close on another thread waits for it
         }
-        if (stale >= 0 || closedAh >= 0) {
+        if (abort) {
             tracker.rollback(base);
             clearStaged();
             throw stale >= 0 ? rules.staleKey("ibv_wr_complete", keys[stale], stale / maxSge)
-                    : PostBatchRefusals.ahClosed(qp, closedAh, udAh[closedAh]);
+                    : closedAh >= 0 ? PostBatchRefusals.ahClosed(qp, closedAh, udAh[closedAh])
+                    : closedMw.resource.closedException("ibv_wr_complete (its batch names it; aborted)");
         }
         if (windowOps != null) {
             windowOps.apply();

@@ -33,6 +33,19 @@ final class WindowOps {
         ops.invalidate(n++, mw, 0);
     }
 
+    /**
+     * The first staged window closed since it was staged (its region's arena tie or its PD's cascade deallocated it:
+     * the WR names a window that no longer exists), or null: the submit then aborts the batch.
+     */
+    MemoryWindow firstClosed() {
+        for (int i = 0; i < n; i++) {
+            if (ops.window(i).isClosed()) {
+                return ops.window(i);
+            }
+        }
+        return null;
+    }
+
     /** The batch was submitted: the windows now hold what it posted, in order (named before they are unpinned). */
     void apply() {
         try {

@@ -155,7 +155,7 @@ public final class FakeProvider {
         return register(Arena.ofShared().allocate(4096, 64), key);
     }
 
-    /** A memory window of {@code type} in the default PD with {@code rkey} (its dealloc frees the fake's object). */
+    /** A memory window of {@code type} in the default PD with {@code rkey} (its dealloc marks the fake's object dead and keeps it: {@link #mwDeadUses}). */
     public MemoryWindow allocMw(MemoryWindowType type, int rkey) {
         return allocMw(pd, type, rkey);
     }
@@ -253,6 +253,18 @@ public final class FakeProvider {
                 "QueuePair[UD fake#" + qpNum + "]"));
         q.trackedState = QueuePairState.RTS;
         return q;
+    }
+
+    /**
+     * How many times a provider call read a deallocated window, plus how many deallocated windows were written since
+     * (the fake keeps them, marked dead, instead of freeing them); 0 while no window was used after its dealloc.
+     */
+    public int mwDeadUses() {
+        try {
+            return (int) downcall("fake_mw_dead_uses", FunctionDescriptor.of(ValueLayout.JAVA_INT), false).invokeExact();
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
     }
 
     /** The remote SRQ number that the last {@code ibv_wr_*} WR of {@code qp} carried ({@code wr_set_xrc_srqn}). */

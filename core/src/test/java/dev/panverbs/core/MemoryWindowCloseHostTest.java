@@ -94,4 +94,35 @@ class MemoryWindowCloseHostTest {
         assertThat(tied.isOpen()).isFalse();
         DataPathHostTest.drain(cq);
     }
+
+    @Test
+    void theArenaTieDeallocatesAWindowThatAnOpenBatchOfThisThreadNamesAndTheSubmitAborts() {
+        CompletionQueue cq = fake.createCq(64);
+        QueuePair qp = fake.createRtsQp(cq, 16, 0, EnumSet.of(SendOperation.BIND_MW, SendOperation.LOCAL_INV));
+        MemoryRegion other = bindable(0x85);
+        Arena arena = Arena.ofShared();
+        MemoryRegion tied = fake.register(fake.protectionDomain(), arena.allocate(4096, 64), 0x86, BINDABLE);
+        tied.tieTo(arena);
+        MemoryWindow mw = fake.allocMw(MemoryWindowType.TYPE_2, 0x500);
+        qp.sendRequests().bindMw(6, SendFlag.SIGNALED_BIT, mw, MemoryWindow.nextRkey(mw.rkey()), tied, 0, 64,
+                EnumSet.of(Access.REMOTE_WRITE)).post();
+        assertThat(DataPathHostTest.drainOk(cq)).containsExactly(6L);
+        int deadUses = fake.mwDeadUses();
+        try (PostBatch b = qp.startSend()) {
+            b.bindMw(7, SendFlag.SIGNALED_BIT, mw, MemoryWindow.nextRkey(mw.rkey()), other, 0, 64,
+                    EnumSet.of(Access.REMOTE_WRITE));
+            assertThatThrownBy(mw::close).hasMessageContaining("being built or posted");
+            arena.close(); // pinned by this thread's open batch, not read now: deallocated at once, no wait
+            assertThat(mw.isClosed()).isTrue();
+            assertThat(tied.isOpen()).isFalse();
+            assertThatThrownBy(b::submit).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("MemoryWindow").hasMessageContaining("ibv_wr_complete")
+                    .hasMessageContaining("aborted");
+        }
+        assertThat(qp.sendQueue.tracker.outstanding()).as("nothing posted").isZero();
+        assertThat(DataPathHostTest.drain(cq)).isEmpty();
+        assertThat(fake.mwDeadUses()).as("the deallocated ibv_mw was neither read nor written").isEqualTo(deadUses);
+        other.close(); // the aborted bind left no window bound to it: not refused
+        assertThat(other.isOpen()).isFalse();
+    }
 }
