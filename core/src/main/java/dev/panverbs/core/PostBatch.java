@@ -44,14 +44,18 @@ public final class PostBatch implements AutoCloseable {
     private final SendQueue queue;
     private final QueuePair qp;
     private final QpExOps ops;
-    private final long sendOps;
+    /**
+     * The enabled operations ({@code IBV_QP_EX_WITH_*} of {@code sendOps}) as bit {@code ordinal()} each: the per-WR
+     * test shifts by the operation's ordinal, which C2 folds (an enum's own {@code bit} field it does not).
+     */
+    private final int enabledOps;
     private final WorkRequestRules rules;
     private final WorkQueueTracker tracker;
     private final int capacity;
     private final int maxSge;
-    private final int[] flags;
     /**
-     * Key snapshot per SGE ({@code wr * maxSge + sge}), re-checked at submit. The WRs' caller {@code wr_id}s and key
+     * Key snapshot per SGE ({@code wr * maxSge + sge}), re-checked at submit; written only once the batch names a
+     * second key (until then every SGE's is {@link #lastKey}: {@link #stage}). The WRs' caller {@code wr_id}s and key
      * tracking ids go straight into the tracker's slots after its tail as they are built ({@link #begin},
      * {@link #stage}): submit only publishes the tail, no copy per WR.
      */
@@ -70,6 +74,8 @@ public final class PostBatch implements AutoCloseable {
     private boolean writesLocally;
     /** The current WR's operation ({@link SendOperation#ordinal()}), for the ODP check of its SGEs. */
     private int currentOp;
+    /** The current WR's send flags (its inline setters check {@link SendFlag#INLINE_BIT}). */
+    private int currentFlags;
     private int count;
     private int room;
     /** The tracker position of the batch's first WR. */
@@ -97,12 +103,17 @@ public final class PostBatch implements AutoCloseable {
         this.queue = queue;
         this.qp = queue.qp;
         this.ops = ops;
-        this.sendOps = sendOps;
+        int enabled = 0;
+        for (SendOperation op : SendOperation.values()) {
+            if ((sendOps & op.bit()) != 0) {
+                enabled |= 1 << op.ordinal();
+            }
+        }
+        this.enabledOps = enabled;
         this.rules = queue.rules;
         this.tracker = queue.tracker;
         this.capacity = Math.max(qp.capabilities().maxSendWr(), 1);
         this.maxSge = Math.max(qp.capabilities().maxSendSge(), 1);
-        this.flags = new int[capacity];
         this.keys = new KeySnapshot[capacity * maxSge];
         long sgeBytes = ibv_sge.layout().byteSize() * maxSge;
         long bufBytes = ibv_data_buf.layout().byteSize() * maxSge;
@@ -419,28 +430,33 @@ public final class PostBatch implements AutoCloseable {
             throw notOpen("ibv_wr_complete");
         }
         if (destSetIn != null) { // XRC/UD: the provider would send to whatever SRQ number or address its WQE slot held
-            for (int i = 0; i < count; i++) {
-                if (destSetIn[i] != batch) {
-                    throw PostBatchRefusals.noDestination(qp, rules, i); // nothing published or rung: the batch stays open
-                }
-            }
+            checkDestinations(); // nothing published or rung when it throws: the batch stays open
         }
         queue.requests.release(base + count); // a chain being built on this queue is staged after the batch
         tracker.publish(base + count); // the WRs were staged in the tracker as they were built
         int stale = firstStaleKey();
         int closedAh = udAh == null ? -1 : PostBatchRefusals.firstClosedAh(udAh, count);
         MemoryWindow closedMw = windowOps == null ? null : windowOps.firstClosed(); // deallocated by a forced close
-        boolean abort = stale >= 0 || closedAh >= 0 || closedMw != null;
         active = false;
+        if (stale >= 0 || closedAh >= 0 || closedMw != null) {
+            throw abortStale(stale, closedAh, closedMw);
+        }
+        complete();
+        if (windowOps != null) {
+            windowOps.apply();
+        }
+        clearStaged();
+    }
+
+    // submit's parts out of line: its bytecode stays under C2's FreqInlineSize (325), so it inlines into a hot caller
+
+    /** {@code ibv_wr_complete}, then the guard's exit (a close on another thread waits for it). */
+    private void complete() {
         try {
-            if (abort) {
-                ops.ibv_wr_abort();
-            } else {
-                int rc = ops.ibv_wr_complete();
-                if (rc != 0) {
-                    tracker.rollback(base);
-                    throw completeFailed(rc);
-                }
+            int rc = ops.ibv_wr_complete();
+            if (rc != 0) {
+                tracker.rollback(base);
+                throw completeFailed(rc);
             }
         } catch (RuntimeException | Error e) { // nothing reached the doorbell: the references must not linger
             tracker.rollback(base);
@@ -449,17 +465,35 @@ public final class PostBatch implements AutoCloseable {
         } finally {
             queue.guard.exit(); // after the call: a close on another thread waits for it
         }
-        if (abort) {
+    }
+
+    /** Every WR of an XRC initiator's or UD QP's batch names its destination. */
+    private void checkDestinations() {
+        for (int i = 0; i < count; i++) {
+            if (destSetIn[i] != batch) {
+                throw PostBatchRefusals.noDestination(qp, rules, i);
+            }
+        }
+    }
+
+    /**
+     * A key, AH or window closed since it was staged: aborts the batch ({@code ibv_wr_abort}) and returns the refusal.
+     */
+    private IllegalStateException abortStale(int stale, int closedAh, MemoryWindow closedMw) {
+        try {
+            ops.ibv_wr_abort();
+        } catch (RuntimeException | Error e) {
             tracker.rollback(base);
             clearStaged();
-            throw stale >= 0 ? rules.staleKey("ibv_wr_complete", keys[stale], stale / maxSge)
-                    : closedAh >= 0 ? PostBatchRefusals.ahClosed(qp, closedAh, udAh[closedAh])
-                    : closedMw.resource.closedException("ibv_wr_complete (its batch names it; aborted)");
+            throw e;
+        } finally {
+            queue.guard.exit();
         }
-        if (windowOps != null) {
-            windowOps.apply();
-        }
+        tracker.rollback(base);
         clearStaged();
+        return stale >= 0 ? rules.staleKey("ibv_wr_complete", keyAt(stale), stale / maxSge)
+                : closedAh >= 0 ? PostBatchRefusals.ahClosed(qp, closedAh, udAh[closedAh])
+                : closedMw.resource.closedException("ibv_wr_complete (its batch names it; aborted)");
     }
 
     /** The first SGE slot whose key is no longer as staged, or -1 (see {@link WorkRequests#firstStaleKey}). */
@@ -469,7 +503,8 @@ public final class PostBatch implements AutoCloseable {
             if (!anyKey || DataPathAccess.snapshot(k.owner) == k && k.memoryAlive()) {
                 return -1;
             }
-        } // else, or to name the slot of a stale one-key batch: the walk
+            return firstKeySlot(); // every SGE names it: the first is the one to name (-1: none left, as the walk)
+        }
         KeySnapshot previous = null;
         for (int i = 0; i < count; i++) {
             for (int j = 0, n = tracker.refCountAt(base + i); j < n; j++) {
@@ -483,6 +518,21 @@ public final class PostBatch implements AutoCloseable {
             }
         }
         return -1;
+    }
+
+    /** The SGE slot of the batch's first key reference (a one-key batch, whose {@link #keys} are not written), or -1. */
+    private int firstKeySlot() {
+        for (int i = 0; i < count; i++) {
+            if (tracker.refCountAt(base + i) > 0) {
+                return i * maxSge;
+            }
+        }
+        return -1;
+    }
+
+    /** The key of SGE slot {@code i} (a one-key batch's is {@link #lastKey}). */
+    private KeySnapshot keyAt(int i) {
+        return oneKey ? lastKey : keys[i];
     }
 
     /** Aborts the batch if it was not submitted ({@code ibv_wr_abort(3)}): none of its WRs is posted. */
@@ -519,7 +569,7 @@ public final class PostBatch implements AutoCloseable {
         if (!active) {
             throw notActive();
         }
-        if ((sendOps & op.bit()) == 0) {
+        if ((enabledOps & 1 << op.ordinal()) == 0) {
             throw PostBatchRefusals.notEnabled(qp, op);
         }
         if (count == room) {
@@ -527,7 +577,7 @@ public final class PostBatch implements AutoCloseable {
         }
         int i = count++;
         tracker.stageWr(base + i, wrId); // no key reference yet
-        flags[i] = sendFlags;
+        currentFlags = sendFlags;
         currentOp = op.ordinal();
         writesLocally = op == SendOperation.RDMA_READ || op == SendOperation.ATOMIC_CMP_AND_SWP
                 || op == SendOperation.ATOMIC_FETCH_AND_ADD;
@@ -548,23 +598,46 @@ public final class PostBatch implements AutoCloseable {
     /** Providers build the WQE from the operation's flags (rxe fails a non-INLINE WR with LOC_QP_OP_ERR). */
     private void currentInline() {
         current();
-        if ((flags[count - 1] & SendFlag.INLINE_BIT) == 0) {
+        if ((currentFlags & SendFlag.INLINE_BIT) == 0) {
             throw new IllegalStateException("inline data needs SendFlag.INLINE_BIT in the operation's flags "
                     + "(ibv_wr_set_inline_data(3): the WR must be posted with IBV_SEND_INLINE)");
         }
     }
 
     private void stage(KeySnapshot key, int k) {
-        int i = (count - 1) * maxSge + k;
+        tracker.stageRef(base + count - 1, k, key.trackingId);
+        if (key != lastKey || !oneKey) { // a one-key batch stores no per-SGE key: every one is lastKey
+            stageOther(key, k);
+        }
+        anyKey = true;
+    }
+
+    /**
+     * {@link #stage} of a key other than {@link #lastKey}, or in a batch that named two already: from the second key
+     * on, {@link #keys} holds every SGE's (those staged before it get {@link #lastKey} now).
+     */
+    private void stageOther(KeySnapshot key, int k) {
+        if (oneKey && anyKey) { // the batch's second key: its earlier SGEs all named lastKey
+            int current = count - 1;
+            for (int i = 0; i <= current; i++) {
+                for (int j = 0, n = i == current ? k : tracker.refCountAt(base + i); j < n; j++) {
+                    setKey(i * maxSge + j, lastKey);
+                }
+            }
+            oneKey = false;
+        }
+        if (!oneKey) {
+            setKey((count - 1) * maxSge + k, key);
+        }
+        if (key != lastKey) {
+            lastKey = key; // the batch's first key may differ from the previous batch's
+        }
+    }
+
+    private void setKey(int i, KeySnapshot key) {
         if (keys[i] != key) { // no reference store (G1 barrier: a StoreLoad fence) when the slot holds it already
             keys[i] = key;
         }
-        tracker.stageRef(base + count - 1, k, key.trackingId);
-        if (key != lastKey) {
-            oneKey = !anyKey; // the batch's first key may differ from the previous batch's
-            lastKey = key;
-        }
-        anyKey = true;
     }
 
     private void aligned(long remoteAddr) {

@@ -91,6 +91,16 @@ public final class WorkCompletions {
         return (address & WorkRequests.ADDR_BITS) + (offset & mask & WorkRequests.OFFSET_BITS);
     }
 
+    /** {@link #at}'s base, for a loop that keeps it in a register: {@code at(o) == base() + (o & offsetMask())}. */
+    long base() {
+        return address & WorkRequests.ADDR_BITS;
+    }
+
+    /** {@link #at}'s offset mask (see {@link #base}). */
+    long offsetMask() {
+        return mask & WorkRequests.OFFSET_BITS;
+    }
+
     MemorySegment array() {
         return array;
     }
@@ -105,7 +115,16 @@ public final class WorkCompletions {
         memory.keepAlive();
     }
 
+    /**
+     * Sets the number of completions the last poll stored: at most the capacity, which {@link #get} relies on (the
+     * flyweight reads a whole struct from the slot's address); a provider that claims more is refused.
+     */
     void count(int n) {
+        if (n > capacity) {
+            this.count = 0;
+            throw new IllegalStateException("the provider returned " + n + " completions into an array of "
+                    + capacity + " (num_entries): it misbehaves");
+        }
         this.count = n;
     }
 }
