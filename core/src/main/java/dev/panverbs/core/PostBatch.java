@@ -319,6 +319,10 @@ public final class PostBatch implements AutoCloseable {
         if (n < 0 || n > maxSge) {
             throw rules.tooManySges(maxSge);
         }
+        if (regions.length < n || offsets.length < n || lengths.length < n) {
+            throw PostBatchRefusals.shortList("ibv_wr_set_sge_list", n, Math.min(regions.length,
+                    Math.min(offsets.length, lengths.length)));
+        }
         for (int i = 0; i < n; i++) {
             KeySnapshot k = DataPathAccess.stagedSnapshot(regions[i]);
             rules.checkSge(k, offsets[i], lengths[i]);
@@ -364,6 +368,9 @@ public final class PostBatch implements AutoCloseable {
         currentInline();
         if (n < 0 || n > maxSge) {
             throw rules.tooManySges(maxSge);
+        }
+        if (data.length < n) {
+            throw PostBatchRefusals.shortList("ibv_wr_set_inline_data_list", n, data.length);
         }
         inlineBytes = 0;
         for (int i = 0; i < n; i++) {
@@ -672,8 +679,9 @@ public final class PostBatch implements AutoCloseable {
     }
 
     private IllegalStateException full() {
-        return new IllegalStateException("the send queue of " + qp + " has room for " + room
-                + " more WRs: submit this batch and poll completions before adding more");
+        return new IllegalStateException("ibv_wr_*: the send queue of " + qp + " had room for " + room
+                + " more WR(s) at ibv_wr_start, and this batch holds them: submit it and poll completions before"
+                + " adding more");
     }
 
     private VerbsException completeFailed(int rc) {
