@@ -44,7 +44,11 @@ public final class PostBatch implements AutoCloseable {
     private final SendQueue queue;
     private final QueuePair qp;
     private final QpExOps ops;
-    private final long sendOps;
+    /**
+     * The enabled operations ({@code IBV_QP_EX_WITH_*} of {@code sendOps}) as bit {@code ordinal()} each: the per-WR
+     * test shifts by the operation's ordinal, which C2 folds (an enum's own {@code bit} field it does not).
+     */
+    private final int enabledOps;
     private final WorkRequestRules rules;
     private final WorkQueueTracker tracker;
     private final int capacity;
@@ -62,6 +66,8 @@ public final class PostBatch implements AutoCloseable {
     private final MemorySegment bufList;
     /** {@code struct ibv_mw_bind_info} for {@link #bindMw} (the provider copies it into its WQE). */
     private final MemorySegment bindInfo;
+    /** The inline setters' copy of the data ({@code max_inline_data} bytes), as {@link SendRequests#inline}'s. */
+    private final MemorySegment inlineArea;
     /** The window operations of the open batch; made on the QP's first one. */
     private WindowOps windowOps;
     /** Open on the thread holding {@code qp.sendGuard}; written by that thread only. */
@@ -99,7 +105,13 @@ public final class PostBatch implements AutoCloseable {
         this.queue = queue;
         this.qp = queue.qp;
         this.ops = ops;
-        this.sendOps = sendOps;
+        int enabled = 0;
+        for (SendOperation op : SendOperation.values()) {
+            if ((sendOps & op.bit()) != 0) {
+                enabled |= 1 << op.ordinal();
+            }
+        }
+        this.enabledOps = enabled;
         this.rules = queue.rules;
         this.tracker = queue.tracker;
         this.capacity = Math.max(qp.capabilities().maxSendWr(), 1);
@@ -107,11 +119,13 @@ public final class PostBatch implements AutoCloseable {
         this.keys = new KeySnapshot[capacity * maxSge];
         long sgeBytes = ibv_sge.layout().byteSize() * maxSge;
         long bufBytes = ibv_data_buf.layout().byteSize() * maxSge;
-        this.lists = HotMemory.allocate(sgeBytes + bufBytes
-                + dev.panverbs.bindings.verbs.ibv_mw_bind_info.layout().byteSize(), 8);
+        long bindBytes = dev.panverbs.bindings.verbs.ibv_mw_bind_info.layout().byteSize();
+        long inlineCap = Math.max(rules.maxInlineData(), 0);
+        this.lists = HotMemory.allocate(sgeBytes + bufBytes + bindBytes + inlineCap, 8);
         this.sgeList = lists.segment.asSlice(0, sgeBytes);
         this.bufList = lists.segment.asSlice(sgeBytes, bufBytes);
-        this.bindInfo = lists.segment.asSlice(sgeBytes + bufBytes);
+        this.bindInfo = lists.segment.asSlice(sgeBytes + bufBytes, bindBytes);
+        this.inlineArea = lists.segment.asSlice(sgeBytes + bufBytes + bindBytes, inlineCap);
         QueuePairType type = rules.type();
         this.destSetIn = type == QueuePairType.XRC_SEND || type == QueuePairType.UD ? new int[capacity] : null;
         this.udAh = type == QueuePairType.UD ? new AddressHandle[capacity] : null; // the tracker records them too
@@ -305,6 +319,10 @@ public final class PostBatch implements AutoCloseable {
         if (n < 0 || n > maxSge) {
             throw rules.tooManySges(maxSge);
         }
+        if (regions.length < n || offsets.length < n || lengths.length < n) {
+            throw PostBatchRefusals.shortList("ibv_wr_set_sge_list", n, Math.min(regions.length,
+                    Math.min(offsets.length, lengths.length)));
+        }
         for (int i = 0; i < n; i++) {
             KeySnapshot k = DataPathAccess.stagedSnapshot(regions[i]);
             rules.checkSge(k, offsets[i], lengths[i]);
@@ -334,11 +352,13 @@ public final class PostBatch implements AutoCloseable {
     public PostBatch setInlineData(MemorySegment data) {
         currentInline();
         int len = rules.checkInline(data, 0);
-        try {
-            ops.ibv_wr_set_inline_data(data, len);
-        } catch (WrongThreadException e) { // the linker's access check, before the provider
+        try { // the copy checks the segment's arena and owner thread, as the linker's acquire did
+            MemorySegment.copy(data, 0, inlineArea, 0, len);
+        } catch (WrongThreadException e) {
             throw Errors.wrongThread("ibv_wr_set_inline_data", "the inline data segment", e);
         }
+        ops.ibv_wr_set_inline_data(inlineArea, len); // the provider copies it into the WQE now
+        lists.keepAlive();
         tracker.stageRefCount(base + count - 1, 0);
         return this;
     }
@@ -349,19 +369,22 @@ public final class PostBatch implements AutoCloseable {
         if (n < 0 || n > maxSge) {
             throw rules.tooManySges(maxSge);
         }
+        if (data.length < n) {
+            throw PostBatchRefusals.shortList("ibv_wr_set_inline_data_list", n, data.length);
+        }
         inlineBytes = 0;
         for (int i = 0; i < n; i++) {
             int len = rules.checkInline(data[i], inlineBytes);
-            if (len > 0) { // the provider reads it by address: the owner-thread check the linker would make
+            if (len > 0) { // the provider reads the copy: no arena of the caller's can free it during the call
                 try {
-                    data[i].get(ValueLayout.JAVA_BYTE, 0);
+                    MemorySegment.copy(data[i], 0, inlineArea, inlineBytes, len);
                 } catch (WrongThreadException e) {
                     throw Errors.wrongThread("ibv_wr_set_inline_data_list", "inline data segment " + i, e);
                 }
             }
-            inlineBytes += len;
-            bufList.set(ValueLayout.JAVA_LONG, i * BUF_SIZE, data[i].address());
+            bufList.set(ValueLayout.JAVA_LONG, i * BUF_SIZE, inlineArea.address() + inlineBytes);
             bufList.set(ValueLayout.JAVA_LONG, i * BUF_SIZE + 8, len);
+            inlineBytes += len;
         }
         ops.ibv_wr_set_inline_data_list(n, bufList);
         lists.keepAlive();
@@ -552,7 +575,7 @@ public final class PostBatch implements AutoCloseable {
         if (!active) {
             throw notActive();
         }
-        if ((sendOps & op.bit()) == 0) {
+        if ((enabledOps & 1 << op.ordinal()) == 0) {
             throw PostBatchRefusals.notEnabled(qp, op);
         }
         if (count == room) {
@@ -656,8 +679,9 @@ public final class PostBatch implements AutoCloseable {
     }
 
     private IllegalStateException full() {
-        return new IllegalStateException("the send queue of " + qp + " has room for " + room
-                + " more WRs: submit this batch and poll completions before adding more");
+        return new IllegalStateException("ibv_wr_*: the send queue of " + qp + " had room for " + room
+                + " more WR(s) at ibv_wr_start, and this batch holds them: submit it and poll completions before"
+                + " adding more");
     }
 
     private VerbsException completeFailed(int rc) {

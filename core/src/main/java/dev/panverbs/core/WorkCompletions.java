@@ -42,7 +42,8 @@ public final class WorkCompletions {
 
     private WorkCompletions(int capacity) {
         if (capacity < 1) {
-            throw new IllegalArgumentException("capacity must be at least 1, got " + capacity);
+            throw new IllegalArgumentException("WorkCompletions.allocate: capacity must be at least 1, got "
+                    + capacity);
         }
         this.capacity = capacity;
         this.memory = HotMemory.allocate(WorkRequests.maskableSize(capacity * WC_SIZE), 8);
@@ -80,7 +81,8 @@ public final class WorkCompletions {
     }
 
     private IndexOutOfBoundsException outOfRange(int index) {
-        return new IndexOutOfBoundsException("completion " + index + " of " + count + " polled");
+        return new IndexOutOfBoundsException("WorkCompletions.get: completion " + index + " of " + count
+                + " polled");
     }
 
     /** The native address of byte {@code offset} of the array (masked into it). */
