@@ -324,6 +324,17 @@ static void fake_wr_set_sge(struct ibv_qp_ex *qp, uint32_t lkey, uint64_t addr, 
     w->length = length;
 }
 
+/* the fake's WQE has one SGE: the list's first, with the list's total length */
+static void fake_wr_set_sge_list(struct ibv_qp_ex *qp, size_t num_sge, const struct ibv_sge *sg_list) {
+    struct fake_wqe *w = last(qp);
+    w->lkey = num_sge ? sg_list[0].lkey : 0;
+    w->addr = num_sge ? sg_list[0].addr : 0;
+    w->length = 0;
+    for (size_t i = 0; i < num_sge; i++) {
+        w->length += sg_list[i].length;
+    }
+}
+
 static void fake_wr_set_xrc_srqn(struct ibv_qp_ex *qp, uint32_t remote_srqn) {
     ((struct fake_qp *) qp)->last_xrc_srqn = remote_srqn;
 }
@@ -448,6 +459,7 @@ struct ibv_qp_ex *fake_create_qp(struct ibv_pd *pd, struct ibv_cq_ex *scq, struc
     qp->ex.wr_send = fake_wr_send;
     qp->ex.wr_send_imm = fake_wr_send_imm;
     qp->ex.wr_set_sge = fake_wr_set_sge;
+    qp->ex.wr_set_sge_list = fake_wr_set_sge_list;
     qp->ex.wr_set_inline_data = fake_wr_set_inline_data;
     qp->ex.wr_set_xrc_srqn = fake_wr_set_xrc_srqn;
     qp->ex.wr_set_ud_addr = fake_wr_set_ud_addr;

@@ -138,37 +138,52 @@ public class CompletionQueue extends VerbsObject {
      * poll, not per completion: the work queue's published tail is read once (every polled WR was published before
      * its doorbell) and its head is stored once, after the last completion of that queue (the head only moves
      * forward: until then its WRs count as outstanding, which is the safe side for {@link MemoryRegion#close()}).
+     *
+     * <p>What a completion needs (the array's address and mask, the queue's slots, its tail and head) is held in
+     * locals, taken again only when the route token changes (usually once per poll): each native read and write
+     * here is an unsafe access C2 orders against every field, so a field read in the loop would be read again per
+     * completion. {@code back < limit} is {@link WorkQueueTracker#position}'s test, with its two bounds folded.
      */
     private void retire(WorkCompletions completions, int n) {
         WorkQueue[] table = routes.table();
+        long base = completions.base();
+        long mask = completions.offsetMask();
         WorkQueueTracker tracker = null;
-        WorkQueue queue = null;
-        long tail = 0;
+        long token = -1; // the route token the locals below describe (a token is 0..0xFFFF)
+        long[] slots = null;
+        int slotMask = 0;
+        int stride = 0;
+        long newest = 0; // the published tail - 1
+        long limit = 0;  // min(capacity, tail): how far behind the newest an outstanding WR can be
         long head = 0;
         for (int i = 0; i < n; i++) {
-            long at = completions.at(i * WC_SIZE + WC_WR_ID); // one mov per access, inside the array (masked)
+            long at = base + ((i * WC_SIZE + WC_WR_ID) & mask); // one mov per access, inside the array (masked)
             long providerWrId = WorkRequests.NATIVE.get(ValueLayout.JAVA_LONG_UNALIGNED, at);
-            WorkQueue q = CompletionRoutes.route(table, providerWrId);
-            long wrId;
-            if (q == null) { // a shared receive queue's token, or not ours
-                wrId = providerWrId < 0 ? SrqRoutes.retire(providerWrId) : providerWrId;
-            } else {
-                if (q != queue) { // usually once per poll: one queue completes here
-                    if (tracker != null) {
-                        tracker.advanceHead(head);
-                    }
-                    queue = q;
-                    tracker = q.tracker;
-                    tail = tracker.publishedTail();
-                    head = tracker.head();
+            long wrId = providerWrId;
+            if (providerWrId >>> WorkQueueTracker.POSITION_BITS != token) { // usually once per poll
+                WorkQueue q = CompletionRoutes.route(table, providerWrId);
+                if (q == null) {
+                    retireOther(at, providerWrId);
+                    continue;
                 }
-                long p = tracker.position(providerWrId, tail);
-                if (p < 0) {
-                    wrId = providerWrId;
-                } else {
-                    wrId = tracker.callerWrId(p);
-                    head = Math.max(head, p + 1);
+                if (tracker != null) {
+                    tracker.advanceHead(head);
                 }
+                tracker = q.tracker;
+                token = providerWrId >>> WorkQueueTracker.POSITION_BITS;
+                slots = tracker.slots();
+                slotMask = tracker.slotMask();
+                stride = tracker.slotStride();
+                long tail = tracker.publishedTail();
+                newest = tail - 1;
+                limit = Math.min(tracker.capacity(), tail);
+                head = tracker.head();
+            }
+            long back = (newest - providerWrId) & WorkQueueTracker.POSITION_MASK; // mod 2^48
+            if (back < limit) { // else never outstanding (or retired long ago): left as it is
+                long p = newest - back;
+                wrId = slots[((int) p & slotMask) * stride + WorkQueueTracker.WR_ID];
+                head = Math.max(head, p + 1);
             }
             if (wrId != providerWrId) {
                 WorkRequests.NATIVE.set(ValueLayout.JAVA_LONG_UNALIGNED, at, wrId);
@@ -176,6 +191,17 @@ public class CompletionQueue extends VerbsObject {
         }
         if (tracker != null) {
             tracker.advanceHead(head);
+        }
+    }
+
+    /**
+     * {@link #retire} of a completion no queue of this CQ's table owns: a shared receive queue's token, or not ours.
+     * Its own method: it keeps {@code retire} under C2's inlining size, so {@code poll} keeps it inlined.
+     */
+    private static void retireOther(long at, long providerWrId) {
+        long wrId = providerWrId < 0 ? SrqRoutes.retire(providerWrId) : providerWrId;
+        if (wrId != providerWrId) {
+            WorkRequests.NATIVE.set(ValueLayout.JAVA_LONG_UNALIGNED, at, wrId);
         }
     }
 

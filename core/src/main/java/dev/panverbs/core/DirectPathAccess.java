@@ -104,6 +104,16 @@ final class DirectPathAccess extends DirectPath {
     }
 
     @Override
+    public long length(Object snapshot) {
+        return ((KeySnapshot) snapshot).length;
+    }
+
+    @Override
+    public boolean localWrite(Object snapshot) {
+        return ((KeySnapshot) snapshot).localWrite();
+    }
+
+    @Override
     public boolean stale(Object snapshot) {
         KeySnapshot k = (KeySnapshot) snapshot;
         return DataPathAccess.snapshot(k.owner) != k || !k.memoryAlive();

@@ -240,7 +240,7 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
     /** The current completion's {@code wr_id} (the caller's, from {@code ibv_cq_ex.wr_id}; no call). */
     public long wrId() {
         if (!pollGuard.open) {
-            throw noPass("wr_id");
+            throw noPass("ibv_cq_ex.wr_id");
         }
         return currentWrId;
     }
@@ -253,7 +253,7 @@ public final class ExtendedCompletionQueue extends CompletionQueue {
     /** The current completion's raw C status. */
     public int statusValue() {
         if (!pollGuard.open) {
-            throw noPass("status");
+            throw noPass("ibv_cq_ex.status");
         }
         return currentStatus;
     }

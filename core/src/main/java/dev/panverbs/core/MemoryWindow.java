@@ -52,7 +52,6 @@ public final class MemoryWindow extends VerbsObject {
     private final MemorySegment mw;
     /** {@code struct ibv_mw_bind} for {@link #bind}, reused (the provider copies it into its WQE). */
     private final MemorySegment bind;
-    private final Arena arena;
     /** The region of the current binding (as far as this library knows), or null. */
     private volatile MemoryRegion region;
     private volatile long address;
@@ -90,7 +89,6 @@ public final class MemoryWindow extends VerbsObject {
         this.pd = pd;
         this.type = type;
         this.mw = mw.reinterpret(ibv_mw.sizeof());
-        this.arena = arena;
         this.bind = arena.allocate(ibv_mw_bind.layout());
     }
 
@@ -101,12 +99,12 @@ public final class MemoryWindow extends VerbsObject {
      * {@code w} is null only when the PD closed during the allocation (nobody else has the window).
      */
     private static void dealloc(MemoryWindow w, MemorySegment handle, Arena arena) {
-        if (w == null) {
-            deallocNow(handle, arena);
-            return;
-        }
-        synchronized (w) {
-            w.awaitReaders();
+        if (w != null) {
+            synchronized (w) {
+                w.awaitReaders();
+                deallocNow(handle, arena);
+            }
+        } else {
             deallocNow(handle, arena);
         }
     }
@@ -126,9 +124,8 @@ public final class MemoryWindow extends VerbsObject {
                 if (left <= 0) {
                     throw new IllegalStateException("ibv_dealloc_mw: " + resource.description() + " is still read "
                             + "by a provider call on another thread (ibv_wr_bind_mw, ibv_bind_mw or the ibv_post_send "
-                            + "of a bind) after " + java.util.concurrent.TimeUnit.NANOSECONDS.toSeconds(
-                            CallGuard.AWAIT_NANOS) + " s; it was not deallocated, and its native memory is leaked "
-                            + "rather than freed under that call");
+                            + "of a bind) after " + CallGuard.AWAIT_NANOS / 1_000_000_000 + " s; it was not "
+                            + "deallocated, and its native memory is leaked rather than freed under that call");
                 }
                 try {
                     wait(Math.max(1, left / 1_000_000));
@@ -356,7 +353,6 @@ public final class MemoryWindow extends VerbsObject {
         bound(mr, addr, len, rights);
     }
 
-    /** A local invalidation of this window was posted: unbound from now on. */
     /**
      * A work request naming this window (bind or local invalidation) was accepted at {@code position} of
      * {@code tracker}: {@link #close()} refuses until it retires. Not a reference count: the newest one only (a
@@ -429,7 +425,7 @@ public final class MemoryWindow extends VerbsObject {
         endRead();
         pins--;
     }
-
+    /** A local invalidation of this window was posted: unbound from now on. */
     synchronized void invalidatedLocally() {
         pendingBind = null;
         unbound();

@@ -44,14 +44,18 @@ public final class PostBatch implements AutoCloseable {
     private final SendQueue queue;
     private final QueuePair qp;
     private final QpExOps ops;
-    private final long sendOps;
+    /**
+     * The enabled operations ({@code IBV_QP_EX_WITH_*} of {@code sendOps}) as bit {@code ordinal()} each: the per-WR
+     * test shifts by the operation's ordinal, which C2 folds (an enum's own {@code bit} field it does not).
+     */
+    private final int enabledOps;
     private final WorkRequestRules rules;
     private final WorkQueueTracker tracker;
     private final int capacity;
     private final int maxSge;
-    private final int[] flags;
     /**
-     * Key snapshot per SGE ({@code wr * maxSge + sge}), re-checked at submit. The WRs' caller {@code wr_id}s and key
+     * Key snapshot per SGE ({@code wr * maxSge + sge}), re-checked at submit; written only once the batch names a
+     * second key (until then every SGE's is {@link #lastKey}: {@link #stage}). The WRs' caller {@code wr_id}s and key
      * tracking ids go straight into the tracker's slots after its tail as they are built ({@link #begin},
      * {@link #stage}): submit only publishes the tail, no copy per WR.
      */
@@ -62,6 +66,8 @@ public final class PostBatch implements AutoCloseable {
     private final MemorySegment bufList;
     /** {@code struct ibv_mw_bind_info} for {@link #bindMw} (the provider copies it into its WQE). */
     private final MemorySegment bindInfo;
+    /** The inline setters' copy of the data ({@code max_inline_data} bytes), as {@link SendRequests#inline}'s. */
+    private final MemorySegment inlineArea;
     /** The window operations of the open batch; made on the QP's first one. */
     private WindowOps windowOps;
     /** Open on the thread holding {@code qp.sendGuard}; written by that thread only. */
@@ -70,6 +76,8 @@ public final class PostBatch implements AutoCloseable {
     private boolean writesLocally;
     /** The current WR's operation ({@link SendOperation#ordinal()}), for the ODP check of its SGEs. */
     private int currentOp;
+    /** The current WR's send flags (its inline setters check {@link SendFlag#INLINE_BIT}). */
+    private int currentFlags;
     private int count;
     private int room;
     /** The tracker position of the batch's first WR. */
@@ -97,20 +105,27 @@ public final class PostBatch implements AutoCloseable {
         this.queue = queue;
         this.qp = queue.qp;
         this.ops = ops;
-        this.sendOps = sendOps;
+        int enabled = 0;
+        for (SendOperation op : SendOperation.values()) {
+            if ((sendOps & op.bit()) != 0) {
+                enabled |= 1 << op.ordinal();
+            }
+        }
+        this.enabledOps = enabled;
         this.rules = queue.rules;
         this.tracker = queue.tracker;
         this.capacity = Math.max(qp.capabilities().maxSendWr(), 1);
         this.maxSge = Math.max(qp.capabilities().maxSendSge(), 1);
-        this.flags = new int[capacity];
         this.keys = new KeySnapshot[capacity * maxSge];
         long sgeBytes = ibv_sge.layout().byteSize() * maxSge;
         long bufBytes = ibv_data_buf.layout().byteSize() * maxSge;
-        this.lists = HotMemory.allocate(sgeBytes + bufBytes
-                + dev.panverbs.bindings.verbs.ibv_mw_bind_info.layout().byteSize(), 8);
+        long bindBytes = dev.panverbs.bindings.verbs.ibv_mw_bind_info.layout().byteSize();
+        long inlineCap = Math.max(rules.maxInlineData(), 0);
+        this.lists = HotMemory.allocate(sgeBytes + bufBytes + bindBytes + inlineCap, 8);
         this.sgeList = lists.segment.asSlice(0, sgeBytes);
         this.bufList = lists.segment.asSlice(sgeBytes, bufBytes);
-        this.bindInfo = lists.segment.asSlice(sgeBytes + bufBytes);
+        this.bindInfo = lists.segment.asSlice(sgeBytes + bufBytes, bindBytes);
+        this.inlineArea = lists.segment.asSlice(sgeBytes + bufBytes + bindBytes, inlineCap);
         QueuePairType type = rules.type();
         this.destSetIn = type == QueuePairType.XRC_SEND || type == QueuePairType.UD ? new int[capacity] : null;
         this.udAh = type == QueuePairType.UD ? new AddressHandle[capacity] : null; // the tracker records them too
@@ -304,6 +319,10 @@ public final class PostBatch implements AutoCloseable {
         if (n < 0 || n > maxSge) {
             throw rules.tooManySges(maxSge);
         }
+        if (regions.length < n || offsets.length < n || lengths.length < n) {
+            throw PostBatchRefusals.shortList("ibv_wr_set_sge_list", n, Math.min(regions.length,
+                    Math.min(offsets.length, lengths.length)));
+        }
         for (int i = 0; i < n; i++) {
             KeySnapshot k = DataPathAccess.stagedSnapshot(regions[i]);
             rules.checkSge(k, offsets[i], lengths[i]);
@@ -333,11 +352,13 @@ public final class PostBatch implements AutoCloseable {
     public PostBatch setInlineData(MemorySegment data) {
         currentInline();
         int len = rules.checkInline(data, 0);
-        try {
-            ops.ibv_wr_set_inline_data(data, len);
-        } catch (WrongThreadException e) { // the linker's access check, before the provider
+        try { // the copy checks the segment's arena and owner thread, as the linker's acquire did
+            MemorySegment.copy(data, 0, inlineArea, 0, len);
+        } catch (WrongThreadException e) {
             throw Errors.wrongThread("ibv_wr_set_inline_data", "the inline data segment", e);
         }
+        ops.ibv_wr_set_inline_data(inlineArea, len); // the provider copies it into the WQE now
+        lists.keepAlive();
         tracker.stageRefCount(base + count - 1, 0);
         return this;
     }
@@ -348,19 +369,22 @@ public final class PostBatch implements AutoCloseable {
         if (n < 0 || n > maxSge) {
             throw rules.tooManySges(maxSge);
         }
+        if (data.length < n) {
+            throw PostBatchRefusals.shortList("ibv_wr_set_inline_data_list", n, data.length);
+        }
         inlineBytes = 0;
         for (int i = 0; i < n; i++) {
             int len = rules.checkInline(data[i], inlineBytes);
-            if (len > 0) { // the provider reads it by address: the owner-thread check the linker would make
+            if (len > 0) { // the provider reads the copy: no arena of the caller's can free it during the call
                 try {
-                    data[i].get(ValueLayout.JAVA_BYTE, 0);
+                    MemorySegment.copy(data[i], 0, inlineArea, inlineBytes, len);
                 } catch (WrongThreadException e) {
                     throw Errors.wrongThread("ibv_wr_set_inline_data_list", "inline data segment " + i, e);
                 }
             }
-            inlineBytes += len;
-            bufList.set(ValueLayout.JAVA_LONG, i * BUF_SIZE, data[i].address());
+            bufList.set(ValueLayout.JAVA_LONG, i * BUF_SIZE, inlineArea.address() + inlineBytes);
             bufList.set(ValueLayout.JAVA_LONG, i * BUF_SIZE + 8, len);
+            inlineBytes += len;
         }
         ops.ibv_wr_set_inline_data_list(n, bufList);
         lists.keepAlive();
@@ -412,28 +436,33 @@ public final class PostBatch implements AutoCloseable {
             throw notOpen("ibv_wr_complete");
         }
         if (destSetIn != null) { // XRC/UD: the provider would send to whatever SRQ number or address its WQE slot held
-            for (int i = 0; i < count; i++) {
-                if (destSetIn[i] != batch) {
-                    throw PostBatchRefusals.noDestination(qp, rules, i); // nothing published or rung: the batch stays open
-                }
-            }
+            checkDestinations(); // nothing published or rung when it throws: the batch stays open
         }
         queue.requests.release(base + count); // a chain being built on this queue is staged after the batch
         tracker.publish(base + count); // the WRs were staged in the tracker as they were built
         int stale = firstStaleKey();
         int closedAh = udAh == null ? -1 : PostBatchRefusals.firstClosedAh(udAh, count);
         MemoryWindow closedMw = windowOps == null ? null : windowOps.firstClosed(); // deallocated by a forced close
-        boolean abort = stale >= 0 || closedAh >= 0 || closedMw != null;
         active = false;
+        if (stale >= 0 || closedAh >= 0 || closedMw != null) {
+            throw abortStale(stale, closedAh, closedMw);
+        }
+        complete();
+        if (windowOps != null) {
+            windowOps.apply();
+        }
+        clearStaged();
+    }
+
+    // submit's parts out of line: its bytecode stays under C2's FreqInlineSize (325), so it inlines into a hot caller
+
+    /** {@code ibv_wr_complete}, then the guard's exit (a close on another thread waits for it). */
+    private void complete() {
         try {
-            if (abort) {
-                ops.ibv_wr_abort();
-            } else {
-                int rc = ops.ibv_wr_complete();
-                if (rc != 0) {
-                    tracker.rollback(base);
-                    throw completeFailed(rc);
-                }
+            int rc = ops.ibv_wr_complete();
+            if (rc != 0) {
+                tracker.rollback(base);
+                throw completeFailed(rc);
             }
         } catch (RuntimeException | Error e) { // nothing reached the doorbell: the references must not linger
             tracker.rollback(base);
@@ -442,17 +471,35 @@ public final class PostBatch implements AutoCloseable {
         } finally {
             queue.guard.exit(); // after the call: a close on another thread waits for it
         }
-        if (abort) {
+    }
+
+    /** Every WR of an XRC initiator's or UD QP's batch names its destination. */
+    private void checkDestinations() {
+        for (int i = 0; i < count; i++) {
+            if (destSetIn[i] != batch) {
+                throw PostBatchRefusals.noDestination(qp, rules, i);
+            }
+        }
+    }
+
+    /**
+     * A key, AH or window closed since it was staged: aborts the batch ({@code ibv_wr_abort}) and returns the refusal.
+     */
+    private IllegalStateException abortStale(int stale, int closedAh, MemoryWindow closedMw) {
+        try {
+            ops.ibv_wr_abort();
+        } catch (RuntimeException | Error e) {
             tracker.rollback(base);
             clearStaged();
-            throw stale >= 0 ? rules.staleKey("ibv_wr_complete", keys[stale], stale / maxSge)
-                    : closedAh >= 0 ? PostBatchRefusals.ahClosed(qp, closedAh, udAh[closedAh])
-                    : closedMw.resource.closedException("ibv_wr_complete (its batch names it; aborted)");
+            throw e;
+        } finally {
+            queue.guard.exit();
         }
-        if (windowOps != null) {
-            windowOps.apply();
-        }
+        tracker.rollback(base);
         clearStaged();
+        return stale >= 0 ? rules.staleKey("ibv_wr_complete", keyAt(stale), stale / maxSge)
+                : closedAh >= 0 ? PostBatchRefusals.ahClosed(qp, closedAh, udAh[closedAh])
+                : closedMw.resource.closedException("ibv_wr_complete (its batch names it; aborted)");
     }
 
     /** The first SGE slot whose key is no longer as staged, or -1 (see {@link WorkRequests#firstStaleKey}). */
@@ -462,7 +509,8 @@ public final class PostBatch implements AutoCloseable {
             if (!anyKey || DataPathAccess.snapshot(k.owner) == k && k.memoryAlive()) {
                 return -1;
             }
-        } // else, or to name the slot of a stale one-key batch: the walk
+            return firstKeySlot(); // every SGE names it: the first is the one to name (-1: none left, as the walk)
+        }
         KeySnapshot previous = null;
         for (int i = 0; i < count; i++) {
             for (int j = 0, n = tracker.refCountAt(base + i); j < n; j++) {
@@ -476,6 +524,21 @@ public final class PostBatch implements AutoCloseable {
             }
         }
         return -1;
+    }
+
+    /** The SGE slot of the batch's first key reference (a one-key batch, whose {@link #keys} are not written), or -1. */
+    private int firstKeySlot() {
+        for (int i = 0; i < count; i++) {
+            if (tracker.refCountAt(base + i) > 0) {
+                return i * maxSge;
+            }
+        }
+        return -1;
+    }
+
+    /** The key of SGE slot {@code i} (a one-key batch's is {@link #lastKey}). */
+    private KeySnapshot keyAt(int i) {
+        return oneKey ? lastKey : keys[i];
     }
 
     /** Aborts the batch if it was not submitted ({@code ibv_wr_abort(3)}): none of its WRs is posted. */
@@ -512,7 +575,7 @@ public final class PostBatch implements AutoCloseable {
         if (!active) {
             throw notActive();
         }
-        if ((sendOps & op.bit()) == 0) {
+        if ((enabledOps & 1 << op.ordinal()) == 0) {
             throw PostBatchRefusals.notEnabled(qp, op);
         }
         if (count == room) {
@@ -520,7 +583,7 @@ public final class PostBatch implements AutoCloseable {
         }
         int i = count++;
         tracker.stageWr(base + i, wrId); // no key reference yet
-        flags[i] = sendFlags;
+        currentFlags = sendFlags;
         currentOp = op.ordinal();
         writesLocally = op == SendOperation.RDMA_READ || op == SendOperation.ATOMIC_CMP_AND_SWP
                 || op == SendOperation.ATOMIC_FETCH_AND_ADD;
@@ -541,23 +604,46 @@ public final class PostBatch implements AutoCloseable {
     /** Providers build the WQE from the operation's flags (rxe fails a non-INLINE WR with LOC_QP_OP_ERR). */
     private void currentInline() {
         current();
-        if ((flags[count - 1] & SendFlag.INLINE_BIT) == 0) {
+        if ((currentFlags & SendFlag.INLINE_BIT) == 0) {
             throw new IllegalStateException("inline data needs SendFlag.INLINE_BIT in the operation's flags "
                     + "(ibv_wr_set_inline_data(3): the WR must be posted with IBV_SEND_INLINE)");
         }
     }
 
     private void stage(KeySnapshot key, int k) {
-        int i = (count - 1) * maxSge + k;
+        tracker.stageRef(base + count - 1, k, key.trackingId);
+        if (key != lastKey || !oneKey) { // a one-key batch stores no per-SGE key: every one is lastKey
+            stageOther(key, k);
+        }
+        anyKey = true;
+    }
+
+    /**
+     * {@link #stage} of a key other than {@link #lastKey}, or in a batch that named two already: from the second key
+     * on, {@link #keys} holds every SGE's (those staged before it get {@link #lastKey} now).
+     */
+    private void stageOther(KeySnapshot key, int k) {
+        if (oneKey && anyKey) { // the batch's second key: its earlier SGEs all named lastKey
+            int current = count - 1;
+            for (int i = 0; i <= current; i++) {
+                for (int j = 0, n = i == current ? k : tracker.refCountAt(base + i); j < n; j++) {
+                    setKey(i * maxSge + j, lastKey);
+                }
+            }
+            oneKey = false;
+        }
+        if (!oneKey) {
+            setKey((count - 1) * maxSge + k, key);
+        }
+        if (key != lastKey) {
+            lastKey = key; // the batch's first key may differ from the previous batch's
+        }
+    }
+
+    private void setKey(int i, KeySnapshot key) {
         if (keys[i] != key) { // no reference store (G1 barrier: a StoreLoad fence) when the slot holds it already
             keys[i] = key;
         }
-        tracker.stageRef(base + count - 1, k, key.trackingId);
-        if (key != lastKey) {
-            oneKey = !anyKey; // the batch's first key may differ from the previous batch's
-            lastKey = key;
-        }
-        anyKey = true;
     }
 
     private void aligned(long remoteAddr) {
@@ -593,8 +679,9 @@ public final class PostBatch implements AutoCloseable {
     }
 
     private IllegalStateException full() {
-        return new IllegalStateException("the send queue of " + qp + " has room for " + room
-                + " more WRs: submit this batch and poll completions before adding more");
+        return new IllegalStateException("ibv_wr_*: the send queue of " + qp + " had room for " + room
+                + " more WR(s) at ibv_wr_start, and this batch holds them: submit it and poll completions before"
+                + " adding more");
     }
 
     private VerbsException completeFailed(int rc) {

@@ -44,6 +44,12 @@ final class PostBatchRefusals {
                 + "at a time");
     }
 
+    /** A list setter asked for the first {@code n} entries of arrays holding only {@code length}. Cold. */
+    static IllegalArgumentException shortList(String verb, int n, int length) {
+        return new IllegalArgumentException(verb + ": n = " + n + " entries asked for, but the arrays hold only "
+                + length + ". Nothing was set");
+    }
+
     static IllegalStateException noDestination(QueuePair qp, WorkRequestRules rules, int index) {
         if (rules.type() == QueuePairType.UD) {
             return new IllegalStateException("ibv_wr_complete: work request " + index + " of the batch of " + qp

@@ -46,20 +46,28 @@ public final class WorkCompletion {
     /** The array polled into: this flyweight keeps it (and so its native memory) reachable. */
     private final WorkCompletions owner;
     private final MemorySegment array;
-    private long base;
+    /**
+     * The current completion's address: {@link WorkCompletions#at} of its offset, which {@link WorkCompletions#get}
+     * checks against the count (at most the capacity), so the whole struct lies inside the array.
+     */
+    private long address;
 
     WorkCompletion(WorkCompletions owner) {
         this.owner = owner;
         this.array = owner.array();
     }
 
-    /** The address of field {@code offset} of the current completion, for a load through {@code NATIVE}. */
+    /**
+     * The address of field {@code offset} of the current completion, for a load through {@code NATIVE}: the struct's
+     * address was masked into the array once, at {@link #position}; the mask here only bounds it for C2 (one
+     * {@code and} per completion, shared by its fields, instead of an {@code and} and an {@code add} per field).
+     */
     private long at(long offset) {
-        return owner.at(base + offset);
+        return (address & WorkRequests.ADDR_BITS) + offset;
     }
 
     WorkCompletion position(long offset) {
-        this.base = offset;
+        this.address = owner.at(offset);
         return this;
     }
 
@@ -163,7 +171,7 @@ public final class WorkCompletion {
 
     /** Copies this completion's {@code struct ibv_wc} into {@code dst} (cold: verbs that take a whole wc). */
     void copyTo(MemorySegment dst) {
-        MemorySegment.copy(array, base, dst, 0, ibv_wc.sizeof());
+        MemorySegment.copy(array, address - owner.address(), dst, 0, ibv_wc.sizeof());
     }
 
     @Override

@@ -42,7 +42,8 @@ public final class WorkCompletions {
 
     private WorkCompletions(int capacity) {
         if (capacity < 1) {
-            throw new IllegalArgumentException("capacity must be at least 1, got " + capacity);
+            throw new IllegalArgumentException("WorkCompletions.allocate: capacity must be at least 1, got "
+                    + capacity);
         }
         this.capacity = capacity;
         this.memory = HotMemory.allocate(WorkRequests.maskableSize(capacity * WC_SIZE), 8);
@@ -80,13 +81,24 @@ public final class WorkCompletions {
     }
 
     private IndexOutOfBoundsException outOfRange(int index) {
-        return new IndexOutOfBoundsException("completion " + index + " of " + count + " polled");
+        return new IndexOutOfBoundsException("WorkCompletions.get: completion " + index + " of " + count
+                + " polled");
     }
 
     /** The native address of byte {@code offset} of the array (masked into it). */
     long at(long offset) {
         // WorkRequests.masked written out: a leaf, so C2 cannot leave a call (and a bounds check per access) here
         return (address & WorkRequests.ADDR_BITS) + (offset & mask & WorkRequests.OFFSET_BITS);
+    }
+
+    /** {@link #at}'s base, for a loop that keeps it in a register: {@code at(o) == base() + (o & offsetMask())}. */
+    long base() {
+        return address & WorkRequests.ADDR_BITS;
+    }
+
+    /** {@link #at}'s offset mask (see {@link #base}). */
+    long offsetMask() {
+        return mask & WorkRequests.OFFSET_BITS;
     }
 
     MemorySegment array() {
@@ -103,7 +115,16 @@ public final class WorkCompletions {
         memory.keepAlive();
     }
 
+    /**
+     * Sets the number of completions the last poll stored: at most the capacity, which {@link #get} relies on (the
+     * flyweight reads a whole struct from the slot's address); a provider that claims more is refused.
+     */
     void count(int n) {
+        if (n > capacity) {
+            this.count = 0;
+            throw new IllegalStateException("the provider returned " + n + " completions into an array of "
+                    + capacity + " (num_entries): it misbehaves");
+        }
         this.count = n;
     }
 }

@@ -212,8 +212,8 @@ final class WorkRequestRules {
 
     int checkInline(MemorySegment data, int alreadyInline) {
         if (!data.scope().isAlive()) {
-            throw new IllegalStateException("inline data of " + qpName + ": the segment's arena is closed (its memory "
-                    + "is freed)");
+            throw new IllegalStateException(INLINE + ": inline data of " + qpName + ": the segment's arena is "
+                    + "closed (its memory is freed)");
         }
         long len = data.byteSize();
         if (len > maxInlineData - alreadyInline) {
@@ -225,7 +225,8 @@ final class WorkRequestRules {
     /** An SGE of a WR flagged INLINE: the running inline total stays within {@code max_inline_data}. */
     int checkInlineSge(int length, int alreadyInline) {
         if (length > maxInlineData - alreadyInline) {
-            throw new IllegalArgumentException("SGEs of a work request flagged INLINE are copied as inline data: "
+            throw new IllegalArgumentException(INLINE + ": SGEs of a work request flagged INLINE are copied as "
+                    + "inline data: "
                     + ((long) length + alreadyInline) + " bytes exceed " + qpName + "'s max_inline_data of "
                     + maxInlineData + "; drop SendFlag.INLINE_BIT to send them from the memory region");
         }
@@ -234,16 +235,21 @@ final class WorkRequestRules {
 
     void checkUd(AddressHandle ah) {
         if (type != QueuePairType.UD) {
-            throw new IllegalStateException("ud(ah, remoteQpn, remoteQkey) addresses UD work requests; " + qpName
-                    + " is " + type);
+            throw new IllegalStateException(UD + ": ud(ah, remoteQpn, remoteQkey) addresses UD work requests; "
+                    + qpName + " is " + type);
         }
         if (ah.protectionDomain() != pd) {
-            throw new IllegalArgumentException("ud(ah, ...): " + ah + " belongs to another protection domain than "
+            throw new IllegalArgumentException(UD + ": " + ah + " belongs to another protection domain than "
                     + qpName + " (ibv_post_send(3): the AH and the QP must share a PD); create the AH in the QP's PD");
         }
     }
 
     // ---- cold: message building ----
+
+    /** The verbs a refused SGE (or SGE list) belongs to: the chains' and the batch's. */
+    private static final String SGE = "ibv_post_send/ibv_post_recv/ibv_wr_set_sge";
+    private static final String INLINE = "ibv_post_send/ibv_wr_set_inline_data";
+    private static final String UD = "ibv_post_send/ibv_wr_set_ud_addr";
 
     private UnsupportedVerbException opcodeRefused(WorkRequestOpcode op) {
         String why = op.isAtomic() && !atomicsSupported && typeAllows(type, op)
@@ -300,48 +306,54 @@ final class WorkRequestRules {
     }
 
     private IllegalArgumentException foreignRegion(LocalKey region) {
-        return new IllegalArgumentException("SGE names " + region + ", registered in another protection domain "
-                + "than " + qpName + "'s: its lkey would fail with LOC_PROT_ERR; register the memory in the QP's PD");
+        return new IllegalArgumentException(SGE + ": SGE names " + region + ", registered in another protection "
+                + "domain than " + qpName + "'s: its lkey would fail with LOC_PROT_ERR; register the memory in the "
+                + "QP's PD");
     }
 
     private IllegalArgumentException noLocalWrite(LocalKey region, String use) {
-        return new IllegalArgumentException("SGE of " + use + " on " + qpName + " names " + region + ", registered "
-                + "with " + (region instanceof MemoryRegion mr ? mr.access() : "rights") + " without LOCAL_WRITE: the NIC must write into it, so the WR would "
+        return new IllegalArgumentException(SGE + ": SGE of " + use + " on " + qpName + " names " + region
+                + ", registered with " + (region instanceof MemoryRegion mr ? mr.access() : "rights")
+                + " without LOCAL_WRITE: the NIC must write into it, so the WR would "
                 + "complete with LOC_PROT_ERR and move the QP to ERR; register it with Access.LOCAL_WRITE");
     }
 
     private IndexOutOfBoundsException outOfBounds(LocalKey region, long offset, int length, long size) {
-        return new IndexOutOfBoundsException("SGE [offset " + offset + ", length " + length + "] lies outside "
-                + region + " (" + size + " bytes): the NIC would fail it with LOC_PROT_ERR or LOC_LEN_ERR");
+        return new IndexOutOfBoundsException(SGE + ": SGE [offset " + offset + ", length " + length + "] lies "
+                + "outside " + region + " (" + size + " bytes): the NIC would fail it with LOC_PROT_ERR or "
+                + "LOC_LEN_ERR");
     }
 
     private IllegalArgumentException inlineTooLong(long len) {
-        return new IllegalArgumentException("inline data of " + len + " bytes exceeds " + qpName
+        return new IllegalArgumentException(INLINE + ": inline data of " + len + " bytes exceeds " + qpName
                 + "'s max_inline_data of " + maxInlineData + " (ask for more with QueuePairBuilder.maxInlineData, "
                 + "or send from a memory region)");
     }
 
     IllegalStateException chainFull(int capacity) {
-        return new IllegalStateException("the work-request chain of " + qpName + " is full (" + capacity
-                + " WRs): post it before adding more");
+        return new IllegalStateException("ibv_post_send/ibv_post_recv: the work-request chain of " + qpName
+                + " is full (" + capacity + " WRs): post it before adding more");
     }
 
     IllegalStateException noCurrentWr() {
-        return new IllegalStateException("no work request to add to: start one first (send, rdmaWrite, recv, ...)");
+        return new IllegalStateException("ibv_post_send/ibv_post_recv: no work request to add to: start one first"
+                + " (send, rdmaWrite, recv, ...)");
     }
 
     IllegalArgumentException tooManySges(int maxSge) {
-        return new IllegalArgumentException("a work request of " + qpName + " takes at most " + maxSge
+        return new IllegalArgumentException(SGE + ": a work request of " + qpName + " takes at most " + maxSge
                 + " SGEs (max_send_sge/max_recv_sge granted at creation)");
     }
 
     IllegalArgumentException unalignedAtomic(long remoteAddr) {
-        return new IllegalArgumentException("atomic remote address 0x" + Long.toHexString(remoteAddr)
+        return new IllegalArgumentException("ibv_post_send/ibv_wr_atomic_*: atomic remote address 0x"
+                + Long.toHexString(remoteAddr)
                 + " is not 8-byte aligned (IB atomics operate on aligned 64-bit words)");
     }
 
     IllegalStateException udUnaddressed(int index) {
-        return new IllegalStateException("work request " + index + " of " + qpName + " has no destination: "
+        return new IllegalStateException("ibv_post_send: work request " + index + " of " + qpName
+                + " has no destination: "
                 + (type == QueuePairType.XRC_SEND
                 ? "an XRC send names the remote XRC SRQ: xrcSrqn(remoteSrqn) (qp_type.xrc.remote_srqn)"
                 : "a UD send needs ud(ah, remoteQpn, remoteQkey)"));

@@ -437,8 +437,11 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
      * back, the positions they were staged at. Rare; producer only.
      */
     final void restage(long first) {
+        if (count == posted) { // no pending WR (every batch's start and submit): first, before any position arithmetic
+            return;
+        }
         long from = base + posted;
-        if (from == first || count == posted) {
+        if (from == first) {
             return;
         }
         tracker.moveStaged(from, first, count - posted);

@@ -162,6 +162,81 @@ class DataPathHostTest {
         keep.close();
     }
 
+    /**
+     * A batch's re-check names the WR of the key that went stale, whether the batch named one key (its per-SGE keys are
+     * then not stored: every SGE's is the one) or several (stored from the second key on, the earlier SGEs' filled in),
+     * through the list setter too, and a batch of a key other than the previous batch's.
+     */
+    @Test
+    void aBatchsStaleKeyIsNamedByItsWorkRequestWithOneKeyOrSeveral() {
+        CompletionQueue cq = fake.createCq(64);
+        QueuePair qp = fake.createRtsQp(fake.protectionDomain(), cq, cq, 8, 8, 2, 64,
+                EnumSet.of(SendOperation.RDMA_WRITE));
+        MemoryRegion keep = fake.buffer(0x90);
+        // one key, after a WR without data: WR 1
+        MemoryRegion a = fake.buffer(0x91);
+        assertStaleAt(qp, cq, a, 1, b -> {
+            b.rdmaWrite(1, 0, 0x99, 0x1000);
+            b.rdmaWrite(2, 0, 0x99, 0x1000).setSge(a, 0, 64);
+            b.rdmaWrite(3, 0, 0x99, 0x1000).setSge(a, 64, 64);
+        });
+        // several keys, the stale one second: keep, keep, then c in WR 2
+        MemoryRegion c = fake.buffer(0x92);
+        assertStaleAt(qp, cq, c, 2, b -> {
+            b.rdmaWrite(1, 0, 0x99, 0x1000).setSge(keep, 0, 64);
+            b.rdmaWrite(2, 0, 0x99, 0x1000).setSge(keep, 64, 64);
+            b.rdmaWrite(3, 0, 0x99, 0x1000).setSge(c, 0, 64);
+        });
+        // several keys, the stale one first (its SGEs were staged before the batch named a second key): WR 0
+        MemoryRegion d = fake.buffer(0x93);
+        assertStaleAt(qp, cq, d, 0, b -> {
+            b.rdmaWrite(1, 0, 0x99, 0x1000).setSge(d, 0, 64);
+            b.rdmaWrite(2, 0, 0x99, 0x1000).setSge(keep, 0, 64);
+            b.rdmaWrite(3, 0, 0x99, 0x1000).setSge(d, 64, 64);
+        });
+        // a second key within one WR's list: the first SGE of WR 1 names it
+        MemoryRegion e = fake.buffer(0x94);
+        assertStaleAt(qp, cq, e, 1, b -> {
+            b.rdmaWrite(1, 0, 0x99, 0x1000).setSge(keep, 0, 64);
+            b.rdmaWrite(2, 0, 0x99, 0x1000).setSgeList(new LocalKey[] {e, keep}, new long[] {0, 128},
+                    new int[] {64, 64}, 2);
+        });
+        MemoryRegion f = fake.buffer(0x95);
+        assertStaleAt(qp, cq, f, 1, b -> {
+            b.rdmaWrite(1, 0, 0x99, 0x1000).setSge(keep, 0, 64);
+            b.rdmaWrite(2, 0, 0x99, 0x1000).setSgeList(new LocalKey[] {keep, f}, new long[] {0, 128},
+                    new int[] {64, 64}, 2);
+        });
+        // a key whose only SGE was replaced by inline data is not named: the batch posts
+        try (PostBatch b = qp.startSend()) {
+            b.rdmaWrite(1, SendFlag.SIGNALED_BIT | SendFlag.INLINE_BIT, 0x99, 0x1000).setSge(keep, 0, 64);
+            b.setInlineData(Arena.ofAuto().allocate(8));
+            b.submit();
+        }
+        assertThat(drain(cq)).hasSize(1);
+        // the keys still staged from the multi-key batches above are not re-checked in a one-key batch
+        try (PostBatch b = qp.startSend()) {
+            b.rdmaWrite(1, SendFlag.SIGNALED_BIT, 0x99, 0x1000).setSge(keep, 0, 64);
+            b.rdmaWrite(2, SendFlag.SIGNALED_BIT, 0x99, 0x1000).setSge(keep, 64, 64);
+            b.submit();
+        }
+        assertThat(drain(cq)).hasSize(2);
+        keep.close();
+    }
+
+    private static void assertStaleAt(QueuePair qp, CompletionQueue cq, MemoryRegion stale, int wr,
+                                      java.util.function.Consumer<PostBatch> build) {
+        PostBatch b = qp.startSend();
+        build.accept(b);
+        stale.close(); // nothing posted names it yet
+        assertThatThrownBy(b::submit).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("ibv_wr_complete: work request " + wr + " of")
+                .hasMessageContaining(stale.toString()).hasMessageContaining("closed");
+        assertThat(b.isOpen()).isFalse();
+        assertThat(qp.sendQueue.tracker.outstanding()).isZero();
+        assertThat(drain(cq)).isEmpty();
+    }
+
     @Test
     void memoryWhoseArenaWasClosedIsNeverPosted() {
         CompletionQueue cq = fake.createCq(64);

@@ -89,6 +89,16 @@ public final class FakeProvider {
                 FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS), context.resource.handle("fake")));
     }
 
+    /**
+     * A protection domain on the fake context that can be closed: wrapped as a PD another library owns
+     * ({@code ProtectionDomain.adopt}), so its close closes what was created in it and never calls
+     * {@code ibv_dealloc_pd} on the fake object.
+     */
+    public ProtectionDomain newClosablePd() {
+        return ProtectionDomain.adopt(context, call("fake_alloc_pd",
+                FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS), context.resource.handle("fake")));
+    }
+
     /** A classic CQ ({@code ibv_poll_cq} through {@code ibv_context.ops.poll_cq}). */
     public CompletionQueue createCq(int cqe) {
         return new CompletionQueue(context, null, fakeCq(cqe), "CompletionQueue");
@@ -147,6 +157,11 @@ public final class FakeProvider {
 
     /** A memory window of {@code type} in the default PD with {@code rkey} (its dealloc marks the fake's object dead and keeps it: {@link #mwDeadUses}). */
     public MemoryWindow allocMw(MemoryWindowType type, int rkey) {
+        return allocMw(pd, type, rkey);
+    }
+
+    /** The same in {@code pd}. */
+    public MemoryWindow allocMw(ProtectionDomain pd, MemoryWindowType type, int rkey) {
         MemorySegment mw = call("fake_alloc_mw", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
                 ValueLayout.JAVA_INT, ValueLayout.JAVA_INT), pd.resource.handle("fake_alloc_mw"),
                 type == MemoryWindowType.TYPE_1 ? 1 : 2, rkey);
@@ -165,12 +180,21 @@ public final class FakeProvider {
 
     /** As {@link #register(ProtectionDomain, MemorySegment, int)} with the given access flags (e.g. ON_DEMAND). */
     public MemoryRegion register(ProtectionDomain pd, MemorySegment buffer, int key, Set<Access> access) {
+        return register(pd, buffer, key, access, h -> { });
+    }
+
+    /** The same; {@code beforeDereg} sees the {@code ibv_mr *} just before the fake's dereg frees it. */
+    public MemoryRegion register(ProtectionDomain pd, MemorySegment buffer, int key, Set<Access> access,
+                                 java.util.function.Consumer<MemorySegment> beforeDereg) {
         MemorySegment mr = call("fake_reg_mr", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
                         ValueLayout.ADDRESS, U64, ValueLayout.JAVA_INT),
                 pd.resource.handle("fake_reg_mr"), buffer, buffer.byteSize(), key);
         MethodHandle dereg = downcall("fake_dereg_mr", FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS),
                 false);
-        return MemoryRegion.wrap(pd, mr, buffer, access, h -> invokeInt(dereg, h));
+        return MemoryRegion.wrap(pd, mr, buffer, access, h -> {
+            beforeDereg.accept(h);
+            return invokeInt(dereg, h);
+        });
     }
 
     /**

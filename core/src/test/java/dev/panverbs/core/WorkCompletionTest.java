@@ -92,4 +92,19 @@ class WorkCompletionTest {
         assertThat(third.immData()).isEqualTo(0x0A0B0C0F);
         assertThatThrownBy(() -> wcs.get(3)).isInstanceOf(IndexOutOfBoundsException.class);
     }
+
+    /** The flyweight reads a whole struct at the slot's address: a count above the capacity would read past it. */
+    @Test
+    void aPollCountAboveTheCapacityIsRefusedAndCopyToTakesTheCurrentSlot() {
+        WorkCompletions wcs = WorkCompletions.allocate(2);
+        ibv_wc.wr_id(wcs.array().asSlice(48, ibv_wc.layout()), 77);
+        assertThatThrownBy(() -> wcs.count(3)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("3 completions into an array of 2");
+        assertThatThrownBy(() -> wcs.get(0)).as("nothing readable after the refusal")
+                .isInstanceOf(IndexOutOfBoundsException.class);
+        wcs.count(2);
+        MemorySegment copy = MemorySegment.ofArray(new long[6]);
+        wcs.get(1).copyTo(copy);
+        assertThat(ibv_wc.wr_id(copy)).isEqualTo(77);
+    }
 }

@@ -64,6 +64,10 @@ public class DataPathBenchmark {
     private QueuePair qp;
     private CompletionQueue cq;
     private QueuePair qpEx;
+    /** An RC QP with 64 bytes of max_inline_data, for {@link #extendedPostInline1}. */
+    private QueuePair qpInline;
+    /** 2 bytes of a shared arena's memory, as perftest's region (ProtectionDomain.allocate): ib_write_lat's inline data. */
+    private MemorySegment sharedInline;
     private ExtendedCompletionQueue cqEx;
     private MemoryRegion mr;
     private WorkCompletions wcs;
@@ -98,6 +102,8 @@ public class DataPathBenchmark {
         cqEx = fake.createCqEx(1024, EnumSet.of(CompletionField.BYTE_LEN));
         qpEx = fake.createRtsQp(cqEx, 512, 0, EnumSet.of(SendOperation.RDMA_WRITE));
         mr = fake.register(Arena.global().allocate(64 * 1024, 4096), 0x42);
+        qpInline = fake.createRtsQp(cqEx, 512, 64, EnumSet.of(SendOperation.RDMA_WRITE));
+        sharedInline = Arena.ofShared().allocate(4096, 4096).asSlice(62, 2);
         wcs = WorkCompletions.allocate(16);
         local = mr.buffer().address();
         lkey = mr.lkey();
@@ -214,6 +220,24 @@ public class DataPathBenchmark {
     public long extendedPostBatch1() {
         try (PostBatch b = qpEx.startSend()) {
             b.rdmaWrite(wrId++, SendFlag.SIGNALED_BIT, RKEY, REMOTE).setSge(mr, 0, 64);
+            b.submit();
+        }
+        long sum = 0;
+        if (cqEx.startPoll()) {
+            sum = cqEx.wrId() + cqEx.statusValue();
+            cqEx.endPoll();
+        }
+        return sum;
+    }
+
+    /**
+     * ib_write_lat's post: one signaled inline RDMA WRITE of 2 bytes of a shared arena's memory (ibv_wr_start,
+     * ibv_wr_rdma_write, ibv_wr_set_inline_data, ibv_wr_complete), then start_poll/end_poll of its CQE.
+     */
+    @Benchmark
+    public long extendedPostInline1() {
+        try (PostBatch b = qpInline.startSend()) {
+            b.rdmaWrite(wrId++, SendFlag.SIGNALED_BIT | SendFlag.INLINE_BIT, RKEY, REMOTE).setInlineData(sharedInline);
             b.submit();
         }
         long sum = 0;

@@ -5,6 +5,7 @@ import static dev.panverbs.bindings.NativeMemory.nonNull;
 import dev.panverbs.bindings.ProviderDowncalls;
 import dev.panverbs.bindings.ProviderSlots;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The data-path ops of one {@code struct ibv_context} ({@code ops.post_send}, {@code post_recv},
@@ -25,6 +26,24 @@ public final class ContextOps {
     private final MemorySegment postSrqRecv;
     private final MemorySegment pollCq;
     private final MemorySegment reqNotifyCq;
+    /** This context's hot slots are those of {@link First} (the same provider as the first bound: normally all). */
+    private final boolean firstSlots;
+
+    /** The first {@code ContextOps} bound in this process: {@link First} makes its hot slots constants. */
+    private static final AtomicReference<ContextOps> FIRST = new AtomicReference<>();
+
+    /**
+     * The address-argument slots ({@code post_send}, {@code post_recv}, {@code poll_cq}) of the first
+     * {@code ContextOps} bound (initialised on first use, after it) as {@code static final} segments: C2 folds the
+     * linker's checks on a constant target (its class, its scope's class, NULL), as {@code QpExOps.First} explains.
+     * A context of another provider keeps calling through its fields.
+     */
+    private static final class First {
+        static final ContextOps OPS = FIRST.get();
+        static final MemorySegment POST_SEND = OPS.postSend;
+        static final MemorySegment POST_RECV = OPS.postRecv;
+        static final MemorySegment POLL_CQ = OPS.pollCq;
+    }
 
     private ContextOps(long ctx) {
         // libibverbs 44 fills every ops slot (provider op or a dummy), so NULL means a foreign context
@@ -36,6 +55,18 @@ public final class ContextOps {
         pollCq = VerbsInline.opsSlot(ctx, VerbsInline.OPS_POLL_CQ, "ibv_poll_cq", "ibv_context.ops.poll_cq");
         reqNotifyCq = VerbsInline.opsSlot(ctx, VerbsInline.OPS_REQ_NOTIFY_CQ, "ibv_req_notify_cq",
                 "ibv_context.ops.req_notify_cq");
+        ContextOps first = FIRST.compareAndExchange(null, this);
+        firstSlots = first == null || sameSlots(first);
+    }
+
+    /** Whether every slot {@link First} holds is at the same address here (a context of the same provider). */
+    private boolean sameSlots(ContextOps o) {
+        return postSend.equals(o.postSend) && postRecv.equals(o.postRecv) && pollCq.equals(o.pollCq);
+    }
+
+    /** Whether this context calls its hot slots through {@link First}'s constants (tests). */
+    boolean callsConstantSlots() {
+        return firstSlots;
     }
 
     /**
@@ -58,6 +89,9 @@ public final class ContextOps {
      * checked here.
      */
     public int ibv_post_send(long qp, long wr, long badWr) {
+        if (firstSlots) { // the constant slot: C2 folds the target's class, scope and NULL checks
+            return ProviderDowncalls.kick_i_ppp(First.POST_SEND, qp, wr, badWr);
+        }
         return ProviderDowncalls.kick_i_ppp(postSend, qp, wr, badWr);
     }
 
@@ -71,6 +105,9 @@ public final class ContextOps {
      * {@link #ibv_post_send(long, long, long)}.
      */
     public int ibv_post_recv(long qp, long wr, long badWr) {
+        if (firstSlots) { // the constant slot: C2 folds the target's class, scope and NULL checks
+            return ProviderDowncalls.i_ppp(First.POST_RECV, qp, wr, badWr);
+        }
         return ProviderDowncalls.i_ppp(postRecv, qp, wr, badWr);
     }
 
@@ -89,6 +126,9 @@ public final class ContextOps {
      * array: the caller keeps both alive (and the array allocated) across the call; nothing is checked here.
      */
     public int ibv_poll_cq(long cq, int numEntries, long wc) {
+        if (firstSlots) { // the constant slot: C2 folds the target's class, scope and NULL checks
+            return ProviderDowncalls.i_pip(First.POLL_CQ, cq, numEntries, wc);
+        }
         return ProviderDowncalls.i_pip(pollCq, cq, numEntries, wc);
     }
 

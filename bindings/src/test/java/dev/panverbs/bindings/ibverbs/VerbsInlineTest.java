@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.panverbs.bindings.Errno;
 import dev.panverbs.bindings.UnsupportedSlotException;
+import dev.panverbs.bindings.verbs.ibv_context;
 import dev.panverbs.bindings.verbs.ibv_context_ops;
 import dev.panverbs.bindings.verbs.ibv_dm;
 import dev.panverbs.bindings.verbs.ibv_mr;
@@ -92,6 +93,42 @@ class VerbsInlineTest {
                 assertThat(f.onlyCall()).isEqualTo(new FakeVerbs.Call(op.slot(), op.args().apply(f)));
             }
         }));
+    }
+
+    /**
+     * As in {@code QpExInlineTest}: the constant route (the first bound context's slots) and the field route each
+     * call their own slots, interpreted and compiled (C2 folds the constant route). Fails when every binding takes
+     * the constants.
+     */
+    @Test
+    void contextOpsOfEachProviderCallItsOwnSlotsWhetherTheConstantOrTheFieldRoute() {
+        try (FakeVerbs a = new FakeVerbs(); FakeVerbs b = new FakeVerbs()) {
+            for (Op each : ops()) {
+                a.installOp(each.offset(), each.slot(), each.descriptor(), each.ret());
+                b.installOp(each.offset(), each.slot(), each.descriptor(), each.ret());
+            }
+            MemorySegment a2 = a.arena.allocate(ibv_context.layout());
+            a2.copyFrom(a.ctx); // another context of a's provider: the same slot addresses
+            ContextOps opsA = ContextOps.of(a.ctx);
+            ContextOps opsB = ContextOps.of(b.ctx);
+            ContextOps opsA2 = ContextOps.of(a2);
+            assertThat(opsA2.callsConstantSlots()).isEqualTo(opsA.callsConstantSlots());
+            assertThat(opsA.callsConstantSlots() && opsB.callsConstantSlots()).isFalse();
+            for (int i = 0; i < 20_000; i++) {
+                opsB.ibv_post_send(0x10, 0x20, 0x30);
+                opsA2.ibv_post_send(0x11, 0x21, 0x31);
+                assertThat(b.onlyCall()).isEqualTo(new FakeVerbs.Call("post_send", List.of(0x10L, 0x20L, 0x30L)));
+                assertThat(a.onlyCall()).isEqualTo(new FakeVerbs.Call("post_send", List.of(0x11L, 0x21L, 0x31L)));
+                a.calls.clear();
+                b.calls.clear();
+                opsB.ibv_post_recv(0x12, 0x22, 0x32);
+                opsA2.ibv_poll_cq(0x13, 16, 0x23);
+                assertThat(b.onlyCall()).isEqualTo(new FakeVerbs.Call("post_recv", List.of(0x12L, 0x22L, 0x32L)));
+                assertThat(a.onlyCall()).isEqualTo(new FakeVerbs.Call("poll_cq", List.of(0x13L, 16, 0x23L)));
+                a.calls.clear();
+                b.calls.clear();
+            }
+        }
     }
 
     @TestFactory

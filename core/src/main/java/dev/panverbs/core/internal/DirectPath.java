@@ -82,6 +82,12 @@ public abstract class DirectPath {
 
     public abstract long trackingId(Object snapshot);
 
+    /** The snapshot's length in bytes (an SGE's range is checked against it). */
+    public abstract long length(Object snapshot);
+
+    /** Whether the snapshot's key grants LOCAL_WRITE (the NIC may write into it: RDMA READ, atomic results). */
+    public abstract boolean localWrite(Object snapshot);
+
     /** Whether the key was closed, re-registered or its memory freed since {@code snapshot} was taken. */
     public abstract boolean stale(Object snapshot);
 

@@ -100,6 +100,17 @@ public final class DirectSendQueue {
     private final Object[] keys;
     private int nkeys;
     private Object lastKey;
+    /**
+     * The key of the chain's last one-call WR and its snapshot's fields (valid while {@link #fast} is not 0): a later
+     * one-call WR naming the same key checks only its range against them. A key closed or re-registered in between
+     * is refused at {@link #post()}, which re-checks every staged snapshot after its fence.
+     */
+    private LocalKey kKey;
+    private long kAddress;
+    private long kLength;
+    private long kLkeyBe;
+    private long kTracking;
+    private boolean kWrite;
 
     DirectSendQueue(QueuePair qp, Mlx5QueuePairView view, DirectCompletionQueue cq, boolean bfUsable, boolean preferBf,
                     boolean shutUpBf) {
@@ -289,8 +300,36 @@ public final class DirectSendQueue {
     private DirectSendQueue startWithSge(int op, long wrId, int sendFlags, long ra, int rk, LocalKey key, long offset,
                                          int length) {
         checkFlags(sendFlags);
+        int i = count;
+        // the common case: a chain is open with room, no builder WR, and the last one-call WR named this key, whose
+        // snapshot was validated in full then (post() re-checks it after its fence): only the range (and LOCAL_WRITE
+        // for a READ) per WR. Anything else takes the full path, one call, before any per-WR value is computed
+        if (key != kKey || i >= fast || !inBounds(offset, length, kLength)
+                || (op == WR_RDMA_READ && !kWrite)) {
+            i = startSlow(op, key, offset, length);
+        } else {
+            held();
+        }
+        int idx = writer.writeOneBe(op, sendFlags, ra, rk, kAddress + offset, length, kLkeyBe);
+        long[] q = sq;
+        q[idx & (q.length - 1)] = token | ((chainTail + i) & positionMask); // the length is a power of two
+        long[] r = rec;
+        int b = ((int) (chainTail + i) & recMask) * stride;
+        r[b] = wrId;
+        r[b + 1] = 1;
+        r[b + 2] = kTracking;
+        count = i + 1; // next() ended an open builder WR (a chain's first WR finds none open)
+        return this;
+    }
+
+    /**
+     * The one-call WR's full path: checks the SGE (the key's current snapshot, in full unless it is the chain's last
+     * one), starts the WR ({@link #next()} or the guard check), stages the snapshot for the post's re-check, and
+     * caches it for the WRs that follow with the same key ({@code k*} fields). Returns the WR's index.
+     */
+    private int startSlow(int op, LocalKey key, long offset, int length) {
         DirectPath p = PATH;
-        Object last = lastKey; // read once: the native stores below would make C2 read the field again
+        Object last = lastKey;
         Object snap = p.checkNextSge(qp, last, key, offset, length, op == WR_RDMA_READ, "RDMA READ");
         int i = count;
         if (i < fast) { // a chain is open, with room, and no builder WR open: implies i != 0
@@ -298,19 +337,22 @@ public final class DirectSendQueue {
         } else {
             i = next();
         }
-        int idx = writer.writeOne(op, sendFlags, ra, rk, p.address(snap) + offset, length, p.lkey(snap));
-        sq[idx] = token | ((chainTail + i) & positionMask); // the caller's wrId: in the slot record below
-        long[] r = rec;
-        int b = ((int) (chainTail + i) & recMask) * stride;
-        r[b] = wrId;
-        r[b + 1] = 1;
-        r[b + 2] = p.trackingId(snap);
         if (snap != last) { // consecutive SGEs of one key: one entry to re-check at post
             keys[nkeys++] = snap;
             lastKey = snap;
         }
-        count = i + 1; // next() ended an open builder WR (a chain's first WR finds none open)
-        return this;
+        kKey = key;
+        kAddress = p.address(snap);
+        kLength = p.length(snap);
+        kLkeyBe = WqeWriter.lkeyWord(p.lkey(snap));
+        kTracking = p.trackingId(snap);
+        kWrite = p.localWrite(snap);
+        return i;
+    }
+
+    /** {@code [offset, offset + length)} inside {@code size} bytes (overflow-safe; the core's WorkRequestRules). */
+    private static boolean inBounds(long offset, int length, long size) {
+        return (offset | length) >= 0 && offset <= size - length; // the OR is negative iff either is
     }
 
     private static void checkFlags(int sendFlags) {
@@ -568,6 +610,7 @@ public final class DirectSendQueue {
             java.util.Arrays.fill(keys, 0, nkeys, null);
             nkeys = 0;
             lastKey = null;
+            kKey = null;
             count = 0;
             fast = 0;
             return n;
@@ -592,5 +635,6 @@ public final class DirectSendQueue {
         java.util.Arrays.fill(keys, 0, nkeys, null);
         nkeys = 0;
         lastKey = null;
+        kKey = null;
     }
 }

@@ -286,6 +286,16 @@ final class WqeWriter {
      * wrap. Returns the WQE's index; the caller checked the room and the opcode.
      */
     int writeOne(int opcode, int flags, long raddr, int rkey, long addr, int len, int lkey) {
+        return writeOneBe(opcode, flags, raddr, rkey, addr, len, lkeyWord(lkey));
+    }
+
+    /** A data segment's bytes 4-7, {@code be32(lkey)}, in place in a native-order long: swapped once per key. */
+    static long lkeyWord(int lkey) {
+        return (long) Integer.reverseBytes(lkey) << 32;
+    }
+
+    /** {@link #writeOne} with the lkey pre-swapped ({@link #lkeyWord}): the data segment's first 8 bytes need one OR. */
+    int writeOneBe(int opcode, int flags, long raddr, int rkey, long addr, int len, long lkeyBe) {
         // under FreqInlineSize (325 bytecodes), so C2 inlines it into the caller. Each 8 bytes are one native store
         // of one byte-swapped big-endian long; the constant parts (qpn, opcode, ds, fm_ce_se) are pre-built
         int cp = curPost;
@@ -301,7 +311,7 @@ final class WqeWriter {
             size++;
         }
         if (len != 0) {
-            m.set(RAW64, seg, Long.reverseBytes(((long) len << 32) | (lkey & 0xFFFF_FFFFL))); // byte_count, lkey
+            m.set(RAW64, seg, lkeyBe | (Integer.reverseBytes(len) & 0xFFFF_FFFFL)); // byte_count, lkey
             m.set(RAW64, seg + 8, Long.reverseBytes(addr));
             size++;
         }

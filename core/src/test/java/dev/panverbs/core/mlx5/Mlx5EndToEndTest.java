@@ -230,6 +230,13 @@ class Mlx5EndToEndTest extends Mlx5Fixture {
         assertThatThrownBy(() -> dsq.rdmaWrite(47, SIG, rk, ra, mr2, 64, 64))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed (deregistered)");
         assertThatThrownBy(dsq::post).isInstanceOf(IllegalStateException.class).hasMessageContaining(mr2.toString());
+        // the same key named by consecutive one-call WRs is checked in full once (its cached snapshot then): closed in
+        // between, the later WR is taken and the post refuses the chain (it re-checks every snapshot after its fence)
+        MemoryRegion mr3 = fp.register(arena.allocate(256, 64), 0x5555);
+        dsq.rdmaWrite(49, 0, rk, ra, mr3, 0, 64);
+        mr3.close();
+        dsq.rdmaWrite(50, SIG, rk, ra, mr3, 64, 64);
+        assertThatThrownBy(dsq::post).isInstanceOf(IllegalStateException.class).hasMessageContaining(mr3.toString());
         assertThat(dbrec.get(ValueLayout.JAVA_INT, 4)).as("no doorbell record update").isEqualTo(before);
         assertThat(ring()).isZero();
         mr.close();

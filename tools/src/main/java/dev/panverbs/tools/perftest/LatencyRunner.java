@@ -175,7 +175,9 @@ final class LatencyRunner {
         if (!duration) {
             tposted[(int) (n - 1)] = System.nanoTime();
         }
-        BYTE.setVolatile(buf, postOffset, (byte) n);
+        // opaque, as C's store through a volatile char *: no StoreLoad fence (a locked instruction) per round trip; the
+        // post's downcalls, which read the byte, cannot move before it (C2 keeps memory accesses on either side of a call)
+        BYTE.setOpaque(buf, postOffset, (byte) n);
         int err = qp.post(1, local, remote, 1, 0);
         if (err != 0) {
             throw new RunFailure("Couldn't post send: scnt=" + n + " (" + Errno.describe(err) + ")");
@@ -220,7 +222,7 @@ final class LatencyRunner {
             // TX depth is 1: answer only once the previous write has completed
             if (outstanding <= 0 && (byte) BYTE.getVolatile(buf, pollOffset) == (byte) (rcnt + 1)) {
                 rcnt++;
-                BYTE.setVolatile(buf, postOffset, (byte) ++scnt);
+                BYTE.setOpaque(buf, postOffset, (byte) ++scnt);
                 if (qp.post(1, local, remote, 1, 0) != 0) {
                     return;
                 }

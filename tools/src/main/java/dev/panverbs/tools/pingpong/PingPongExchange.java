@@ -27,6 +27,9 @@ import java.util.Arrays;
  * it has connected its own QP, never reaches a server QP that is not yet ready to receive (an RC packet would
  * need a retry, a UD datagram would be lost). {@link #server} therefore takes the connect step as a callback.
  *
+ * <p>When both sides are panverbs they then keep the connection open for the run, to notice a peer that dies
+ * ({@link PeerLink}, which describes the C-compatible marker that tells them so).
+ *
  * <p>Unlike the C tools, every read after the TCP connection is established has a timeout, and a peer that
  * closes early, sends a short or malformed message, or goes silent gives a {@link PingPongProtocolException}
  * saying so; nothing waits forever except the server waiting for a client to connect, as the C server does.
@@ -38,6 +41,8 @@ public final class PingPongExchange {
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
 
     static final byte[] DONE = {'d', 'o', 'n', 'e', 0};
+    /** Longest wait for the server's {@link PeerLink#MARKER}: a C server closes at once instead. */
+    private static final Duration MARKER_TIMEOUT = Duration.ofSeconds(10);
 
     /**
      * The server's connect step, run between reading the client's address and sending its own (where
@@ -61,6 +66,18 @@ public final class PingPongExchange {
      */
     public static PingPongDestination client(String host, int port, PingPongDestination local, Duration timeout)
             throws IOException {
+        return client(host, port, local, timeout, false).remote();
+    }
+
+    /** The addresses the peer sent, and the connection kept open to watch it ({@link PeerLink#NONE} if not). */
+    record Exchanged(PingPongDestination remote, PeerLink link) {}
+
+    /**
+     * {@link #client(String, int, PingPongDestination, Duration)}; with {@code watch}, then waits for the
+     * server's {@link PeerLink#MARKER} (a C server closes instead), answers it and keeps the connection.
+     */
+    static Exchanged client(String host, int port, PingPongDestination local, Duration timeout, boolean watch)
+            throws IOException {
         InetAddress[] addresses;
         try {
             addresses = InetAddress.getAllByName(host);
@@ -77,7 +94,8 @@ public final class PingPongExchange {
                 last = e;
                 continue;
             }
-            try (socket) {
+            boolean keep = false;
+            try {
                 socket.setSoTimeout(timeoutMillis(timeout));
                 socket.setTcpNoDelay(true);
                 socket.getOutputStream().write(local.encode());
@@ -85,11 +103,34 @@ public final class PingPongExchange {
                         timeout);
                 PingPongDestination remote = PingPongDestination.decode(msg);
                 socket.getOutputStream().write(DONE);
-                return remote;
+                keep = watch && answerMarker(socket, timeout);
+                return new Exchanged(remote, keep ? PeerLink.armed(socket) : PeerLink.NONE);
+            } finally {
+                if (!keep) {
+                    socket.close();
+                }
             }
         }
         throw new IOException("Couldn't connect to " + host + ":" + port
                 + (last == null ? "" : " (" + last.getMessage() + ")") + "; is the server side running?", last);
+    }
+
+    /**
+     * Whether the server sent {@link PeerLink#MARKER} after {@code "done"} (then answered). A C or older panverbs
+     * server closes at once; anything else, or nothing for {@code timeout} (10 s at most), means no watch.
+     */
+    private static boolean answerMarker(Socket socket, Duration timeout) {
+        try {
+            socket.setSoTimeout(timeoutMillis(timeout.compareTo(MARKER_TIMEOUT) < 0 ? timeout : MARKER_TIMEOUT));
+            byte[] got = socket.getInputStream().readNBytes(PeerLink.MARKER.length);
+            if (!Arrays.equals(got, PeerLink.MARKER)) {
+                return false;
+            }
+            socket.getOutputStream().write(PeerLink.MARKER);
+            return true;
+        } catch (IOException e) {
+            return false; // a reset or a timeout: no watch, the run goes on as with C
+        }
     }
 
     /**
@@ -101,6 +142,25 @@ public final class PingPongExchange {
      */
     public static PingPongDestination server(int port, PingPongDestination local, Connector connector,
                                              Duration timeout) throws IOException {
+        return server(listen(port), local, connector, timeout, false).remote();
+    }
+
+    /** {@link #server(int, PingPongDestination, Connector, Duration)} on a bound listener, which it closes. */
+    static PingPongDestination server(ServerSocket listener, PingPongDestination local, Connector connector,
+                                      Duration timeout) throws IOException {
+        return server(listener, local, connector, timeout, false).remote();
+    }
+
+    /**
+     * {@link #server(int, PingPongDestination, Connector, Duration)}; with {@code watch}, then sends
+     * {@link PeerLink#MARKER} and keeps the connection (the link arms when the client's answer is read).
+     */
+    static Exchanged server(int port, PingPongDestination local, Connector connector, Duration timeout,
+                            boolean watch) throws IOException {
+        return server(listen(port), local, connector, timeout, watch);
+    }
+
+    private static ServerSocket listen(int port) throws IOException {
         ServerSocket listener = new ServerSocket();
         try {
             listener.setReuseAddress(true);
@@ -109,17 +169,17 @@ public final class PingPongExchange {
             listener.close();
             throw new IOException("Couldn't listen to port " + port + " (" + e.getMessage() + ")", e);
         }
-        return server(listener, local, connector, timeout);
+        return listener;
     }
 
-    /** {@link #server(int, PingPongDestination, Connector, Duration)} on a bound listener, which it closes. */
-    static PingPongDestination server(ServerSocket listener, PingPongDestination local, Connector connector,
-                                      Duration timeout) throws IOException {
+    static Exchanged server(ServerSocket listener, PingPongDestination local, Connector connector,
+                            Duration timeout, boolean watch) throws IOException {
         Socket socket;
         try (listener) {
             socket = listener.accept();
         }
-        try (socket) {
+        boolean keep = false;
+        try {
             socket.setSoTimeout(timeoutMillis(timeout));
             socket.setTcpNoDelay(true);
             byte[] msg = readFully(socket, PingPongDestination.WIRE_SIZE, "the client's address",
@@ -138,7 +198,22 @@ public final class PingPongExchange {
                 throw new PingPongProtocolException("expected \"done\\0\" from the client after the addresses, got \""
                         + PingPongProtocolException.printable(done) + "\"");
             }
-            return remote;
+            keep = watch && sendMarker(socket);
+            return new Exchanged(remote, keep ? PeerLink.awaitingAnswer(socket) : PeerLink.NONE);
+        } finally {
+            if (!keep) {
+                socket.close();
+            }
+        }
+    }
+
+    /** Sends {@link PeerLink#MARKER}; false when the client (C) has already reset the connection. */
+    private static boolean sendMarker(Socket socket) {
+        try {
+            socket.getOutputStream().write(PeerLink.MARKER);
+            return true;
+        } catch (IOException e) {
+            return false;
         }
     }
 

@@ -221,31 +221,77 @@ class PingPongIT {
         assertThat(server.output()).contains("ud_pingpong: the peer closed the connection after 7 of 52 bytes");
     }
 
-    /** A peer that stops after 3 of the 50 iterations: this side gives up after --peer-timeout, never hangs. */
-    private void serverOutlivesItsPeer(boolean ud, String... more) throws Exception {
+    /** A peer that stops after 3 of the 50 iterations: this side gives up, never hangs. */
+    private PingPongSide serverOutlivesItsPeer(boolean ud, boolean cClient, int peerTimeout, String... more)
+            throws Exception {
         int port = PORTS.getAndIncrement();
         List<String> server = new ArrayList<>(List.of("-d", device, "-g", gidIndex, "-s", "1024", "-n", "50", "-p",
-                Integer.toString(port), "--peer-timeout", "5"));
+                Integer.toString(port), "--peer-timeout", Integer.toString(peerTimeout)));
         server.addAll(List.of(more));
         List<String> client = new ArrayList<>(List.of("-d", device, "-g", gidIndex, "-s", "1024", "-n", "3", "-p",
                 Integer.toString(port), "127.0.0.1"));
         PingPongSide s = PingPongSide.java(ud, server);
         PingPongSide.awaitListening(port, TIMEOUT);
-        PingPongSide c = PingPongSide.java(ud, client);
+        PingPongSide c = cClient ? c(ud ? "ibv_ud_pingpong" : "ibv_rc_pingpong", client, "c-client.log")
+                : PingPongSide.java(ud, client);
         c.assertCompleted(1024, 3, TIMEOUT);
         assertThat(s.await(TIMEOUT)).as(s.output()).isEqualTo(1);
-        assertThat(s.output()).contains((ud ? "ud" : "rc") + "_pingpong: no completion for 5 s after 3 of 50 "
-                + "receives and 3 of 50 sends: the peer stopped");
+        return s;
     }
 
     @Test
-    void rcServerGivesUpOnAPeerThatRunsFewerIterations() throws Exception {
-        serverOutlivesItsPeer(false);
+    void rcServerGivesUpOnACPeerThatRunsFewerIterations() throws Exception {
+        // a C client closes the exchange connection at once: nothing to watch, so --peer-timeout ends the run
+        PingPongSide s = serverOutlivesItsPeer(false, true, 5);
+        assertThat(s.output()).contains("rc_pingpong: no completion for 5 s after 3 of 50 receives and 3 of 50 sends:"
+                + " the peer stopped");
     }
 
     @Test
-    void udServerWithEventsGivesUpOnAPeerThatRunsFewerIterations() throws Exception {
-        serverOutlivesItsPeer(true, "-e");
+    void udServerWithEventsNoticesItsJavaPeerEndAfterFewerIterations() throws Exception {
+        // two panverbs sides keep the exchange connection: its close ends the run long before --peer-timeout
+        PingPongSide s = serverOutlivesItsPeer(true, false, 200, "-e");
+        assertThat(s.output()).contains("ud_pingpong: the peer closed the exchange connection and nothing arrived"
+                + " for 2 s after: it exited or was killed (see its output); this side had 3 of 50 receives and 3 of"
+                + " 50 sends");
+    }
+
+    /**
+     * The launcher as client, SIGKILLed during a long run; the Java server must end long before its 200 s
+     * --peer-timeout (the assertion's 120 s bound covers TCG) with one line saying why. C's server waits forever.
+     */
+    private void serverEndsSoonAfterItsJavaClientIsKilled(boolean ud, String tool, Path logs) throws Exception {
+        int port = PORTS.getAndIncrement();
+        List<String> a = List.of("-d", device, "-g", gidIndex, "-s", "64", "-n", "100000000", "-p",
+                Integer.toString(port));
+        List<String> server = new ArrayList<>(a);
+        server.addAll(List.of("--peer-timeout", "200"));
+        PingPongSide s = PingPongSide.java(ud, server);
+        PingPongSide.awaitListening(port, TIMEOUT);
+        List<String> cmd = new ArrayList<>();
+        cmd.add(repo().resolve("tools/bin/" + tool).toString());
+        cmd.addAll(withHost(a));
+        PingPongSide client = PingPongSide.process(cmd, logs.resolve("client.log"));
+        client.awaitOutput("remote address", Duration.ofSeconds(120));
+        Thread.sleep(2000); // inside the run
+        client.kill();
+        int status = s.await(Duration.ofSeconds(120));
+        String text = s.output();
+        assertThat(status).as(text).isEqualTo(1);
+        assertThat(text).doesNotContain("no completion for").doesNotContain("\tat ").doesNotContain("Exception");
+        // RC: the server's send may have been in flight, then the QP's retries end first (as in C)
+        assertThat(text).containsAnyOf(tool + ": the peer closed the exchange connection and nothing arrived",
+                ud ? "the peer closed the exchange connection" : "Failed status transport retry counter exceeded");
+    }
+
+    @Test
+    void rcServerEndsSoonAfterItsJavaClientIsKilled(@TempDir Path logs) throws Exception {
+        serverEndsSoonAfterItsJavaClientIsKilled(false, "rc_pingpong", logs);
+    }
+
+    @Test
+    void udServerEndsSoonAfterItsJavaClientIsKilled(@TempDir Path logs) throws Exception {
+        serverEndsSoonAfterItsJavaClientIsKilled(true, "ud_pingpong", logs);
     }
 
     @Test

@@ -71,6 +71,22 @@ final class PingPongSide {
                 () -> Files.readString(log), p);
     }
 
+    /** SIGKILL to a {@link #process} side, and waits for it to end. */
+    void kill() throws InterruptedException {
+        process.destroyForcibly().waitFor();
+    }
+
+    /** Waits until the output contains {@code text} (e.g. the run has begun); fails if the side ends first. */
+    void awaitOutput(String text, Duration timeout) throws Exception {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!output().contains(text)) {
+            if (exit.isDone() || System.nanoTime() > deadline) {
+                throw new AssertionError(name + " never printed \"" + text + "\"; output:\n" + output());
+            }
+            Thread.sleep(100);
+        }
+    }
+
     int await(Duration timeout) throws Exception {
         try {
             return exit.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
