@@ -59,6 +59,7 @@ public final class Resource implements AutoCloseable {
     private static final int OPEN = 0;
     private static final int CLOSING = 1;
     private static final int CLOSED = 2;
+    private static final long CHILD_CLOSE_WAIT_NANOS = 10_000_000_000L;
     private static final VarHandle STATE;
     private static final AtomicLong SEQUENCE = new AtomicLong();
     private static final Comparator<Resource> CLOSE_ORDER =
@@ -216,8 +217,29 @@ public final class Resource implements AutoCloseable {
     }
 
     /**
+     * A child that another thread is closing at the same time as this parent's cascade: the parent's destroy
+     * verb must wait for the child's ({@code ibv_dealloc_pd} under a QP whose {@code ibv_destroy_qp} is still
+     * running on the other thread fails with EBUSY). Bounded, so that a caller holding a lock the other closer
+     * needs cannot deadlock here; past the bound the parent's destroy runs and reports what the provider says.
+     */
+    private void awaitClosed() {
+        if (state == CLOSED) {
+            return;
+        }
+        long deadline = System.nanoTime() + CHILD_CLOSE_WAIT_NANOS;
+        for (int spins = 0; state != CLOSED && System.nanoTime() - deadline < 0; spins++) {
+            if (spins < 1_000) {
+                Thread.onSpinWait();
+            } else {
+                java.util.concurrent.locks.LockSupport.parkNanos(50_000);
+            }
+        }
+    }
+
+    /**
      * Closes the live children, then destroys the native object, then unregisters from the parents.
-     * Idempotent: returns at once if the resource is already closed or being closed by another thread.
+     * Idempotent: returns at once if the resource is already closed or being closed by another thread. A child
+     * being closed by another thread is waited for (up to 10 s) before this object's own destroy verb.
      *
      * @throws RuntimeException the first failure of the cascade, the others suppressed
      */
@@ -242,6 +264,7 @@ public final class Resource implements AutoCloseable {
         for (Resource child : snapshot) {
             try {
                 child.close(this);
+                child.awaitClosed();
             } catch (RuntimeException | Error e) {
                 failure = CloseHelper.accumulate(failure, e);
             }

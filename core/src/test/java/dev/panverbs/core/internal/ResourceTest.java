@@ -201,4 +201,32 @@ class ResourceTest {
         assertThat(closed).containsExactly("a", "ok", "b");
         CloseHelper.closeAll(ok, ok);
     }
+
+    /** A parent's cascade meeting a child another thread is closing waits for that child's destroy verb. */
+    @Test
+    void aCascadeWaitsForAChildThatAnotherThreadIsDestroying() throws Exception {
+        Resource pd = fake(ResourceKind.PROTECTION_DOMAIN, "pd");
+        CountDownLatch inDestroy = new CountDownLatch(1);
+        AtomicInteger childDone = new AtomicInteger();
+        AtomicInteger childDoneWhenParentDestroyed = new AtomicInteger(-1);
+        Resource parent = Resource.adopt(ResourceKind.PROTECTION_DOMAIN, "parent", "parent",
+                MemorySegment.ofAddress(0x9000), h -> childDoneWhenParentDestroyed.set(childDone.get()));
+        Resource child = Resource.adopt(ResourceKind.QUEUE_PAIR, "child", "child", MemorySegment.ofAddress(0x9040),
+                h -> {
+                    inDestroy.countDown();
+                    try {
+                        Thread.sleep(300); // a slow ibv_destroy_qp
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    childDone.set(1);
+                }, parent);
+        Thread other = Thread.ofPlatform().start(child::close);
+        inDestroy.await();
+        parent.close(); // the cascade finds the child CLOSING on the other thread
+        other.join();
+        assertThat(childDoneWhenParentDestroyed.get()).as("the child's destroy had finished").isEqualTo(1);
+        assertThat(parent.children()).isEmpty();
+        pd.close();
+    }
 }
