@@ -1,6 +1,7 @@
 package dev.panverbs.core;
 
 import dev.panverbs.core.internal.CloseHelper;
+import dev.panverbs.core.internal.RegionHolder;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -36,15 +37,13 @@ final class ArenaTie {
         for (MemoryWindow w : r.windows) {
             order.add(w::forceClose); // not close(): an outstanding bind must not keep the memory reachable
         }
+        for (RegionHolder h : r.holders) {
+            order.add(h::forceRelease); // an mkey whose layout names it: destroyed, whatever names it
+        }
         order.add(() -> deregisterNow(r));
         CloseHelper.closeAll(order);
     }
 
-    /**
-     * Attaches to {@code arena} the cleanup that deregisters whatever {@code ref} holds when the arena closes (before it
-     * frees the memory): the {@code MemorySegment.reinterpret(arena, cleanup)} pattern. Called before the verb, so a
-     * confined arena of another thread (the JDK's {@link WrongThreadException}) refuses with nothing registered.
-     */
     /**
      * Closes the region's resource; waits for a close on another thread ({@code close()}, a cascade, a rereg) to end
      * its verb; retries a deregistration that failed, now or earlier (a cascade's while a window was still bound):
@@ -68,6 +67,11 @@ final class ArenaTie {
         }
     }
 
+    /**
+     * Attaches to {@code arena} the cleanup that deregisters whatever {@code ref} holds when the arena closes (before it
+     * frees the memory): the {@code MemorySegment.reinterpret(arena, cleanup)} pattern. Called before the verb, so a
+     * confined arena of another thread (the JDK's {@link WrongThreadException}) refuses with nothing registered.
+     */
     static void tieTo(String verb, Arena arena, MemorySegment segment, AtomicReference<MemoryRegion> ref) {
         try {
             MemorySegment.ofAddress(segment.address()).reinterpret(arena, ignored -> deregister(ref.getAndSet(null)));
