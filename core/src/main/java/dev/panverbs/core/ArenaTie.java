@@ -28,6 +28,9 @@ final class ArenaTie {
                     for (MemoryWindow w : r.windows) {
                         order.add(w::forceClose); // not close(): an outstanding bind must not keep the memory reachable
                     }
+                    for (dev.panverbs.core.internal.RegionHolder h : r.holders) {
+                        order.add(h::forceRelease); // an mkey whose layout names it: destroyed, whatever names it
+                    }
                     order.add(r.resource);
                     dev.panverbs.core.internal.CloseHelper.closeAll(order);
                 }

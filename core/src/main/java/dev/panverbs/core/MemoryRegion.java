@@ -50,6 +50,8 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
     volatile KeySnapshot snapshot;
     /** The memory windows bound to this region (as far as this library knows; see {@link MemoryWindow}). */
     final Set<MemoryWindow> windows = new CopyOnWriteArraySet<>();
+    /** What else keeps this region registered: mlx5 indirect mkeys whose UMR layout names it. */
+    final Set<dev.panverbs.core.internal.RegionHolder> holders = new CopyOnWriteArraySet<>();
 
     private MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment buffer, long length, long iova,
                          String what, Set<Access> access, Registration registration) {
@@ -214,6 +216,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
         if (!isClosed()) { // DMA safety: refused while posted or posting work requests reference this region
             refuseIfWindowsBound("ibv_dereg_mr", "deregister it (EBUSY)");
             KeySnapshot current = quiesce("ibv_dereg_mr", "deregistering it");
+            refuseIfHeld(current, "ibv_dereg_mr");
             try {
                 super.close();
             } catch (RuntimeException | Error e) {
@@ -222,6 +225,31 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
                 }
                 throw e;
             }
+        }
+    }
+
+    /**
+     * Refuses (restoring {@code current}) while an indirect mkey's layout still names this region: read after
+     * {@link #quiesce} published the not-open snapshot and ran the closer's barrier, so a configuration racing this
+     * on another thread either is seen here or sees the closing snapshot and aborts.
+     */
+    private void refuseIfHeld(KeySnapshot current, String verb) {
+        if (holders.isEmpty()) {
+            return;
+        }
+        java.util.List<String> by = new java.util.ArrayList<>();
+        for (dev.panverbs.core.internal.RegionHolder h : holders) {
+            if (h.holds(this)) {
+                by.add(h.toString());
+            } else {
+                holders.remove(h);
+            }
+        }
+        if (!by.isEmpty()) {
+            snapshot = current;
+            throw new IllegalStateException(verb + ": " + this + " is named by the UMR layout of " + by + ": the "
+                    + "device translates those keys into this memory; invalidate, reconfigure or close the mkeys "
+                    + "(and poll the completions of the work requests that name them) first");
         }
     }
 
@@ -533,6 +561,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
                 mr.refuseIfWindowsBound("ibv_rereg_mr", "re-register it");
                 // the keys may change: refused while work requests name them (and posts refuse meanwhile)
                 KeySnapshot old = mr.quiesce("ibv_rereg_mr", "re-registering it");
+                mr.refuseIfHeld(old, "ibv_rereg_mr"); // an mkey's layout names the old keys and translation
                 try {
                     apply(handle, flags, acc, old);
                 } catch (RuntimeException | Error e) {
