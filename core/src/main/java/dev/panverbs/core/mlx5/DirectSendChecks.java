@@ -171,6 +171,25 @@ final class DirectSendChecks {
                 + "libmlx5 or through another DirectSendQueue; nothing was written; open a new DirectSendQueue");
     }
 
+    /** The offset of a burst's last SGE, {@code offset + (n - 1) * stride}; refuses {@code n < 1} and overflow. */
+    static long burstEnd(int n, long offset, long stride) {
+        if (n < 1) {
+            throw new IllegalArgumentException(VERB + ": a burst of " + n + " WRs (at least 1)");
+        }
+        try {
+            return Math.addExact(offset, Math.multiplyExact(n - 1L, stride));
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException(VERB + ": a burst of " + n + " WRs from offset " + offset
+                    + " with a local stride of " + stride + " overflows 64 bits");
+        }
+    }
+
+    static IllegalStateException burstFull(QueuePair qp, int pending, int n, int capacity) {
+        return new IllegalStateException(VERB + ": the send queue of " + qp + " has no room for a burst of " + n
+                + " WRs (" + pending + " WRs pending, max_send_wr=" + capacity + "); nothing of the burst was "
+                + "written; post() the chain and poll completions first");
+    }
+
     static IllegalStateException full(QueuePair qp, int pending, int capacity) {
         return new IllegalStateException(VERB + ": the send queue of " + qp + " is full (" + pending + " WRs pending, "
                 + "max_send_wr=" + capacity + "); post() them and poll completions first");

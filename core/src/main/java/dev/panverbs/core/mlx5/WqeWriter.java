@@ -324,6 +324,46 @@ final class WqeWriter {
         return cp & wqeMask;
     }
 
+    /**
+     * {@code n} WRs of {@link #writeOneBe} with one opcode, rkey, length and lkey: WR {@code j} goes to {@code raddr +
+     * j * rstride} from {@code addr + j * lstride} with {@code flags}, the last with {@code lastFlags}. The same bytes
+     * as {@code n} calls, each WQE one WQEBB; the per-WR words are built once. Returns the first WQE's index; the
+     * caller checked the room for all {@code n >= 1} and the opcode.
+     */
+    int writeBurst(int opcode, int n, int flags, int lastFlags, long raddr, long rstride, int rkey, long addr,
+                   long lstride, int len, long lkeyBe) {
+        int cp0 = curPost;
+        long word1 = CTRL_WORD1[flags & 7] | sigWord;
+        long rk = Long.reverseBytes((long) rkey << 32);
+        long data0 = lkeyBe | (Integer.reverseBytes(len) & 0xFFFF_FFFFL);
+        boolean raddrSeg = opcode != WR_SEND;
+        long word0 = ((long) oneCallOpcode(opcode) << 32) | qpnWord | (1 + (raddrSeg ? 1 : 0) + (len != 0 ? 1 : 0));
+        MemorySegment m = NATIVE;
+        long ra = raddr;
+        long la = addr;
+        for (int cp = cp0; cp != cp0 + n; cp++) { // running addresses: no multiply per WR
+            long w = wqebb(cp);
+            m.set(RAW64, w + 8, word1);
+            long seg = w + 16;
+            if (raddrSeg) {
+                m.set(RAW64, seg, Long.reverseBytes(ra));
+                m.set(RAW64, seg + 8, rk);
+                seg += 16;
+            }
+            if (len != 0) {
+                m.set(RAW64, seg, data0);
+                m.set(RAW64, seg + 8, Long.reverseBytes(la));
+            }
+            m.set(RAW64, w, Long.reverseBytes(((long) (cp & 0xffff) << 40) | word0));
+            ra += rstride;
+            la += lstride;
+        }
+        // the last WR's flags: its bytes 8-15 again, before any doorbell (the NIC reads nothing beyond the producer)
+        m.set(RAW64, wqebb(cp0 + n - 1) + 8, CTRL_WORD1[lastFlags & 7] | sigWord);
+        curPost = cp0 + n;
+        return cp0 & wqeMask;
+    }
+
     private static final int OP_RDMA_WRITE = MLX5_OPCODE[WR_RDMA_WRITE], OP_SEND = MLX5_OPCODE[WR_SEND],
             OP_RDMA_READ = MLX5_OPCODE[WR_RDMA_READ];
 
