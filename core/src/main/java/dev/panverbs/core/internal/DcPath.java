@@ -38,7 +38,7 @@ public abstract class DcPath {
                                       dev.panverbs.core.QueuePairState current,
                                       dev.panverbs.core.QueuePairAttributes attrs, int port);
 
-    /** Holds the implementation (its class initialiser installs it). */
+    /** Holds the implementation (its class initialiser installs it); Java-only. */
     public static final class Holder {
         private static DcPath installed;
         static final DcPath INSTANCE = load();
