@@ -1,6 +1,9 @@
 package dev.panverbs.core.mlx5;
 
-import static dev.panverbs.core.mlx5.WqeWriter.SEND_INLINE;
+import static dev.panverbs.core.mlx5.DirectSendChecks.VERB;
+import static dev.panverbs.core.mlx5.DirectSendChecks.aligned;
+import static dev.panverbs.core.mlx5.DirectSendChecks.checkFlags;
+import static dev.panverbs.core.mlx5.DirectSendChecks.inBounds;
 import static dev.panverbs.core.mlx5.WqeWriter.WR_ATOMIC_CMP_AND_SWP;
 import static dev.panverbs.core.mlx5.WqeWriter.WR_ATOMIC_FETCH_AND_ADD;
 import static dev.panverbs.core.mlx5.WqeWriter.WR_RDMA_READ;
@@ -12,8 +15,6 @@ import static dev.panverbs.core.mlx5.WqeWriter.WR_SEND_WITH_INV;
 
 import dev.panverbs.core.LocalKey;
 import dev.panverbs.core.QueuePair;
-import dev.panverbs.core.QueuePairType;
-import dev.panverbs.core.SendFlag;
 import dev.panverbs.core.internal.DirectPath;
 import dev.panverbs.core.internal.Errors;
 import dev.panverbs.core.internal.Handshake;
@@ -42,14 +43,6 @@ import java.lang.foreign.MemorySegment;
  * per WR.
  */
 public final class DirectSendQueue {
-    private static final String VERB = "mlx5 Direct WQE post";
-    /**
-     * One lock per BlueFlame register: QPs may share a register (libmlx5's {@code bf->need_lock}), and two BlueFlame
-     * copies into one register must not interleave (an 8-byte doorbell is a single store and takes no lock).
-     */
-    private static final java.util.concurrent.ConcurrentHashMap<Long, Object> BF_LOCKS =
-            new java.util.concurrent.ConcurrentHashMap<>();
-
     private final QueuePair qp;
     /** A constant: C2 binds its calls without a receiver check (see {@link DirectPath}). */
     private static final DirectPath PATH = DirectPath.get();
@@ -114,44 +107,21 @@ public final class DirectSendQueue {
 
     DirectSendQueue(QueuePair qp, Mlx5QueuePairView view, DirectCompletionQueue cq, boolean bfUsable, boolean preferBf,
                     boolean shutUpBf) {
-        if (qp.type() != QueuePairType.RC) {
-            throw new UnsupportedOperationException("Direct WQE posting writes RC WQEs; " + qp + " is " + qp.type());
-        }
-        if (view.sqStride() != WqeWriter.WQEBB) {
-            throw new IllegalArgumentException("send queue stride " + view.sqStride() + ", expected 64");
-        }
-        if (cq.completionQueue() != qp.sendCq()) {
-            throw new IllegalArgumentException(cq.completionQueue() + " is not the send CQ of " + qp);
-        }
+        DirectSendChecks.checkQueue(qp, view, cq);
         this.qp = qp;
         this.side = PATH.sendSide(qp);
-        if (side.sigAll()) {
-            // mlx5_ib enables requester scatter-to-CQE for sq_sig_all RC QPs: RDMA READ and atomic results of up to
-            // 32 bytes then arrive inside the CQE and the provider copies them out at poll time, which this path
-            // does not do
-            throw new UnsupportedOperationException("Direct WQE posting on " + qp + ": the QP was created with "
-                    + "sq_sig_all, for which the kernel enables requester scatter-to-CQE (small READ/atomic results "
-                    + "land in the CQE); create it without sqSigAll and signal WRs with SendFlag.SIGNALED_BIT");
-        }
-        if (side.outstanding() != 0) {
-            throw new IllegalStateException(qp + " has " + side.outstanding() + " outstanding send work requests; "
-                    + "open the direct path before posting through the core, or after their completions were polled");
-        }
         this.capacity = Math.max(qp.capabilities().maxSendWr(), 1);
         this.maxSge = Math.max(qp.capabilities().maxSendSge(), 1);
         this.maxInline = qp.capabilities().maxInlineData();
+        DirectSendChecks.checkSide(qp, side, maxSge);
         int curPost = view.doorbellRecord().get(WqeWriter.BE32, 4) & 0xFFFF; // where libmlx5 left the producer
         this.writer = new WqeWriter(view.sqBuffer(), view.sqWqeCount(), view.doorbellRecord(),
                 view.blueFlameRegister(), view.blueFlameSize(), bfUsable, preferBf, shutUpBf, view.qpNum(),
                 0, capacity, maxSge, maxInline, curPost,
-                BF_LOCKS.computeIfAbsent(view.blueFlameRegister().address(), a -> new Object()));
+                DirectSendChecks.bfLock(view.blueFlameRegister().address()));
         this.sq = new long[view.sqWqeCount()];
         this.token = side.encode(0);
         this.positionMask = side.encode(-1L) ^ token;
-        if (side.refsPerSlot() < maxSge) {
-            throw new IllegalStateException(qp + ": its send tracker holds " + side.refsPerSlot() + " references per "
-                    + "WR, fewer than max_send_sge=" + maxSge);
-        }
         this.rec = side.slots();
         this.recMask = side.slotMask();
         this.stride = side.slotStride();
@@ -160,15 +130,7 @@ public final class DirectSendQueue {
         // outstanding): a CQE naming it is refused (once per poll, where it retires) instead of retiring position 0
         long never = side.encode(-1L);
         java.util.Arrays.fill(sq, never);
-        String pollVerb = "mlx5 direct CQE poll (send queue of " + qp + ")";
-        cq.poller.target(view.qpNum()).send(sq, rec, recMask, stride, (idx, providerWrId) -> {
-            if (providerWrId == never) {
-                throw new IllegalStateException(pollVerb + ": a completion names send WQE " + idx + ", where no "
-                        + "WR was written: the device misbehaves, or work was posted to this QP outside this path. "
-                        + "Nothing was retired; its completions can no longer be attributed");
-            }
-            return side.retire(providerWrId);
-        });
+        DirectSendChecks.routeCompletions(qp, view, cq, side, sq, never);
     }
 
     /**
@@ -259,16 +221,6 @@ public final class DirectSendQueue {
         return start(WR_ATOMIC_FETCH_AND_ADD, wrId, sendFlags, 0, aligned(remoteAddr), rkey, 0, add);
     }
 
-    /** An atomic's remote address, refused (before the WR starts) unless 8-byte aligned, as the core's paths do. */
-    private static long aligned(long remoteAddr) {
-        if ((remoteAddr & 7) != 0) {
-            throw new IllegalArgumentException(VERB + ": atomic remote address 0x" + Long.toHexString(remoteAddr)
-                    + " is not 8-byte aligned (IB atomics operate on aligned 64-bit words; the responder would reject "
-                    + "the WR and the QP would go to ERR)");
-        }
-        return remoteAddr;
-    }
-
     // ---- one call per WR of one SGE (the common shape): op(...).sge(key, offset, length) with one guard check ----
 
     /**
@@ -348,18 +300,6 @@ public final class DirectSendQueue {
         kTracking = p.trackingId(snap);
         kWrite = p.localWrite(snap);
         return i;
-    }
-
-    /** {@code [offset, offset + length)} inside {@code size} bytes (overflow-safe; the core's WorkRequestRules). */
-    private static boolean inBounds(long offset, int length, long size) {
-        return (offset | length) >= 0 && offset <= size - length; // the OR is negative iff either is
-    }
-
-    private static void checkFlags(int sendFlags) {
-        if ((sendFlags & ~(SendFlag.SIGNALED_BIT | SendFlag.SOLICITED_BIT | SendFlag.FENCE_BIT)) != 0) {
-            throw new IllegalArgumentException(VERB + ": send flags 0x" + Integer.toHexString(sendFlags)
-                    + " (SIGNALED, SOLICITED and FENCE apply; inline data is added with inline())");
-        }
     }
 
     /** The builder form: starts a WR that {@link #sge} and {@link #inline} extend until the next WR or the post. */
@@ -466,35 +406,24 @@ public final class DirectSendQueue {
             drop();
             return closed;
         }
-        return new IllegalStateException(VERB + ": a chain of " + count + " WRs on " + qp + " is open on another "
-                + "thread, which holds the QP's producer guard until its post() or clear(); a DirectSendQueue has "
-                + "one producer thread: build, post and clear each chain on one thread. Nothing was changed");
+        return DirectSendChecks.otherThread(qp, count);
     }
 
     private IllegalStateException staleRecord() {
-        return new IllegalStateException(VERB + ": the doorbell record of " + qp + " no longer holds this queue's "
-                + "producer counter: the QP went through RESET (libmlx5 restarts its counters), was posted through "
-                + "libmlx5 or through another DirectSendQueue; nothing was written; open a new DirectSendQueue");
+        return DirectSendChecks.staleRecord(qp);
     }
 
     private IllegalStateException full(int pending) {
-        return new IllegalStateException(VERB + ": the send queue of " + qp + " is full (" + pending + " WRs pending, "
-                + "max_send_wr=" + capacity + "); post() them and poll completions first");
+        return DirectSendChecks.full(qp, pending, capacity);
     }
 
     private int current(String what) {
         int i = count - 1;
         if (i < 0) {
-            throw new IllegalStateException(VERB + ": " + what + " before any WR was started on " + qp);
+            throw DirectSendChecks.noCurrent(qp, what);
         }
         held();
-        if (!curOpen) {
-            throw new IllegalStateException(VERB + ": WR " + i + " was written whole by the one-call form; start it "
-                    + "with the builder form (rdmaWrite(...).sge(...)) to add more SGEs or inline data");
-        }
-        if (curPieces == maxSge) {
-            throw new IllegalArgumentException(VERB + ": WR " + i + " already has max_send_sge=" + maxSge + " SGEs");
-        }
+        DirectSendChecks.checkExtensible(i, curOpen, curPieces, maxSge);
         return i;
     }
 
@@ -502,14 +431,8 @@ public final class DirectSendQueue {
     public DirectSendQueue sge(LocalKey key, long offset, int length) {
         int i = current("sge()");
         int op = curOp;
-        if (curInline) {
-            throw new IllegalArgumentException(VERB + ": WR " + i + " carries inline data; it cannot also name SGEs");
-        }
         int n = curPieces;
-        boolean atomic = op == WR_ATOMIC_CMP_AND_SWP || op == WR_ATOMIC_FETCH_AND_ADD;
-        if (atomic && (length != 8 || n != 0)) {
-            throw new IllegalArgumentException(VERB + ": an atomic WR takes one 8-byte SGE, not " + length + " bytes");
-        }
+        boolean atomic = DirectSendChecks.checkSgeShape(i, op, curInline, n, length);
         Object snap = PATH.checkNextSge(qp, lastKey, key, offset, length, op == WR_RDMA_READ || atomic,
                 atomic ? "an atomic" : "RDMA READ");
         addSge(i, n, snap, offset, length);
@@ -538,25 +461,8 @@ public final class DirectSendQueue {
      */
     public DirectSendQueue inline(MemorySegment data) {
         int i = current("inline()");
-        int op = curOp;
-        if (op == WR_RDMA_READ || op == WR_ATOMIC_CMP_AND_SWP || op == WR_ATOMIC_FETCH_AND_ADD) {
-            throw new IllegalArgumentException(VERB + ": inline data applies to RDMA WRITE and SEND, not opcode " + op);
-        }
-        if (curPieces > 0 && !curInline) {
-            throw new IllegalArgumentException(VERB + ": WR " + i + " names SGEs; it cannot also carry inline data");
-        }
-        if (!data.isNative()) {
-            throw new IllegalArgumentException(VERB + ": inline data must be a native segment");
-        }
-        if (!data.scope().isAlive()) {
-            throw new IllegalStateException(VERB + ": the inline data of WR " + i + " on " + qp + " is a segment "
-                    + "whose arena is closed (its memory is freed); copy the data before closing its arena");
-        }
-        long total = curInlineBytes + data.byteSize();
-        if (total > maxInline) {
-            throw new IllegalArgumentException(VERB + ": " + total + " inline bytes on WR " + i + " exceed "
-                    + "max_inline_data=" + maxInline + " of " + qp);
-        }
+        long total = DirectSendChecks.checkInline(qp, i, curOp, curInline, curPieces, curInlineBytes, data,
+                maxInline);
         try {
             writer.inlineData(data, 0, (int) data.byteSize()); // throws (nothing counted) if data's arena is closed
         } catch (WrongThreadException e) {
