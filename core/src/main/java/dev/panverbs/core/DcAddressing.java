@@ -45,6 +45,25 @@ final class DcAddressing extends DcPath {
         return attrs.isSet(QueuePairAttribute.PORT) ? attrs.portNumValue() : port;
     }
 
+    @Override
+    public long trackingId(AddressHandle ah) {
+        return ah.trackingId;
+    }
+
+    @Override
+    public AhStage ahStage(QueuePair dci) {
+        if (dci.type != QueuePairType.DC_INITIATOR) {
+            throw new IllegalArgumentException(dci + " is " + dci.type + ", not a DC initiator");
+        }
+        WorkQueueTracker tracker = dci.sendQueue.tracker;
+        return new AhStage() {
+            @Override
+            public void stage(long position, long ahId) {
+                tracker.stageAh(position, ahId);
+            }
+        };
+    }
+
     /** Before the provider's setter: the batch is the DCI's, the AH is open and of its PD. */
     static void check(QueuePair batchQp, QueuePair dci, AddressHandle ah) {
         if (batchQp != dci) {

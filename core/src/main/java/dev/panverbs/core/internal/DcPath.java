@@ -38,6 +38,20 @@ public abstract class DcPath {
                                       dev.panverbs.core.QueuePairState current,
                                       dev.panverbs.core.QueuePairAttributes attrs, int port);
 
+    /** What the send queues' trackers record for {@code ah} ({@code AddressHandle.trackingId}). */
+    public abstract long trackingId(AddressHandle ah);
+
+    /** The send queue tracker of {@code dci} as a stager of each WR's AH (the Direct WQE path's twin of the batch's). */
+    public abstract AhStage ahStage(QueuePair dci);
+
+    /** Records the AH a WR at a tracker position names (staged, published with the WR); Java-only. */
+    public abstract static class AhStage {
+        protected AhStage() {}
+
+        /** The WR at {@code position} (not yet published) names the AH whose tracking id is {@code ahId}. */
+        public abstract void stage(long position, long ahId);
+    }
+
     /** Holds the implementation (its class initialiser installs it); Java-only. */
     public static final class Holder {
         private static DcPath installed;
