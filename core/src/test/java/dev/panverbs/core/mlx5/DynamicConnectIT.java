@@ -35,7 +35,8 @@ import org.junit.jupiter.api.Test;
  * are refused up front, naming the device ("rxe0 is not an mlx5 device"), before any {@code mlx5dv_*} call. On a
  * ConnectX (the hardware lane, see README) a DCI sends RDMA WRITEs and a SEND with immediate to a DCT on the same
  * port (an SRQ receiving, bytes checked), the AH a posted WR names refuses to close until its completion is polled,
- * and a wrong DC access key fails the WR instead of reaching the target.
+ * and a wrong DC access key fails the WR instead of reaching the target; then a second DCI does a WRITE and an inline
+ * SEND with immediate through Direct WQE ({@link DirectDcQueue}), its completions polled directly.
  */
 class DynamicConnectIT {
     private static final int PORT = 1;
@@ -139,9 +140,49 @@ class DynamicConnectIT {
         wc = poll(sendCq, wcs);
         assertThat(wc.wrId()).isEqualTo(3);
         assertThat(wc.status()).isNotEqualTo(WorkCompletionStatus.SUCCESS);
+
+        // the Direct WQE path on a second DCI (never mixed with the ibv_wr_* path on one QP)
+        CompletionQueue directCq = ctx.createCq(64).build();
+        DcInitiator dci2 = DcInitiator.builder(pd, directCq).maxSendWr(32).maxInlineData(64).build();
+        dci2.toInit(PORT);
+        dci2.toRtr(Mtu.MTU_1024, av);
+        dci2.toRts();
+        DirectCompletionQueue dcq = DirectCompletionQueue.open(directCq);
+        DirectDcQueue direct = DirectDcQueue.open(dci2, dcq);
+        DcAddress to = DcAddress.of(ah, dct.dctNumber(), KEY);
+        dst.buffer().asSlice(0, 8192).fill((byte) 0);
+        direct.rdmaWrite(to, 11, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address()).sge(src, 4096, 8192);
+        assertThat(direct.post()).isEqualTo(1);
+        assertThatThrownBy(ah::close).as("named by a posted Direct WQE").isInstanceOf(IllegalStateException.class);
+        wc = pollDirect(dcq, wcs);
+        assertThat(wc.status()).isEqualTo(WorkCompletionStatus.SUCCESS);
+        assertThat(wc.wrId()).isEqualTo(11);
+        assertThat(dst.buffer().asSlice(0, 8192).mismatch(src.buffer().asSlice(4096, 8192))).isEqualTo(-1);
+        srq.receiveRequests().recv(71).sge(dst, 40960, 4096).post();
+        direct.sendWithImm(to, 12, SendFlag.SIGNALED_BIT | SendFlag.INLINE_BIT, 0x77)
+                .inline(src.buffer().asSlice(0, 48));
+        direct.post();
+        wc = pollDirect(dcq, wcs);
+        assertThat(wc.ok()).isTrue();
+        rwc = poll(recvCq, WorkCompletions.allocate(1));
+        assertThat(rwc.wrId()).isEqualTo(71);
+        assertThat(rwc.byteLen()).isEqualTo(48);
+        assertThat(dst.buffer().asSlice(40960, 48).mismatch(src.buffer().asSlice(0, 48))).isEqualTo(-1);
+
         ah.close(); // every WR retired
         srq.close(); // closes the DCT first
         assertThat(dct.isClosed()).isTrue();
+    }
+
+    private static WorkCompletion pollDirect(DirectCompletionQueue cq, WorkCompletions wcs) {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            if (cq.poll(wcs) > 0) {
+                return wcs.get(0);
+            }
+            Thread.onSpinWait();
+        }
+        throw new AssertionError("no completion within 10 s");
     }
 
     private static WorkCompletion poll(CompletionQueue cq, WorkCompletions wcs) {
