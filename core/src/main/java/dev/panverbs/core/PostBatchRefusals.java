@@ -25,7 +25,8 @@ final class PostBatchRefusals {
 
     static IllegalStateException ahClosed(QueuePair qp, int index, AddressHandle ah) {
         return new IllegalStateException("ibv_wr_complete: work request " + index + " of the batch of " + qp
-                + " names " + ah + ", closed since setUdAddr(ah, ...): the batch was aborted (ibv_wr_abort), nothing "
+                + " names " + ah + ", closed since " + (qp.type == QueuePairType.DC_INITIATOR
+                ? "DcInitiator.setDcAddr(batch, ah, ...)" : "setUdAddr(ah, ...)") + ": the batch was aborted (ibv_wr_abort), nothing "
                 + "was posted; address the WRs with an open AH");
     }
 

@@ -187,7 +187,7 @@ class DynamicConnectHostTest {
             dci.setDcAddr(b, ah, 1, 2).setSge(buf, 0, 8);
             ah.close(); // staged, not yet published: the close succeeds and the submit must refuse
             assertThatThrownBy(b::submit).isInstanceOf(IllegalStateException.class)
-                    .hasMessageContaining(ah.toString());
+                    .hasMessageContaining(ah.toString()).hasMessageContaining("setDcAddr");
         }
         assertThat(drain(cq)).as("nothing was posted").isZero();
         dci.close();
