@@ -83,6 +83,7 @@ static uint32_t wc_opcode(uint32_t wr_opcode) {
     case IBV_WR_RDMA_READ: return IBV_WC_RDMA_READ;
     case IBV_WR_ATOMIC_CMP_AND_SWP: return IBV_WC_COMP_SWAP;
     case IBV_WR_ATOMIC_FETCH_AND_ADD: return IBV_WC_FETCH_ADD;
+    case IBV_WR_DRIVER1: return IBV_WC_DRIVER1; /* an mlx5 UMR (fake_mlx5dv.c) */
     default: return IBV_WC_SEND;
     }
 }
