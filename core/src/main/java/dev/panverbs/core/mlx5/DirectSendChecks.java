@@ -32,9 +32,12 @@ final class DirectSendChecks {
     }
 
     /** What the queue itself must be: an RC QP with 64-byte WQEBBs whose send CQ is {@code cq}'s. */
-    static void checkQueue(QueuePair qp, Mlx5QueuePairView view, DirectCompletionQueue cq) {
-        if (qp.type() != QueuePairType.RC) {
-            throw new UnsupportedOperationException("Direct WQE posting writes RC WQEs; " + qp + " is " + qp.type());
+    static void checkQueue(QueuePair qp, Mlx5QueuePairView view, DirectCompletionQueue cq, QueuePairType type) {
+        if (qp.type() != type) {
+            throw new UnsupportedOperationException(type == QueuePairType.RC
+                    ? "Direct WQE posting writes RC WQEs; " + qp + " is " + qp.type()
+                    + (qp.type() == QueuePairType.DC_INITIATOR ? " (a DCI posts directly through DirectDcQueue)" : "")
+                    : "DirectDcQueue writes DC initiator WQEs; " + qp + " is " + qp.type());
         }
         if (view.sqStride() != WqeWriter.WQEBB) {
             throw new IllegalArgumentException("send queue stride " + view.sqStride() + ", expected 64");

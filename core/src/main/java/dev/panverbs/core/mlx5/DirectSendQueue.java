@@ -15,6 +15,7 @@ import static dev.panverbs.core.mlx5.WqeWriter.WR_SEND_WITH_INV;
 
 import dev.panverbs.core.LocalKey;
 import dev.panverbs.core.QueuePair;
+import dev.panverbs.core.QueuePairType;
 import dev.panverbs.core.internal.DirectPath;
 import dev.panverbs.core.internal.Errors;
 import dev.panverbs.core.internal.Handshake;
@@ -107,7 +108,13 @@ public final class DirectSendQueue {
 
     DirectSendQueue(QueuePair qp, Mlx5QueuePairView view, DirectCompletionQueue cq, boolean bfUsable, boolean preferBf,
                     boolean shutUpBf) {
-        DirectSendChecks.checkQueue(qp, view, cq);
+        this(qp, view, cq, bfUsable, preferBf, shutUpBf, QueuePairType.RC);
+    }
+
+    /** {@code type}: RC, or DC_INITIATOR for {@link DirectDcQueue}, which starts every WR with {@link #startDc}. */
+    DirectSendQueue(QueuePair qp, Mlx5QueuePairView view, DirectCompletionQueue cq, boolean bfUsable, boolean preferBf,
+                    boolean shutUpBf, QueuePairType type) {
+        DirectSendChecks.checkQueue(qp, view, cq, type);
         this.qp = qp;
         this.side = PATH.sendSide(qp);
         this.capacity = Math.max(qp.capabilities().maxSendWr(), 1);
@@ -354,6 +361,31 @@ public final class DirectSendQueue {
         fast = 0; // the next WR ends this one (next())
         count = i + 1;
         return this;
+    }
+
+    /**
+     * The builder form of a DC initiator's WR ({@link DirectDcQueue}): {@link #start} with the datagram segment
+     * {@code av} after the control segment ({@link WqeWriter#beginDc}). Returns the WR's tracker position (its AH is
+     * staged there).
+     */
+    long startDc(int op, long wrId, int sendFlags, int immOrInv, long ra, int rk, long sw, long ca, long[] av) {
+        checkFlags(sendFlags);
+        int i = next();
+        int idx = writer.beginDc(op, sendFlags, immOrInv, ra, rk, sw, ca, av);
+        long position = chainTail + i;
+        sq[idx] = token | (position & positionMask);
+        long[] r = rec;
+        int b = ((int) position & recMask) * stride;
+        r[b] = wrId;
+        r[b + 1] = 0;
+        curOp = op;
+        curPieces = 0;
+        curInline = false;
+        curInlineBytes = 0;
+        curOpen = true;
+        fast = 0;
+        count = i + 1;
+        return position;
     }
 
     /**

@@ -32,7 +32,7 @@ public final class Mlx5 {
     /** {@code mlx5dv_is_supported(context->device)}: whether libmlx5 drives this device. */
     public static boolean isSupported(Context context) {
         MemorySegment ctx = NativeHandles.context(context, "mlx5dv_is_supported");
-        return LibMlx5.mlx5dv_is_supported(ibv_context.device(ctx));
+        return LibMlx5.mlx5dv_is_supported(ibv_context.device(ctx.reinterpret(ibv_context.sizeof())));
     }
 
     /** Refuses a context whose device is not an mlx5 device, naming it. */
