@@ -265,22 +265,37 @@ public final class SendRequests extends WorkRequests<SendRequests> {
      */
     public SendRequests sge(LocalKey key, long offset, int length) {
         KeySnapshot k = DataPathAccess.stagedSnapshot(key);
-        boolean chainKey = isPlainChainKey(k); // the chain's key, not ODP (the common case): no ODP test per SGE
+        if (!isPlainChainKey(k) || sgeChecks != 0) { // another key, an ODP key, or a READ/atomic/INLINE/bind WR
+            return sgeChecked(k, offset, length);
+        }
+        // the chain's key (the common case): checked in full when first staged on this queue, re-checked by the post
+        // after its fence; here its range (and at a chain's first SGE its memory, as before). The rest of the checks
+        // live in sgeChecked: a call C2 leaves out of line keeps this path small enough to inline whole into a
+        // caller's per-WR loop (C2 cut it at NodeCountInliningCutoff with them inlined).
+        if (!chainStarted() && !k.memoryAlive()) {
+            throw rules.unusableSge(k);
+        }
+        rules.checkSgeRange(k, offset, length);
+        appendChainKeySge(k.address + offset, length, k.lkey, k);
+        return this;
+    }
+
+    /** {@link #sge} of any key and WR: every check. */
+    private SendRequests sgeChecked(KeySnapshot k, long offset, int length) {
+        boolean chainKey = isChainKey(k);
         if (chainKey) { // checked in full when first staged on this queue; the post re-checks it after its fence
             if (!chainStarted() && !k.memoryAlive()) { // a chain's first SGE: its memory checked again, as before
                 throw rules.unusableSge(k);
             }
             rules.checkSgeRange(k, offset, length);
+        } else if (k == lastStaged) { // open and in this PD when last checked (immutable); the post re-checks both
+            rules.checkSameKeySge(k, offset, length);
         } else {
-            if (k == lastStaged) { // open and in this PD when last checked (immutable); the post re-checks both
-                rules.checkSameKeySge(k, offset, length);
-            } else {
-                rules.checkSge(k, offset, length);
-                lastStaged = k; // a new key: stored only when it changes
-            }
-            if (k.odp) {
-                rules.checkOdp(k, OdpSupport.operation(opcodeValue(count - 1)));
-            }
+            rules.checkSge(k, offset, length);
+            lastStaged = k; // a new key: stored only when it changes
+        }
+        if (k.odp) {
+            rules.checkOdp(k, OdpSupport.operation(opcodeValue(count - 1)));
         }
         if (sgeChecks != 0) {
             checkSpecialSge(k, length);
