@@ -83,6 +83,7 @@ static uint32_t wc_opcode(uint32_t wr_opcode) {
     case IBV_WR_RDMA_READ: return IBV_WC_RDMA_READ;
     case IBV_WR_ATOMIC_CMP_AND_SWP: return IBV_WC_COMP_SWAP;
     case IBV_WR_ATOMIC_FETCH_AND_ADD: return IBV_WC_FETCH_ADD;
+    case IBV_WR_DRIVER1: return IBV_WC_DRIVER1; /* an mlx5 UMR (fake_mlx5dv.c) */
     default: return IBV_WC_SEND;
     }
 }
@@ -551,4 +552,24 @@ uint64_t fake_c_extended_poll16(struct ibv_qp *qp, struct ibv_cq_ex *cq, uint64_
         ibv_end_poll(cq);
     }
     return sum;
+}
+
+/* ---- mlx5dv_qp_ex.wr_set_dc_addr for the DC initiator's host tests: records its arguments ---- */
+static uint64_t fake_dc_addr[4];
+static uint64_t fake_dc_addr_calls;
+
+void fake_wr_set_dc_addr(void *mqp, struct ibv_ah *ah, uint32_t remote_dctn, uint64_t remote_dc_key) {
+    fake_dc_addr[0] = (uint64_t) (uintptr_t) mqp;
+    fake_dc_addr[1] = (uint64_t) (uintptr_t) ah;
+    fake_dc_addr[2] = remote_dctn;
+    fake_dc_addr[3] = remote_dc_key;
+    fake_dc_addr_calls++;
+}
+
+/* the arguments of the last fake_wr_set_dc_addr into out[0..3]; returns the number of calls so far */
+uint64_t fake_last_dc_addr(uint64_t *out) {
+    for (int i = 0; i < 4; i++) {
+        out[i] = fake_dc_addr[i];
+    }
+    return fake_dc_addr_calls;
 }

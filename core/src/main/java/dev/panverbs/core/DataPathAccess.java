@@ -36,6 +36,9 @@ final class DataPathAccess {
         if (key instanceof MemoryRegion mr) {
             return (KeySnapshot) SNAPSHOT.get(mr);
         }
+        if (key instanceof dev.panverbs.core.mlx5.IndirectMkey m) {
+            return MkeyPathAccess.stagedSnapshotOf(m);
+        }
         throw new IllegalArgumentException("not a local key of this library: " + key);
     }
 
@@ -43,6 +46,9 @@ final class DataPathAccess {
     static KeySnapshot snapshot(LocalKey key) {
         if (key instanceof MemoryRegion mr) {
             return mr.snapshot;
+        }
+        if (key instanceof dev.panverbs.core.mlx5.IndirectMkey m) {
+            return MkeyPathAccess.snapshotOf(m);
         }
         throw new IllegalArgumentException("not a local key of this library: " + key);
     }

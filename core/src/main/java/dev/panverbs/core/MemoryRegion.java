@@ -41,7 +41,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
     private final MemorySegment handle;
     private volatile MemorySegment buffer;
     private volatile Set<Access> access;
-    private final Registration registration;
+    final Registration registration;
     /**
      * Everything the post paths read (keys, iova, length, PD, rights, tracking id, memory scope), replaced as a whole
      * on rereg and close; see {@link KeySnapshot}. Volatile: a close publishes a not-open snapshot before it scans
@@ -50,6 +50,8 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
     volatile KeySnapshot snapshot;
     /** The memory windows bound to this region (as far as this library knows; see {@link MemoryWindow}). */
     final Set<MemoryWindow> windows = new CopyOnWriteArraySet<>();
+    /** What else keeps this region registered: mlx5 indirect mkeys whose UMR layout names it. */
+    final Set<dev.panverbs.core.internal.RegionHolder> holders = new CopyOnWriteArraySet<>();
 
     private MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment buffer, long length, long iova,
                          String what, Set<Access> access, Registration registration) {
@@ -163,7 +165,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
      * {@code ibv_dereg_mr}: if deregistration fails the NIC may still write, so the memory is leaked rather
      * than freed) and the caller-arena tie. Runs from {@link #close()} and from a parent's cascade alike.
      */
-    private static final class Registration {
+    static final class Registration {
         volatile Arena owned;
         /**
          * What the tied arena's cleanup deregisters (null inside: nothing); replaced when a rereg moves the MR to
@@ -178,21 +180,39 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
             this.owned = owned;
         }
 
+        /** A handle whose {@code ibv_dereg_mr} failed (or runs): the tie stays, the arena's close retries it. */
+        volatile MemorySegment failed;
+
         void deregister(MemorySegment mr) {
-            tie.set(null); // the caller's arena no longer needs to reach this MR
             MemoryRegion r = region;
             if (r != null) { // posts from now on refuse the key (a cascade or the arena tie, not close())
                 r.snapshot = r.snapshot.closed();
             }
+            failed = mr;
             int rc = dereg.applyAsInt(mr);
             if (rc != 0) {
                 throw Errors.failure(Errors.call("ibv_dereg_mr", "mr", Units.hex(mr.address())), rc,
                         "the registered memory is not freed (the NIC may still use it)");
             }
+            failed = null;
+            tie.set(null); // deregistered: the caller's arena no longer needs to reach this MR
             Arena a = owned;
             owned = null;
             if (a != null) {
                 a.close();
+            }
+        }
+
+        /** The tied arena is closing: a deregistration that failed earlier is retried, the memory is freed next. */
+        void retryFailed() {
+            MemorySegment mr = failed;
+            if (mr != null) {
+                int rc = dereg.applyAsInt(mr);
+                if (rc != 0) {
+                    throw Errors.failure(Errors.call("ibv_dereg_mr", "mr", Units.hex(mr.address())), rc,
+                            "retried as its arena closed; the JDK frees the memory now whatever this says");
+                }
+                failed = null;
             }
         }
     }
@@ -214,6 +234,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
         if (!isClosed()) { // DMA safety: refused while posted or posting work requests reference this region
             refuseIfWindowsBound("ibv_dereg_mr", "deregister it (EBUSY)");
             KeySnapshot current = quiesce("ibv_dereg_mr", "deregistering it");
+            refuseIfHeld(current, "ibv_dereg_mr");
             try {
                 super.close();
             } catch (RuntimeException | Error e) {
@@ -222,6 +243,31 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
                 }
                 throw e;
             }
+        }
+    }
+
+    /**
+     * Refuses (restoring {@code current}) while an indirect mkey's layout still names this region: read after
+     * {@link #quiesce} published the not-open snapshot and ran the closer's barrier, so a configuration racing this
+     * on another thread either is seen here or sees the closing snapshot and aborts.
+     */
+    private void refuseIfHeld(KeySnapshot current, String verb) {
+        if (holders.isEmpty()) {
+            return;
+        }
+        java.util.List<String> by = new java.util.ArrayList<>();
+        for (dev.panverbs.core.internal.RegionHolder h : holders) {
+            if (h.holds(this)) {
+                by.add(h.toString());
+            } else {
+                holders.remove(h);
+            }
+        }
+        if (!by.isEmpty()) {
+            snapshot = current;
+            throw new IllegalStateException(verb + ": " + this + " is named by the UMR layout of " + by + ": the "
+                    + "device translates those keys into this memory; invalidate, reconfigure or close the mkeys "
+                    + "(and poll the completions of the work requests that name them) first");
         }
     }
 
@@ -533,6 +579,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
                 mr.refuseIfWindowsBound("ibv_rereg_mr", "re-register it");
                 // the keys may change: refused while work requests name them (and posts refuse meanwhile)
                 KeySnapshot old = mr.quiesce("ibv_rereg_mr", "re-registering it");
+                mr.refuseIfHeld(old, "ibv_rereg_mr"); // an mkey's layout names the old keys and translation
                 try {
                     apply(handle, flags, acc, old);
                 } catch (RuntimeException | Error e) {

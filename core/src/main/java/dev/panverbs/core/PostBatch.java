@@ -1,6 +1,5 @@
 package dev.panverbs.core;
 
-import dev.panverbs.bindings.Errno;
 import dev.panverbs.bindings.ibverbs.QpExOps;
 import dev.panverbs.bindings.verbs.ibv_data_buf;
 import dev.panverbs.bindings.verbs.ibv_sge;
@@ -64,8 +63,6 @@ public final class PostBatch implements AutoCloseable {
     private final HotMemory lists;
     private final MemorySegment sgeList;
     private final MemorySegment bufList;
-    /** {@code struct ibv_mw_bind_info} for {@link #bindMw} (the provider copies it into its WQE). */
-    private final MemorySegment bindInfo;
     /** The inline setters' copy of the data ({@code max_inline_data} bytes), as {@link SendRequests#inline}'s. */
     private final MemorySegment inlineArea;
     /** The window operations of the open batch; made on the QP's first one. */
@@ -105,13 +102,7 @@ public final class PostBatch implements AutoCloseable {
         this.queue = queue;
         this.qp = queue.qp;
         this.ops = ops;
-        int enabled = 0;
-        for (SendOperation op : SendOperation.values()) {
-            if ((sendOps & op.bit()) != 0) {
-                enabled |= 1 << op.ordinal();
-            }
-        }
-        this.enabledOps = enabled;
+        this.enabledOps = PostBatchRefusals.ordinalBits(sendOps);
         this.rules = queue.rules;
         this.tracker = queue.tracker;
         this.capacity = Math.max(qp.capabilities().maxSendWr(), 1);
@@ -119,16 +110,15 @@ public final class PostBatch implements AutoCloseable {
         this.keys = new KeySnapshot[capacity * maxSge];
         long sgeBytes = ibv_sge.layout().byteSize() * maxSge;
         long bufBytes = ibv_data_buf.layout().byteSize() * maxSge;
-        long bindBytes = dev.panverbs.bindings.verbs.ibv_mw_bind_info.layout().byteSize();
         long inlineCap = Math.max(rules.maxInlineData(), 0);
-        this.lists = HotMemory.allocate(sgeBytes + bufBytes + bindBytes + inlineCap, 8);
+        this.lists = HotMemory.allocate(sgeBytes + bufBytes + inlineCap, 8);
         this.sgeList = lists.segment.asSlice(0, sgeBytes);
         this.bufList = lists.segment.asSlice(sgeBytes, bufBytes);
-        this.bindInfo = lists.segment.asSlice(sgeBytes + bufBytes, bindBytes);
-        this.inlineArea = lists.segment.asSlice(sgeBytes + bufBytes + bindBytes, inlineCap);
+        this.inlineArea = lists.segment.asSlice(sgeBytes + bufBytes, inlineCap);
         QueuePairType type = rules.type();
-        this.destSetIn = type == QueuePairType.XRC_SEND || type == QueuePairType.UD ? new int[capacity] : null;
-        this.udAh = type == QueuePairType.UD ? new AddressHandle[capacity] : null; // the tracker records them too
+        boolean byAh = type == QueuePairType.UD || type == QueuePairType.DC_INITIATOR; // each WR names an AH
+        this.destSetIn = type == QueuePairType.XRC_SEND || byAh ? new int[capacity] : null;
+        this.udAh = byAh ? new AddressHandle[capacity] : null; // the tracker records them too
     }
 
     PostBatch start() {
@@ -230,15 +220,7 @@ public final class PostBatch implements AutoCloseable {
      * the window counts as unbound, so its region may be closed (after this WR's completion).
      */
     public PostBatch localInv(long wrId, int sendFlags, MemoryWindow mw) {
-        WindowOps w = windowOps();
-        int rkey = mw.pinRkey("ibv_wr_local_inv"); // its close refuses until submit (named first) or abort
-        try {
-            localInv(wrId, sendFlags, rkey);
-        } catch (RuntimeException | Error e) {
-            mw.unpin();
-            throw e;
-        }
-        w.invalidate(base + count - 1, mw); // owns the pin
+        windowOps().localInv(this, wrId, sendFlags, mw);
         return this;
     }
 
@@ -251,41 +233,14 @@ public final class PostBatch implements AutoCloseable {
      */
     public PostBatch bindMw(long wrId, int sendFlags, MemoryWindow mw, int rkey, MemoryRegion mr, long offset,
                             long length, java.util.Set<Access> access) {
-        if (!active) {
-            throw notActive();
-        }
-        if (mw.type() != MemoryWindowType.TYPE_2) {
-            throw new IllegalArgumentException("ibv_wr_bind_mw: " + mw + " is a type 1 window: bind it with "
-                    + "MemoryWindow.bind (ibv_bind_mw)");
-        }
-        int rights = mw.checkBind("ibv_wr_bind_mw(" + mw + ")", qp, mr, offset, length, access);
-        KeySnapshot k = DataPathAccess.snapshot(mr);
-        WindowOps w = windowOps();
-        mw.pin("ibv_wr_bind_mw", true); // the provider reads the ibv_mw now: its close refuses until submit or abort
-        try {
-            MemorySegment mwHandle = mw.resource.handle("ibv_wr_bind_mw");
-            MemorySegment mrHandle = mr.resource.handle("ibv_wr_bind_mw");
-            begin(SendOperation.BIND_MW, wrId, sendFlags);
-            dev.panverbs.bindings.verbs.ibv_mw_bind_info.mr(bindInfo, mrHandle);
-            dev.panverbs.bindings.verbs.ibv_mw_bind_info.addr(bindInfo, k.address + offset);
-            dev.panverbs.bindings.verbs.ibv_mw_bind_info.length(bindInfo, length);
-            dev.panverbs.bindings.verbs.ibv_mw_bind_info.mw_access_flags(bindInfo, rights);
-            ops.ibv_wr_bind_mw(mwHandle, rkey, bindInfo);
-            lists.keepAlive();
-            stage(k, 0); // the bind reads the region: referenced until its completion, re-checked at submit
-        } catch (RuntimeException | Error e) {
-            mw.unpinRead();
-            throw e;
-        }
-        mw.endRead(); // read: a forced close (arena tie, cascade) may deallocate it from here on (submit then aborts)
-        w.bind(base + count - 1, wrId, mw, rkey, mr, k.address + offset, length, access); // owns the pin
+        windowOps().bindMw(this, wrId, sendFlags, mw, rkey, mr, offset, length, access);
         return this;
     }
 
     private WindowOps windowOps() {
         WindowOps w = windowOps;
         if (w == null) {
-            w = new WindowOps(qp, capacity);
+            w = new WindowOps(qp, ops, capacity);
             windowOps = w;
         }
         return w;
@@ -403,6 +358,16 @@ public final class PostBatch implements AutoCloseable {
         return this;
     }
 
+    /** {@code mlx5dv_wr_set_dc_addr} of a DC initiator ({@link DcAddressing}), tracked as {@link #setUdAddr}. */
+    void setDcAddr(QueuePair dci, MemorySegment mqp, AddressHandle ah, int remoteDctn, long remoteDcKey) {
+        current();
+        DcAddressing.check(qp, dci, ah);
+        DcAddressing.set(mqp, ah, remoteDctn, remoteDcKey);
+        destSetIn[count - 1] = batch;
+        udAh[count - 1] = ah;
+        tracker.stageAh(base + count - 1, ah.trackingId);
+    }
+
     /**
      * {@code ibv_wr_set_xrc_srqn(3)}: the current WR of an XRC initiator goes to the remote XRC SRQ number
      * {@code remoteSrqn} (the peer's {@link SharedReceiveQueue#srqNum()}).
@@ -460,9 +425,8 @@ public final class PostBatch implements AutoCloseable {
     private void complete() {
         try {
             int rc = ops.ibv_wr_complete();
-            if (rc != 0) {
-                tracker.rollback(base);
-                throw completeFailed(rc);
+            if (rc != 0) { // the provider rolled the batch back: so does the catch
+                throw PostBatchRefusals.completeFailed(qp, count, rc);
             }
         } catch (RuntimeException | Error e) { // nothing reached the doorbell: the references must not linger
             tracker.rollback(base);
@@ -473,33 +437,23 @@ public final class PostBatch implements AutoCloseable {
         }
     }
 
-    /** Every WR of an XRC initiator's or UD QP's batch names its destination. */
     private void checkDestinations() {
-        for (int i = 0; i < count; i++) {
-            if (destSetIn[i] != batch) {
-                throw PostBatchRefusals.noDestination(qp, rules, i);
-            }
-        }
+        PostBatchRefusals.checkDestinations(qp, rules, destSetIn, count, batch);
     }
 
     /**
      * A key, AH or window closed since it was staged: aborts the batch ({@code ibv_wr_abort}) and returns the refusal.
      */
     private IllegalStateException abortStale(int stale, int closedAh, MemoryWindow closedMw) {
+        KeySnapshot key = stale < 0 ? null : oneKey ? lastKey : keys[stale]; // before clearStaged
         try {
             ops.ibv_wr_abort();
-        } catch (RuntimeException | Error e) {
-            tracker.rollback(base);
-            clearStaged();
-            throw e;
         } finally {
             queue.guard.exit();
+            tracker.rollback(base);
+            clearStaged();
         }
-        tracker.rollback(base);
-        clearStaged();
-        return stale >= 0 ? rules.staleKey("ibv_wr_complete", keyAt(stale), stale / maxSge)
-                : closedAh >= 0 ? PostBatchRefusals.ahClosed(qp, closedAh, udAh[closedAh])
-                : closedMw.resource.closedException("ibv_wr_complete (its batch names it; aborted)");
+        return PostBatchRefusals.stale(qp, rules, key, stale / maxSge, closedAh, udAh, closedMw);
     }
 
     /** The first SGE slot whose key is no longer as staged, or -1 (see {@link WorkRequests#firstStaleKey}). */
@@ -509,7 +463,8 @@ public final class PostBatch implements AutoCloseable {
             if (!anyKey || DataPathAccess.snapshot(k.owner) == k && k.memoryAlive()) {
                 return -1;
             }
-            return firstKeySlot(); // every SGE names it: the first is the one to name (-1: none left, as the walk)
+            // every SGE names it: the first is the one to name (-1: none left, as the walk)
+            return PostBatchRefusals.firstKeySlot(tracker, base, count, maxSge);
         }
         KeySnapshot previous = null;
         for (int i = 0; i < count; i++) {
@@ -524,21 +479,6 @@ public final class PostBatch implements AutoCloseable {
             }
         }
         return -1;
-    }
-
-    /** The SGE slot of the batch's first key reference (a one-key batch, whose {@link #keys} are not written), or -1. */
-    private int firstKeySlot() {
-        for (int i = 0; i < count; i++) {
-            if (tracker.refCountAt(base + i) > 0) {
-                return i * maxSge;
-            }
-        }
-        return -1;
-    }
-
-    /** The key of SGE slot {@code i} (a one-key batch's is {@link #lastKey}). */
-    private KeySnapshot keyAt(int i) {
-        return oneKey ? lastKey : keys[i];
     }
 
     /** Aborts the batch if it was not submitted ({@code ibv_wr_abort(3)}): none of its WRs is posted. */
@@ -571,15 +511,15 @@ public final class PostBatch implements AutoCloseable {
         return active;
     }
 
-    private void begin(SendOperation op, long wrId, int sendFlags) {
+    void begin(SendOperation op, long wrId, int sendFlags) {
         if (!active) {
-            throw notActive();
+            throw notOpen("ibv_wr_*");
         }
         if ((enabledOps & 1 << op.ordinal()) == 0) {
             throw PostBatchRefusals.notEnabled(qp, op);
         }
         if (count == room) {
-            throw full();
+            throw PostBatchRefusals.full(qp, room);
         }
         int i = count++;
         tracker.stageWr(base + i, wrId); // no key reference yet
@@ -591,13 +531,21 @@ public final class PostBatch implements AutoCloseable {
         ops.wr_flags(sendFlags);
     }
 
+    IllegalStateException notOpen(String verb) {
+        return PostBatchRefusals.notOpen(verb, qp, queue.guard, active);
+    }
+
+    /** The tracker position of the current WR. */
+    long position() {
+        return base + count - 1;
+    }
+
     private void current() {
         if (!active) {
-            throw notActive();
+            throw notOpen("ibv_wr_*");
         }
         if (count == 0) {
-            throw new IllegalStateException("no current work request: call an operation (send, rdmaWrite, ...) "
-                    + "before its data (setSge, setInlineData)");
+            throw PostBatchRefusals.noCurrentWr();
         }
     }
 
@@ -605,12 +553,11 @@ public final class PostBatch implements AutoCloseable {
     private void currentInline() {
         current();
         if ((currentFlags & SendFlag.INLINE_BIT) == 0) {
-            throw new IllegalStateException("inline data needs SendFlag.INLINE_BIT in the operation's flags "
-                    + "(ibv_wr_set_inline_data(3): the WR must be posted with IBV_SEND_INLINE)");
+            throw PostBatchRefusals.notInline();
         }
     }
 
-    private void stage(KeySnapshot key, int k) {
+    void stage(KeySnapshot key, int k) {
         tracker.stageRef(base + count - 1, k, key.trackingId);
         if (key != lastKey || !oneKey) { // a one-key batch stores no per-SGE key: every one is lastKey
             stageOther(key, k);
@@ -657,37 +604,5 @@ public final class PostBatch implements AutoCloseable {
         if (windowOps != null) {
             windowOps.clear(); // after apply(), or an aborted batch: its window operations never happened
         }
-    }
-
-    // ---- cold ----
-
-    private IllegalStateException notActive() {
-        return notOpen("ibv_wr_*");
-    }
-
-    private IllegalStateException notOpen(String verb) {
-        if (qp.resource.isClosed()) {
-            return qp.resource.closedException(verb + " (its PostBatch was aborted)");
-        }
-        Thread holder = queue.guard.holder();
-        if (active && holder != Thread.currentThread()) {
-            return new IllegalStateException(verb + ": the batch of " + qp + " was started by "
-                    + WorkQueue.holderName(holder) + "; the provider holds the send-queue lock for "
-                    + "that thread: build and submit a batch on the thread that started it");
-        }
-        return new IllegalStateException(verb + ": the batch of " + qp + " is not open: startSend() first");
-    }
-
-    private IllegalStateException full() {
-        return new IllegalStateException("ibv_wr_*: the send queue of " + qp + " had room for " + room
-                + " more WR(s) at ibv_wr_start, and this batch holds them: submit it and poll completions before"
-                + " adding more");
-    }
-
-    private VerbsException completeFailed(int rc) {
-        VerbsException e = Errors.failure(Errors.call("ibv_wr_complete", "qp", qp, "wrs", count), rc,
-                rc == Errno.EINVAL ? "the batch was rolled back; the QP may not be in RTS" : "the batch was rolled back");
-        clearStaged();
-        return e;
     }
 }

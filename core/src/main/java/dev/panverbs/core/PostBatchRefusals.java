@@ -1,6 +1,12 @@
 package dev.panverbs.core;
 
-/** The cold refusals of {@link PostBatch}, and its address-handle re-check at submit. */
+import dev.panverbs.bindings.Errno;
+import dev.panverbs.core.internal.Errors;
+
+/**
+ * The cold refusals of {@link PostBatch}, its destination and address-handle checks at submit, and what its stale-key
+ * refusal looks up.
+ */
 final class PostBatchRefusals {
     private PostBatchRefusals() {
     }
@@ -25,7 +31,8 @@ final class PostBatchRefusals {
 
     static IllegalStateException ahClosed(QueuePair qp, int index, AddressHandle ah) {
         return new IllegalStateException("ibv_wr_complete: work request " + index + " of the batch of " + qp
-                + " names " + ah + ", closed since setUdAddr(ah, ...): the batch was aborted (ibv_wr_abort), nothing "
+                + " names " + ah + ", closed since " + (qp.type == QueuePairType.DC_INITIATOR
+                ? "DcInitiator.setDcAddr(batch, ah, ...)" : "setUdAddr(ah, ...)") + ": the batch was aborted (ibv_wr_abort), nothing "
                 + "was posted; address the WRs with an open AH");
     }
 
@@ -50,7 +57,22 @@ final class PostBatchRefusals {
                 + length + ". Nothing was set");
     }
 
+    /** Every WR of an XRC initiator's or UD QP's batch names its destination (set in batch number {@code batch}). */
+    static void checkDestinations(QueuePair qp, WorkRequestRules rules, int[] destSetIn, int count, int batch) {
+        for (int i = 0; i < count; i++) {
+            if (destSetIn[i] != batch) {
+                throw noDestination(qp, rules, i);
+            }
+        }
+    }
+
     static IllegalStateException noDestination(QueuePair qp, WorkRequestRules rules, int index) {
+        if (rules.type() == QueuePairType.DC_INITIATOR) {
+            return new IllegalStateException("ibv_wr_complete: work request " + index + " of the batch of " + qp
+                    + " names no DC target: a DCI work request needs DcInitiator.setDcAddr(batch, ah, remoteDctn, "
+                    + "remoteDcKey) (mlx5dv_wr_set_dc_addr) after its operation. Nothing was posted; the batch stays "
+                    + "open (close() aborts it)");
+        }
         if (rules.type() == QueuePairType.UD) {
             return new IllegalStateException("ibv_wr_complete: work request " + index + " of the batch of " + qp
                     + " names no destination: a UD send needs setUdAddr(ah, remoteQpn, remoteQkey) "
@@ -66,5 +88,76 @@ final class PostBatchRefusals {
         return new UnsupportedVerbException("ibv_wr_" + op.name().toLowerCase() + "(" + qp + ")",
                 "the QP was created without " + op + " in sendOps (send_ops_flags); add it to "
                         + "QueuePairBuilder.sendOps", op + " through the ibv_wr_* API");
+    }
+
+    static IllegalStateException notOpen(String verb, QueuePair qp, CallGuard guard, boolean active) {
+        if (qp.resource.isClosed()) {
+            return qp.resource.closedException(verb + " (its PostBatch was aborted)");
+        }
+        Thread holder = guard.holder();
+        if (active && holder != Thread.currentThread()) {
+            return new IllegalStateException(verb + ": the batch of " + qp + " was started by "
+                    + WorkQueue.holderName(holder) + "; the provider holds the send-queue lock for "
+                    + "that thread: build and submit a batch on the thread that started it");
+        }
+        return new IllegalStateException(verb + ": the batch of " + qp + " is not open: startSend() first");
+    }
+
+    static IllegalStateException full(QueuePair qp, int room) {
+        return new IllegalStateException("ibv_wr_*: the send queue of " + qp + " had room for " + room
+                + " more WR(s) at ibv_wr_start, and this batch holds them: submit it and poll completions before"
+                + " adding more");
+    }
+
+    static VerbsException completeFailed(QueuePair qp, int count, int rc) {
+        return Errors.failure(Errors.call("ibv_wr_complete", "qp", qp, "wrs", count), rc,
+                rc == Errno.EINVAL ? "the batch was rolled back; the QP may not be in RTS" : "the batch was rolled back");
+    }
+
+    static IllegalStateException noCurrentWr() {
+        return new IllegalStateException("no current work request: call an operation (send, rdmaWrite, ...) "
+                + "before its data (setSge, setInlineData)");
+    }
+
+    static IllegalStateException notInline() {
+        return new IllegalStateException("inline data needs SendFlag.INLINE_BIT in the operation's flags "
+                + "(ibv_wr_set_inline_data(3): the WR must be posted with IBV_SEND_INLINE)");
+    }
+
+    static IllegalArgumentException typeOneWindow(MemoryWindow mw) {
+        return new IllegalArgumentException("ibv_wr_bind_mw: " + mw + " is a type 1 window: bind it with "
+                + "MemoryWindow.bind (ibv_bind_mw)");
+    }
+
+    /** The enabled operations of {@code sendOps} ({@code IBV_QP_EX_WITH_*}) as bit {@code ordinal()} each. */
+    static int ordinalBits(long sendOps) {
+        int enabled = 0;
+        for (SendOperation op : SendOperation.values()) {
+            if ((sendOps & op.bit()) != 0) {
+                enabled |= 1 << op.ordinal();
+            }
+        }
+        return enabled;
+    }
+
+    /**
+     * The SGE slot of the first key reference of the batch's {@code count} WRs from tracker position {@code base}, or
+     * -1 (a stale one-key batch, whose per-SGE keys are not written: every SGE names the key).
+     */
+    static int firstKeySlot(WorkQueueTracker tracker, long base, int count, int maxSge) {
+        for (int i = 0; i < count; i++) {
+            if (tracker.refCountAt(base + i) > 0) {
+                return i * maxSge;
+            }
+        }
+        return -1;
+    }
+
+    /** The refusal of an aborted batch: WR {@code wr}'s stale {@code key}, else AH {@code closedAh}, else the window. */
+    static IllegalStateException stale(QueuePair qp, WorkRequestRules rules, KeySnapshot key, int wr, int closedAh,
+                                       AddressHandle[] udAh, MemoryWindow closedMw) {
+        return key != null ? rules.staleKey("ibv_wr_complete", key, wr)
+                : closedAh >= 0 ? ahClosed(qp, closedAh, udAh[closedAh])
+                : closedMw.resource.closedException("ibv_wr_complete (its batch names it; aborted)");
     }
 }

@@ -22,6 +22,8 @@ public enum ResourceKind {
     ADDRESS_HANDLE("AddressHandle"),
     /** {@code ibv_mw}. */
     MEMORY_WINDOW("MemoryWindow"),
+    /** {@code mlx5dv_mkey} (an indirect mkey): destroyed before the memory regions its layout names. */
+    INDIRECT_MKEY("IndirectMkey"),
     /** {@code ibv_mr}. */
     MEMORY_REGION("MemoryRegion"),
     /** {@code ibv_rwq_ind_table}. */

@@ -1,6 +1,9 @@
 package dev.panverbs.core.mlx5;
 
-import static dev.panverbs.core.mlx5.WqeWriter.SEND_INLINE;
+import static dev.panverbs.core.mlx5.DirectSendChecks.VERB;
+import static dev.panverbs.core.mlx5.DirectSendChecks.aligned;
+import static dev.panverbs.core.mlx5.DirectSendChecks.checkFlags;
+import static dev.panverbs.core.mlx5.DirectSendChecks.inBounds;
 import static dev.panverbs.core.mlx5.WqeWriter.WR_ATOMIC_CMP_AND_SWP;
 import static dev.panverbs.core.mlx5.WqeWriter.WR_ATOMIC_FETCH_AND_ADD;
 import static dev.panverbs.core.mlx5.WqeWriter.WR_RDMA_READ;
@@ -13,7 +16,6 @@ import static dev.panverbs.core.mlx5.WqeWriter.WR_SEND_WITH_INV;
 import dev.panverbs.core.LocalKey;
 import dev.panverbs.core.QueuePair;
 import dev.panverbs.core.QueuePairType;
-import dev.panverbs.core.SendFlag;
 import dev.panverbs.core.internal.DirectPath;
 import dev.panverbs.core.internal.Errors;
 import dev.panverbs.core.internal.Handshake;
@@ -42,18 +44,10 @@ import java.lang.foreign.MemorySegment;
  * per WR.
  */
 public final class DirectSendQueue {
-    private static final String VERB = "mlx5 Direct WQE post";
-    /**
-     * One lock per BlueFlame register: QPs may share a register (libmlx5's {@code bf->need_lock}), and two BlueFlame
-     * copies into one register must not interleave (an 8-byte doorbell is a single store and takes no lock).
-     */
-    private static final java.util.concurrent.ConcurrentHashMap<Long, Object> BF_LOCKS =
-            new java.util.concurrent.ConcurrentHashMap<>();
-
-    private final QueuePair qp;
+    final QueuePair qp;
     /** A constant: C2 binds its calls without a receiver check (see {@link DirectPath}). */
     private static final DirectPath PATH = DirectPath.get();
-    private final DirectPath.SendSide side;
+    final DirectPath.SendSide side;
     final WqeWriter writer;
     /**
      * By the index {@code i} at which a WR's WQE starts: its provider wr_id (tracker position and route token, what
@@ -61,26 +55,26 @@ public final class DirectSendQueue {
      * tracker slot, written per WR anyway (see {@code CqePoller.Target#wrIds}): one store and range check less per WR.
      */
     final long[] sq;
-    private final int capacity;
+    final int capacity;
     private final int maxSge;
     private final int maxInline;
     /** {@code side.encode(p) == token | (p & positionMask)}: hoisted (the route token is set at QP creation). */
-    private final long token;
-    private final long positionMask;
+    final long token;
+    final long positionMask;
     // the chain being built: its WQEs are in the ring from writer.curPost of chainStart on, not yet rung
-    private int count;
-    private long chainTail;
+    int count;
+    long chainTail;
     private int chainStart;
     /** How many WRs the queue had room for when last read (re-read when the chain reaches it). */
-    private int room;
+    int room;
     /**
      * A one-call WR whose index is below this needs none of {@link #next()}'s chain work (one compare instead of
      * three): the room last read while a chain is open and no builder WR is open, else 0, so a chain's first WR, the
      * WR after a builder WR and a WR at the room all take {@link #next()}. The guard is still checked per WR.
      */
-    private int fast;
+    int fast;
     /** The positions from {@link #chainTail} reserved in the tracker for this chain's records. */
-    private int reserved;
+    int reserved;
     // the current WR (the last started)
     private int curOp;
     private int curPieces;
@@ -93,65 +87,48 @@ public final class DirectSendQueue {
      * SGE count, the tracking ids of the keys its SGEs name) is written in place at its position, reserved from
      * {@link #chainTail} on when the chain opens, so {@link #post()} only publishes: no staging copy, no copy loop.
      */
-    private final long[] rec;
-    private final int recMask;
-    private final int stride;
+    final long[] rec;
+    final int recMask;
+    final int stride;
     /** The distinct key snapshots of the chain (consecutive SGEs of one key are one entry), re-checked at post. */
     private final Object[] keys;
     private int nkeys;
-    private Object lastKey;
+    Object lastKey;
     /**
      * The key of the chain's last one-call WR and its snapshot's fields (valid while {@link #fast} is not 0): a later
      * one-call WR naming the same key checks only its range against them. A key closed or re-registered in between
      * is refused at {@link #post()}, which re-checks every staged snapshot after its fence.
      */
     private LocalKey kKey;
-    private long kAddress;
+    long kAddress;
     private long kLength;
-    private long kLkeyBe;
-    private long kTracking;
+    long kLkeyBe;
+    long kTracking;
     private boolean kWrite;
 
     DirectSendQueue(QueuePair qp, Mlx5QueuePairView view, DirectCompletionQueue cq, boolean bfUsable, boolean preferBf,
                     boolean shutUpBf) {
-        if (qp.type() != QueuePairType.RC) {
-            throw new UnsupportedOperationException("Direct WQE posting writes RC WQEs; " + qp + " is " + qp.type());
-        }
-        if (view.sqStride() != WqeWriter.WQEBB) {
-            throw new IllegalArgumentException("send queue stride " + view.sqStride() + ", expected 64");
-        }
-        if (cq.completionQueue() != qp.sendCq()) {
-            throw new IllegalArgumentException(cq.completionQueue() + " is not the send CQ of " + qp);
-        }
+        this(qp, view, cq, bfUsable, preferBf, shutUpBf, QueuePairType.RC);
+    }
+
+    /** {@code type}: RC, or DC_INITIATOR for {@link DirectDcQueue}, which starts every WR with {@link #startDc}. */
+    DirectSendQueue(QueuePair qp, Mlx5QueuePairView view, DirectCompletionQueue cq, boolean bfUsable, boolean preferBf,
+                    boolean shutUpBf, QueuePairType type) {
+        DirectSendChecks.checkQueue(qp, view, cq, type);
         this.qp = qp;
         this.side = PATH.sendSide(qp);
-        if (side.sigAll()) {
-            // mlx5_ib enables requester scatter-to-CQE for sq_sig_all RC QPs: RDMA READ and atomic results of up to
-            // 32 bytes then arrive inside the CQE and the provider copies them out at poll time, which this path
-            // does not do
-            throw new UnsupportedOperationException("Direct WQE posting on " + qp + ": the QP was created with "
-                    + "sq_sig_all, for which the kernel enables requester scatter-to-CQE (small READ/atomic results "
-                    + "land in the CQE); create it without sqSigAll and signal WRs with SendFlag.SIGNALED_BIT");
-        }
-        if (side.outstanding() != 0) {
-            throw new IllegalStateException(qp + " has " + side.outstanding() + " outstanding send work requests; "
-                    + "open the direct path before posting through the core, or after their completions were polled");
-        }
         this.capacity = Math.max(qp.capabilities().maxSendWr(), 1);
         this.maxSge = Math.max(qp.capabilities().maxSendSge(), 1);
         this.maxInline = qp.capabilities().maxInlineData();
+        DirectSendChecks.checkSide(qp, side, maxSge);
         int curPost = view.doorbellRecord().get(WqeWriter.BE32, 4) & 0xFFFF; // where libmlx5 left the producer
         this.writer = new WqeWriter(view.sqBuffer(), view.sqWqeCount(), view.doorbellRecord(),
                 view.blueFlameRegister(), view.blueFlameSize(), bfUsable, preferBf, shutUpBf, view.qpNum(),
                 0, capacity, maxSge, maxInline, curPost,
-                BF_LOCKS.computeIfAbsent(view.blueFlameRegister().address(), a -> new Object()));
+                DirectSendChecks.bfLock(view.blueFlameRegister().address()));
         this.sq = new long[view.sqWqeCount()];
         this.token = side.encode(0);
         this.positionMask = side.encode(-1L) ^ token;
-        if (side.refsPerSlot() < maxSge) {
-            throw new IllegalStateException(qp + ": its send tracker holds " + side.refsPerSlot() + " references per "
-                    + "WR, fewer than max_send_sge=" + maxSge);
-        }
         this.rec = side.slots();
         this.recMask = side.slotMask();
         this.stride = side.slotStride();
@@ -160,15 +137,7 @@ public final class DirectSendQueue {
         // outstanding): a CQE naming it is refused (once per poll, where it retires) instead of retiring position 0
         long never = side.encode(-1L);
         java.util.Arrays.fill(sq, never);
-        String pollVerb = "mlx5 direct CQE poll (send queue of " + qp + ")";
-        cq.poller.target(view.qpNum()).send(sq, rec, recMask, stride, (idx, providerWrId) -> {
-            if (providerWrId == never) {
-                throw new IllegalStateException(pollVerb + ": a completion names send WQE " + idx + ", where no "
-                        + "WR was written: the device misbehaves, or work was posted to this QP outside this path. "
-                        + "Nothing was retired; its completions can no longer be attributed");
-            }
-            return side.retire(providerWrId);
-        });
+        DirectSendChecks.routeCompletions(qp, view, cq, side, sq, never);
     }
 
     /**
@@ -259,16 +228,6 @@ public final class DirectSendQueue {
         return start(WR_ATOMIC_FETCH_AND_ADD, wrId, sendFlags, 0, aligned(remoteAddr), rkey, 0, add);
     }
 
-    /** An atomic's remote address, refused (before the WR starts) unless 8-byte aligned, as the core's paths do. */
-    private static long aligned(long remoteAddr) {
-        if ((remoteAddr & 7) != 0) {
-            throw new IllegalArgumentException(VERB + ": atomic remote address 0x" + Long.toHexString(remoteAddr)
-                    + " is not 8-byte aligned (IB atomics operate on aligned 64-bit words; the responder would reject "
-                    + "the WR and the QP would go to ERR)");
-        }
-        return remoteAddr;
-    }
-
     // ---- one call per WR of one SGE (the common shape): op(...).sge(key, offset, length) with one guard check ----
 
     /**
@@ -337,7 +296,14 @@ public final class DirectSendQueue {
         } else {
             i = next();
         }
-        if (snap != last) { // consecutive SGEs of one key: one entry to re-check at post
+        stage(key, snap);
+        return i;
+    }
+
+    /** Stages {@code key}'s checked snapshot for the post's re-check and caches it ({@code k*} fields). */
+    void stage(LocalKey key, Object snap) {
+        DirectPath p = PATH;
+        if (snap != lastKey) { // consecutive SGEs of one key: one entry to re-check at post
             keys[nkeys++] = snap;
             lastKey = snap;
         }
@@ -347,19 +313,34 @@ public final class DirectSendQueue {
         kLkeyBe = WqeWriter.lkeyWord(p.lkey(snap));
         kTracking = p.trackingId(snap);
         kWrite = p.localWrite(snap);
-        return i;
     }
 
-    /** {@code [offset, offset + length)} inside {@code size} bytes (overflow-safe; the core's WorkRequestRules). */
-    private static boolean inBounds(long offset, int length, long size) {
-        return (offset | length) >= 0 && offset <= size - length; // the OR is negative iff either is
+    // ---- bursts: n one-call WRs of one key in one call; key, span, guard and room checked once per burst ----
+
+    /**
+     * {@code n} one-call {@code rdmaWrite}s in one call: WR {@code j} (wr_id {@code wrId + j}) writes {@code length}
+     * bytes from {@code offset + j * localStride} of {@code key} to {@code remoteAddr + j * remoteStride}, with
+     * {@code sendFlags}, the last WR with {@code lastFlags}. The same WQEs, tracker records (each WR references
+     * {@code key}) and completions as the {@code n} calls; the key, the whole span's range, the guard and the room
+     * for all {@code n} are checked once, before anything is written: a refused burst adds nothing to the chain.
+     */
+    public DirectSendQueue rdmaWriteBurst(long wrId, int n, int sendFlags, int lastFlags, int rkey, long remoteAddr,
+                                          long remoteStride, LocalKey key, long offset, long localStride, int length) {
+        return DirectSendBurst.write(this, WR_RDMA_WRITE, wrId, n, sendFlags, lastFlags, remoteAddr, remoteStride, rkey, key, offset,
+                localStride, length);
     }
 
-    private static void checkFlags(int sendFlags) {
-        if ((sendFlags & ~(SendFlag.SIGNALED_BIT | SendFlag.SOLICITED_BIT | SendFlag.FENCE_BIT)) != 0) {
-            throw new IllegalArgumentException(VERB + ": send flags 0x" + Integer.toHexString(sendFlags)
-                    + " (SIGNALED, SOLICITED and FENCE apply; inline data is added with inline())");
-        }
+    /** {@code n} one-call {@code send}s in one call (see {@link #rdmaWriteBurst}). */
+    public DirectSendQueue sendBurst(long wrId, int n, int sendFlags, int lastFlags, LocalKey key, long offset,
+                                     long localStride, int length) {
+        return DirectSendBurst.write(this, WR_SEND, wrId, n, sendFlags, lastFlags, 0, 0, 0, key, offset, localStride, length);
+    }
+
+    /** {@code n} one-call {@code rdmaRead}s in one call (see {@link #rdmaWriteBurst}); {@code key} needs LOCAL_WRITE. */
+    public DirectSendQueue rdmaReadBurst(long wrId, int n, int sendFlags, int lastFlags, int rkey, long remoteAddr,
+                                         long remoteStride, LocalKey key, long offset, long localStride, int length) {
+        return DirectSendBurst.write(this, WR_RDMA_READ, wrId, n, sendFlags, lastFlags, remoteAddr, remoteStride, rkey, key, offset,
+                localStride, length);
     }
 
     /** The builder form: starts a WR that {@link #sge} and {@link #inline} extend until the next WR or the post. */
@@ -383,10 +364,35 @@ public final class DirectSendQueue {
     }
 
     /**
+     * The builder form of a DC initiator's WR ({@link DirectDcQueue}): {@link #start} with the datagram segment
+     * {@code av} after the control segment ({@link WqeWriter#beginDc}). Returns the WR's tracker position (its AH is
+     * staged there).
+     */
+    long startDc(int op, long wrId, int sendFlags, int immOrInv, long ra, int rk, long sw, long ca, long[] av) {
+        checkFlags(sendFlags);
+        int i = next();
+        int idx = writer.beginDc(op, sendFlags, immOrInv, ra, rk, sw, ca, av);
+        long position = chainTail + i;
+        sq[idx] = token | (position & positionMask);
+        long[] r = rec;
+        int b = ((int) position & recMask) * stride;
+        r[b] = wrId;
+        r[b + 1] = 0;
+        curOp = op;
+        curPieces = 0;
+        curInline = false;
+        curInlineBytes = 0;
+        curOpen = true;
+        fast = 0;
+        count = i + 1;
+        return position;
+    }
+
+    /**
      * The index of the WR about to start: takes the guard for a chain's first WR, else checks that it is still held
      * and that the queue has room, and ends the previous WR if it was built with the builder form.
      */
-    private int next() {
+    int next() {
         int i = count;
         if (i == 0) {
             open();
@@ -448,7 +454,7 @@ public final class DirectSendQueue {
     }
 
     /** The guard this chain took is still this thread's (a close on this thread takes it away: ring unmapped). */
-    private void held() {
+    void held() {
         if (!side.heldByMe()) {
             throw lost();
         }
@@ -466,35 +472,24 @@ public final class DirectSendQueue {
             drop();
             return closed;
         }
-        return new IllegalStateException(VERB + ": a chain of " + count + " WRs on " + qp + " is open on another "
-                + "thread, which holds the QP's producer guard until its post() or clear(); a DirectSendQueue has "
-                + "one producer thread: build, post and clear each chain on one thread. Nothing was changed");
+        return DirectSendChecks.otherThread(qp, count);
     }
 
     private IllegalStateException staleRecord() {
-        return new IllegalStateException(VERB + ": the doorbell record of " + qp + " no longer holds this queue's "
-                + "producer counter: the QP went through RESET (libmlx5 restarts its counters), was posted through "
-                + "libmlx5 or through another DirectSendQueue; nothing was written; open a new DirectSendQueue");
+        return DirectSendChecks.staleRecord(qp);
     }
 
     private IllegalStateException full(int pending) {
-        return new IllegalStateException(VERB + ": the send queue of " + qp + " is full (" + pending + " WRs pending, "
-                + "max_send_wr=" + capacity + "); post() them and poll completions first");
+        return DirectSendChecks.full(qp, pending, capacity);
     }
 
     private int current(String what) {
         int i = count - 1;
         if (i < 0) {
-            throw new IllegalStateException(VERB + ": " + what + " before any WR was started on " + qp);
+            throw DirectSendChecks.noCurrent(qp, what);
         }
         held();
-        if (!curOpen) {
-            throw new IllegalStateException(VERB + ": WR " + i + " was written whole by the one-call form; start it "
-                    + "with the builder form (rdmaWrite(...).sge(...)) to add more SGEs or inline data");
-        }
-        if (curPieces == maxSge) {
-            throw new IllegalArgumentException(VERB + ": WR " + i + " already has max_send_sge=" + maxSge + " SGEs");
-        }
+        DirectSendChecks.checkExtensible(i, curOpen, curPieces, maxSge);
         return i;
     }
 
@@ -502,14 +497,8 @@ public final class DirectSendQueue {
     public DirectSendQueue sge(LocalKey key, long offset, int length) {
         int i = current("sge()");
         int op = curOp;
-        if (curInline) {
-            throw new IllegalArgumentException(VERB + ": WR " + i + " carries inline data; it cannot also name SGEs");
-        }
         int n = curPieces;
-        boolean atomic = op == WR_ATOMIC_CMP_AND_SWP || op == WR_ATOMIC_FETCH_AND_ADD;
-        if (atomic && (length != 8 || n != 0)) {
-            throw new IllegalArgumentException(VERB + ": an atomic WR takes one 8-byte SGE, not " + length + " bytes");
-        }
+        boolean atomic = DirectSendChecks.checkSgeShape(i, op, curInline, n, length);
         Object snap = PATH.checkNextSge(qp, lastKey, key, offset, length, op == WR_RDMA_READ || atomic,
                 atomic ? "an atomic" : "RDMA READ");
         addSge(i, n, snap, offset, length);
@@ -538,25 +527,8 @@ public final class DirectSendQueue {
      */
     public DirectSendQueue inline(MemorySegment data) {
         int i = current("inline()");
-        int op = curOp;
-        if (op == WR_RDMA_READ || op == WR_ATOMIC_CMP_AND_SWP || op == WR_ATOMIC_FETCH_AND_ADD) {
-            throw new IllegalArgumentException(VERB + ": inline data applies to RDMA WRITE and SEND, not opcode " + op);
-        }
-        if (curPieces > 0 && !curInline) {
-            throw new IllegalArgumentException(VERB + ": WR " + i + " names SGEs; it cannot also carry inline data");
-        }
-        if (!data.isNative()) {
-            throw new IllegalArgumentException(VERB + ": inline data must be a native segment");
-        }
-        if (!data.scope().isAlive()) {
-            throw new IllegalStateException(VERB + ": the inline data of WR " + i + " on " + qp + " is a segment "
-                    + "whose arena is closed (its memory is freed); copy the data before closing its arena");
-        }
-        long total = curInlineBytes + data.byteSize();
-        if (total > maxInline) {
-            throw new IllegalArgumentException(VERB + ": " + total + " inline bytes on WR " + i + " exceed "
-                    + "max_inline_data=" + maxInline + " of " + qp);
-        }
+        long total = DirectSendChecks.checkInline(qp, i, curOp, curInline, curPieces, curInlineBytes, data,
+                maxInline);
         try {
             writer.inlineData(data, 0, (int) data.byteSize()); // throws (nothing counted) if data's arena is closed
         } catch (WrongThreadException e) {
@@ -623,7 +595,7 @@ public final class DirectSendQueue {
     }
 
     /** Forgets the chain (its WQEs stay beyond the producer index, unrung): no stale key kept reachable. */
-    private void drop() {
+    void drop() {
         writer.abort(chainStart);
         if (reserved != 0) {
             reserved = 0;

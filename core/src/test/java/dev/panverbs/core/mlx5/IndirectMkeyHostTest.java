@@ -1,0 +1,342 @@
+package dev.panverbs.core.mlx5;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.panverbs.core.Access;
+import dev.panverbs.core.CompletionQueue;
+import dev.panverbs.core.FakeProvider;
+import dev.panverbs.core.MemoryRegion;
+import dev.panverbs.core.PostBatch;
+import dev.panverbs.core.ProtectionDomain;
+import dev.panverbs.core.QueuePair;
+import dev.panverbs.core.SendFlag;
+import dev.panverbs.core.SendOperation;
+import dev.panverbs.core.UmrHostSupport;
+import dev.panverbs.core.WorkCompletionOpcode;
+import dev.panverbs.core.WorkCompletionStatus;
+import dev.panverbs.core.WorkCompletions;
+import dev.panverbs.core.internal.NativeHandles;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+import java.util.EnumSet;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Indirect mkeys and their UMRs through the real {@link IndirectMkey}, {@link UmrQueuePair}, {@link QueuePair},
+ * {@link MemoryRegion} and {@link CompletionQueue} objects over the fake provider plus fake {@code mlx5dv_qp_ex} UMR
+ * builders ({@code core/src/test/c/fake_mlx5dv.c}): what reaches the builder, completion routing
+ * ({@code IBV_WC_DRIVER1}), and the DMA-safety promises (regions held by a configured mkey, destroy refused while
+ * named by an outstanding WR, the arena tie destroying the mkey first, SGEs over a reconfigured mkey refused).
+ */
+class IndirectMkeyHostTest {
+    private static final int QP_INLINE = 512; // (512 + 4) / 16 = 32 list entries, 31 interleaved
+    private static FakeProvider fake;
+    private static SymbolLookup lib;
+    private static MemorySegment umrRecord;
+
+    private final AtomicInteger destroyed = new AtomicInteger();
+    private CompletionQueue cq;
+    private UmrQueuePair umr;
+    private ProtectionDomain pd;
+    private int nextKey = 0x4000;
+
+    @BeforeAll
+    static void build() throws Throwable {
+        Path so = FakeProvider.compile(Path.of("src/test/c/fake_mlx5dv.c"), Path.of("target/fake-umr"));
+        fake = new FakeProvider(so);
+        lib = SymbolLookup.libraryLookup(so.toAbsolutePath(), Arena.global());
+        umrRecord = ((MemorySegment) Linker.nativeLinker().downcallHandle(lib.find("fake_last_umr").orElseThrow(),
+                FunctionDescriptor.of(ValueLayout.ADDRESS)).invokeExact()).reinterpret(40 + 24 * 1024);
+    }
+
+    @BeforeEach
+    void setUp() {
+        pd = fake.protectionDomain();
+        cq = fake.createCq(256);
+        QueuePair qp = fake.createRtsQp(pd, cq, cq, 64, 16, 1, QP_INLINE,
+                EnumSet.of(SendOperation.RDMA_WRITE, SendOperation.LOCAL_INV));
+        umr = UmrQueuePair.wrap(qp, NativeHandles.handle(qp, "test"), dvQpEx(qp), QP_INLINE);
+    }
+
+    private static MemorySegment dvQpEx(QueuePair qp) {
+        try {
+            return (MemorySegment) Linker.nativeLinker().downcallHandle(lib.find("fake_dv_qp_ex").orElseThrow(),
+                    FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS))
+                    .invokeExact(NativeHandles.handle(qp, "test"));
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    private IndirectMkey mkey(int maxEntries) {
+        return mkey(pd, maxEntries);
+    }
+
+    private IndirectMkey mkey(ProtectionDomain in, int maxEntries) {
+        MemorySegment m = Arena.global().allocate(8, 4);
+        int key = (nextKey++) << 8;
+        m.set(ValueLayout.JAVA_INT, 0, key);
+        m.set(ValueLayout.JAVA_INT, 4, key);
+        return IndirectMkey.wrap(in, m, maxEntries, h -> {
+            destroyed.incrementAndGet();
+            return 0;
+        });
+    }
+
+    private MemoryRegion region() {
+        return fake.buffer(nextKey++);
+    }
+
+    private int pollAll(WorkCompletions wcs) {
+        int n = cq.poll(wcs);
+        for (int i = 0; i < n; i++) {
+            assertThat(wcs.get(i).status()).isEqualTo(WorkCompletionStatus.SUCCESS);
+        }
+        return n;
+    }
+
+    private static int rec(long offset) {
+        return umrRecord.get(ValueLayout.JAVA_INT, offset);
+    }
+
+    @Test
+    void interleavedReachesTheBuilderAndItsCompletionIsRouted() {
+        MemoryRegion a = region();
+        MemoryRegion b = region();
+        IndirectMkey mk = mkey(8);
+        MkeyLayout layout = MkeyLayout.interleaved(4, new MkeyLayout.Entry(a, 16, 64, 192),
+                new MkeyLayout.Entry(b, 0, 32, 0));
+        umr.configure(77L, SendFlag.SIGNALED_BIT, mk, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE), layout);
+
+        assertThat(rec(8)).isEqualTo(1); // interleaved
+        assertThat(rec(12)).isEqualTo(mk.lkey());
+        assertThat(rec(16)).isEqualTo(Access.mask(EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE)));
+        assertThat(rec(20)).isEqualTo(4);
+        assertThat(rec(24)).isEqualTo(2);
+        assertThat(rec(28) & SendFlag.INLINE_BIT).as("libmlx5 refuses a UMR without IBV_SEND_INLINE").isNotZero();
+        assertThat(rec(28) & SendFlag.SIGNALED_BIT).isNotZero();
+        long d = 40;
+        assertThat(umrRecord.get(ValueLayout.JAVA_LONG, d)).isEqualTo(a.address() + 16);
+        assertThat(umrRecord.get(ValueLayout.JAVA_INT, d + 8)).isEqualTo(64);
+        assertThat(umrRecord.get(ValueLayout.JAVA_INT, d + 12)).isEqualTo(192);
+        assertThat(umrRecord.get(ValueLayout.JAVA_INT, d + 16)).isEqualTo(a.lkey());
+        assertThat(umrRecord.get(ValueLayout.JAVA_LONG, d + 24)).isEqualTo(b.address());
+        assertThat(umrRecord.get(ValueLayout.JAVA_INT, d + 40)).isEqualTo(b.lkey());
+        assertThat(mk.length()).isEqualTo(4 * (64 + 32));
+        assertThat(mk.address()).isZero();
+        assertThat(mk.layout()).isEqualTo(layout);
+
+        WorkCompletions wcs = WorkCompletions.allocate(8);
+        assertThat(pollAll(wcs)).isEqualTo(1);
+        assertThat(wcs.get(0).wrId()).isEqualTo(77L);
+        assertThat(wcs.get(0).opcode()).isEqualTo(WorkCompletionOpcode.DRIVER);
+        assertThat(UmrHostSupport.outstandingSends(umr.queuePair())).isZero();
+    }
+
+    @Test
+    void listReachesTheBuilderAndTheMkeyServesAsAnSgeKey() {
+        MemoryRegion a = region();
+        MemoryRegion b = region();
+        IndirectMkey mk = mkey(4);
+        umr.configure(1L, 0, mk, EnumSet.of(Access.LOCAL_WRITE),
+                MkeyLayout.list(new MkeyLayout.Sge(a, 100, 1000), new MkeyLayout.Sge(b, 0, 24)));
+        assertThat(rec(8)).isEqualTo(2);
+        assertThat(rec(24)).isEqualTo(2);
+        assertThat(umrRecord.get(ValueLayout.JAVA_LONG, 40)).isEqualTo(a.address() + 100);
+        assertThat(umrRecord.get(ValueLayout.JAVA_INT, 48)).isEqualTo(1000);
+        assertThat(umrRecord.get(ValueLayout.JAVA_INT, 52)).isEqualTo(a.lkey());
+        assertThat(umrRecord.get(ValueLayout.JAVA_INT, 68)).isEqualTo(b.lkey());
+        assertThat(mk.length()).isEqualTo(1024);
+
+        // the mkey is a LocalKey: both post paths take it, range-checked against its configured length
+        QueuePair qp = umr.queuePair();
+        qp.sendRequests().rdmaWrite(2L, SendFlag.SIGNALED_BIT, 0x99, 0).sge(mk, 0, 1024).post();
+        assertThatThrownBy(() -> qp.sendRequests().rdmaWrite(3L, 0, 0x99, 0).sge(mk, 1, 1024))
+                .isInstanceOf(IndexOutOfBoundsException.class).hasMessageContaining(mk.toString());
+        qp.sendRequests().clear();
+        try (PostBatch batch = qp.startSend()) {
+            batch.rdmaWrite(4L, SendFlag.SIGNALED_BIT, 0x99, 0).setSge(mk, 512, 512);
+            batch.submit();
+        }
+        assertThat(UmrHostSupport.inFlight(pd, mk)).isEqualTo(3); // the UMR (unsignaled) and the two writes
+        assertThatThrownBy(mk::close).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("mlx5dv_destroy_mkey").hasMessageContaining("outstanding");
+        WorkCompletions wcs = WorkCompletions.allocate(8);
+        assertThat(pollAll(wcs)).isEqualTo(2);
+        assertThat(UmrHostSupport.inFlight(pd, mk)).isZero();
+        mk.close();
+        assertThat(destroyed).hasValue(1);
+        assertThat(mk.isOpen()).isFalse();
+        a.close(); // no longer held
+        b.close();
+    }
+
+    @Test
+    void aConfiguredMkeyKeepsItsRegionsRegisteredUntilInvalidatedAndRetired() {
+        MemoryRegion a = region();
+        IndirectMkey mk = mkey(4);
+        umr.configure(5L, SendFlag.SIGNALED_BIT, mk, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(a, 0, 4096)));
+        WorkCompletions wcs = WorkCompletions.allocate(8);
+        assertThat(pollAll(wcs)).isEqualTo(1);
+        // configured and retired: still refused, the device translates the mkey into the region
+        assertThatThrownBy(a::close).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("ibv_dereg_mr").hasMessageContaining(mk.toString());
+        assertThat(a.isOpen()).isTrue();
+
+        umr.invalidate(6L, SendFlag.SIGNALED_BIT, mk);
+        assertThat(mk.length()).isZero();
+        assertThat(mk.layout()).isNull();
+        assertThatThrownBy(a::close).as("the invalidation is still outstanding").isInstanceOf(
+                IllegalStateException.class).hasMessageContaining(mk.toString());
+        assertThat(pollAll(wcs)).isEqualTo(1);
+        assertThat(wcs.get(0).wrId()).isEqualTo(6L);
+        a.close();
+        assertThat(a.isOpen()).isFalse();
+        mk.close();
+    }
+
+    @Test
+    void reconfigurationReleasesTheOldLayoutOnlyOnceItsWorkRequestsRetired() {
+        MemoryRegion a = region();
+        MemoryRegion b = region();
+        IndirectMkey mk = mkey(4);
+        umr.configure(1L, SendFlag.SIGNALED_BIT, mk, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(a, 0, 64)));
+        WorkCompletions wcs = WorkCompletions.allocate(8);
+        pollAll(wcs);
+        // an SGE staged over the old layout is refused once the mkey is reconfigured
+        QueuePair qp = umr.queuePair();
+        qp.sendRequests().rdmaWrite(9L, SendFlag.SIGNALED_BIT, 0x99, 0).sge(mk, 0, 64);
+        umr.configure(2L, SendFlag.SIGNALED_BIT, mk, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(b, 0, 128)));
+        assertThatThrownBy(() -> qp.sendRequests().post()).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(mk.toString());
+        qp.sendRequests().clear();
+        assertThatThrownBy(a::close).as("the reconfiguring UMR is outstanding").isInstanceOf(
+                IllegalStateException.class);
+        assertThatThrownBy(b::close).isInstanceOf(IllegalStateException.class);
+        assertThat(pollAll(wcs)).isEqualTo(1);
+        a.close();
+        assertThatThrownBy(b::close).isInstanceOf(IllegalStateException.class);
+        mk.close();
+        b.close();
+    }
+
+    @Test
+    void closingTheArenaOfAHeldRegionDestroysTheMkeyFirst() {
+        Arena arena = Arena.ofShared();
+        MemoryRegion a = fake.register(arena.allocate(4096, 64), nextKey++);
+        UmrHostSupport.tie(a, arena);
+        IndirectMkey mk = mkey(4);
+        umr.configure(1L, 0, mk, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(a, 0, 4096)));
+        // the UMR is still outstanding (unsignaled, nothing polled): the arena's close does not wait for it
+        arena.close();
+        assertThat(destroyed).hasValue(1);
+        assertThat(mk.isOpen()).isFalse();
+        assertThat(a.isOpen()).isFalse();
+        assertThatThrownBy(() -> umr.queuePair().sendRequests().rdmaWrite(2L, 0, 1, 0).sge(mk, 0, 8))
+                .isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> umr.configure(3L, 0, mk, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(region(), 0,
+                8)))).isInstanceOf(IllegalStateException.class).hasMessageContaining("mlx5dv_wr_mr_list");
+    }
+
+    @Test
+    void misuseIsRefusedByNameBeforeTheProvider() {
+        MemoryRegion a = region();
+        IndirectMkey mk = mkey(4);
+        int calls = rec(32);
+        // more entries than the mkey takes
+        MkeyLayout.Sge[] five = new MkeyLayout.Sge[5];
+        java.util.Arrays.fill(five, new MkeyLayout.Sge(a, 0, 8));
+        assertThatThrownBy(() -> umr.configure(1L, 0, mk, Set.of(), MkeyLayout.list(five)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 4");
+        // more than the WQE's inline room (31 interleaved entries at max_inline_data 512)
+        IndirectMkey big = mkey(64);
+        MkeyLayout.Entry[] many = new MkeyLayout.Entry[32];
+        java.util.Arrays.fill(many, new MkeyLayout.Entry(a, 0, 8, 0));
+        assertThatThrownBy(() -> umr.configure(1L, 0, big, Set.of(), MkeyLayout.interleaved(1, many)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 31");
+        // an interleaved entry whose repetitions leave its region (100 + 3 * 1024 + 1000 > 4096)
+        assertThatThrownBy(() -> umr.configure(1L, 0, mk, Set.of(),
+                MkeyLayout.interleaved(4, new MkeyLayout.Entry(a, 100, 1000, 24))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("outside");
+        // a stride the PRM's 16 bits cannot hold
+        assertThatThrownBy(() -> new MkeyLayout.Entry(a, 0, 60000, 6000))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("65535");
+        // rights a UMR cannot grant
+        assertThatThrownBy(() -> umr.configure(1L, 0, mk, EnumSet.of(Access.MW_BIND),
+                MkeyLayout.list(new MkeyLayout.Sge(a, 0, 8)))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("MW_BIND");
+        // a region of another PD, an mkey of another PD
+        ProtectionDomain other = fake.newPd();
+        MemoryRegion foreign = fake.register(other, Arena.ofAuto().allocate(64), nextKey++);
+        assertThatThrownBy(() -> umr.configure(1L, 0, mk, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(foreign, 0,
+                8)))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("protection domain");
+        assertThatThrownBy(() -> umr.configure(1L, 0, mkey(other, 4), Set.of(),
+                MkeyLayout.list(new MkeyLayout.Sge(a, 0, 8)))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("PD");
+        // a closed region
+        MemoryRegion closed = region();
+        closed.close();
+        assertThatThrownBy(() -> umr.configure(1L, 0, mk, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(closed, 0,
+                8)))).isInstanceOf(IllegalStateException.class);
+        // a batch open on the QP
+        try (PostBatch batch = umr.queuePair().startSend()) {
+            assertThatThrownBy(() -> umr.configure(1L, 0, mk, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(a, 0,
+                    8)))).isInstanceOf(IllegalStateException.class);
+        }
+        assertThat(rec(32)).as("no builder was called").isEqualTo(calls);
+        assertThat(UmrHostSupport.outstandingSends(umr.queuePair())).isZero();
+        a.close(); // nothing held it
+        mk.close();
+        assertThatThrownBy(() -> umr.invalidate(1L, 0, mk)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("ibv_wr_local_inv");
+    }
+
+    @Test
+    void aCloseRacingAConfigurationNeverLetsBothSucceed() throws Exception {
+        WorkCompletions wcs = WorkCompletions.allocate(64);
+        for (int round = 0; round < 300; round++) {
+            MemoryRegion r = region();
+            IndirectMkey mk = mkey(4);
+            java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+            boolean[] closed = new boolean[1];
+            Thread closer = new Thread(() -> {
+                try {
+                    go.await();
+                    r.close();
+                    closed[0] = true;
+                } catch (IllegalStateException | InterruptedException refused) {
+                    // the configuration won
+                }
+            });
+            closer.start();
+            go.countDown();
+            boolean configured;
+            try {
+                umr.configure(round, SendFlag.SIGNALED_BIT, mk, Set.of(),
+                        MkeyLayout.list(new MkeyLayout.Sge(r, 0, 64)));
+                configured = true;
+            } catch (IllegalStateException refused) {
+                configured = false;
+            }
+            closer.join();
+            assertThat(configured && closed[0]).as("round " + round + ": a UMR over a deregistered region").isFalse();
+            while (cq.poll(wcs) > 0) {
+                Thread.onSpinWait();
+            }
+            mk.close();
+            if (!closed[0]) {
+                r.close();
+            }
+        }
+    }
+}
