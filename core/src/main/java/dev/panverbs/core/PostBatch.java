@@ -76,6 +76,8 @@ public final class PostBatch implements AutoCloseable {
     /** The current WR's send flags (its inline setters check {@link SendFlag#INLINE_BIT}). */
     private int currentFlags;
     private int count;
+    /** The current WR's record in the tracker ({@link WorkQueueTracker#slot}), from begin: stage computes no index. */
+    private int slot;
     private int room;
     /** The tracker position of the batch's first WR. */
     private long base;
@@ -133,14 +135,17 @@ public final class PostBatch implements AutoCloseable {
             guard.exit();
             throw e;
         }
+        long tail = tracker.tail(); // one read of the producer's own tail, for the room and the base
+        int free = tracker.room(tail);
+        // the fields after the head's acquire (it orders later loads): begin reads them back from these stores
         active = true;
         batch++;
         count = 0;
         anyKey = false;
         oneKey = true;
-        room = tracker.room();
-        base = tracker.tail();
-        queue.requests.reserve(base, room); // the batch is staged at the tail: a classic chain moves after it
+        room = free;
+        base = tail;
+        queue.requests.reserve(tail, free); // the batch is staged at the tail: a classic chain moves after it
         return this;
     }
 
@@ -259,8 +264,8 @@ public final class PostBatch implements AutoCloseable {
         if (writesLocally) {
             rules.checkLocalWrite(k, length, "an RDMA READ or atomic");
         }
+        stage(k, 0); // before the call, while the batch's fields are still in registers (a downcall clobbers them)
         ops.ibv_wr_set_sge(k.lkey, k.address + offset, length);
-        stage(k, 0);
         return this;
     }
 
@@ -392,9 +397,11 @@ public final class PostBatch implements AutoCloseable {
         if (destSetIn != null) { // XRC/UD: the provider would send to whatever SRQ number or address its WQE slot held
             checkDestinations(); // nothing published or rung when it throws: the batch stays open
         }
+        boolean single = oneKey; // the batch's own fields, read before the publish's fence: no reload after it
+        KeySnapshot only = anyKey ? lastKey : null;
         queue.requests.release(base + count); // a chain being built on this queue is staged after the batch
         tracker.publish(base + count); // the WRs were staged in the tracker as they were built
-        int stale = firstStaleKey();
+        int stale = firstStaleKey(single, only);
         int closedAh = udAh == null ? -1 : PostBatchRefusals.firstClosedAh(udAh, count);
         MemoryWindow closedMw = windowOps == null ? null : windowOps.firstClosed(); // deallocated by a forced close
         active = false;
@@ -445,11 +452,13 @@ public final class PostBatch implements AutoCloseable {
         return PostBatchRefusals.stale(qp, rules, key, stale / maxSge, closedAh, udAh, closedMw);
     }
 
-    /** The first SGE slot whose key is no longer as staged, or -1 (see {@link WorkRequests#firstStaleKey}). */
-    private int firstStaleKey() {
-        if (oneKey) {
-            KeySnapshot k = lastKey;
-            if (!anyKey || DataPathAccess.snapshot(k.owner) == k && k.memoryAlive()) {
+    /**
+     * The first SGE slot whose key is no longer as staged, or -1 (see {@link WorkRequests#firstStaleKey}); {@code
+     * single}: a one-key batch, whose key is {@code only} (null: no key staged).
+     */
+    private int firstStaleKey(boolean single, KeySnapshot only) {
+        if (single) {
+            if (only == null || DataPathAccess.snapshot(only.owner) == only && only.memoryAlive()) {
                 return -1;
             }
             // every SGE names it: the first is the one to name (-1: none left, as the walk)
@@ -512,6 +521,7 @@ public final class PostBatch implements AutoCloseable {
         }
         int i = count++;
         tracker.stageWr(base + i, wrId); // no key reference yet
+        slot = tracker.slot(base + i); // the same index as stageWr's: C2 computes it once
         currentFlags = sendFlags;
         currentOp = op.ordinal();
         writesLocally = op == SendOperation.RDMA_READ || op == SendOperation.ATOMIC_CMP_AND_SWP
@@ -547,7 +557,7 @@ public final class PostBatch implements AutoCloseable {
     }
 
     void stage(KeySnapshot key, int k) {
-        tracker.stageRef(base + count - 1, k, key.trackingId);
+        tracker.stageRefAt(slot, k, key.trackingId);
         if (key != lastKey || !oneKey) { // a one-key batch stores no per-SGE key: every one is lastKey
             stageOther(key, k);
         }
