@@ -553,3 +553,23 @@ uint64_t fake_c_extended_poll16(struct ibv_qp *qp, struct ibv_cq_ex *cq, uint64_
     }
     return sum;
 }
+
+/* ---- mlx5dv_qp_ex.wr_set_dc_addr for the DC initiator's host tests: records its arguments ---- */
+static uint64_t fake_dc_addr[4];
+static uint64_t fake_dc_addr_calls;
+
+void fake_wr_set_dc_addr(void *mqp, struct ibv_ah *ah, uint32_t remote_dctn, uint64_t remote_dc_key) {
+    fake_dc_addr[0] = (uint64_t) (uintptr_t) mqp;
+    fake_dc_addr[1] = (uint64_t) (uintptr_t) ah;
+    fake_dc_addr[2] = remote_dctn;
+    fake_dc_addr[3] = remote_dc_key;
+    fake_dc_addr_calls++;
+}
+
+/* the arguments of the last fake_wr_set_dc_addr into out[0..3]; returns the number of calls so far */
+uint64_t fake_last_dc_addr(uint64_t *out) {
+    for (int i = 0; i < 4; i++) {
+        out[i] = fake_dc_addr[i];
+    }
+    return fake_dc_addr_calls;
+}

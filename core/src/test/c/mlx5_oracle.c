@@ -30,6 +30,10 @@
  *                          "S first n hex" (the WQEs from the old head), "H fnv64-of-whole-rq", "D dbrec-hex"
  *   A solicited            mlx5_arm_cq: "Y dbrec1 uar-doorbell-hex"
  *   V n                    mlx5_cq_event n times (arm_sn += n)
+ *   Z                      makes the QP a DC initiator (qp_type IBV_QPT_DRIVER, dc_type MLX5DV_DCTYPE_DCI)
+ *   J i hex96              fake struct mlx5_ah number i (< 16) whose av holds these 48 bytes
+ *   Y n + n pairs of lines "W ..." and "M ah dctn dc_key": the DCI chain through ibv_wr_start, ibv_wr_<op>,
+ *                          mlx5dv_wr_set_dc_addr, ibv_wr_set_<sge|inline>, ibv_wr_complete; output as P's
  */
 #define _GNU_SOURCE
 #include <infiniband/verbs.h>
@@ -299,6 +303,77 @@ static void cmd_x(int n) {
     report_post(rc, -1, old);
 }
 
+static int unhex(char c);
+/* ---- DC initiators: libmlx5's builders with mlx5_send_wr_set_dc_addr (the datagram segment of struct mlx5_ah) ---- */
+static struct o_ah dc_ahs[16];
+
+static void cmd_j(char *args) {
+    unsigned i; char h[200];
+    if (sscanf(args, "%i %199s", &i, h) != 2 || i >= 16 || strlen(h) != 96) { fprintf(stderr, "bad J\n"); exit(2); }
+    uint8_t *av = (uint8_t *)&dc_ahs[i].av;
+    for (int k = 0; k < 48; k++) av[k] = (uint8_t)(unhex(h[2 * k]) << 4 | unhex(h[2 * k + 1]));
+}
+
+static void cmd_y(int n) {
+    struct ibv_send_wr wrs[256];
+    unsigned ah[256], dctn[256];
+    unsigned long long key[256];
+    sge_used = 0;
+    for (int i = 0; i < n; i++) {
+        char line[256];
+        read_wr(&wrs[i]);
+        if (!fgets(line, sizeof line, stdin) || sscanf(line, "M %i %i %llu", &ah[i], &dctn[i], &key[i]) != 3
+            || ah[i] >= 16) { fprintf(stderr, "bad M\n"); exit(2); }
+    }
+    struct ibv_qp_init_attr_ex attr = { .qp_type = IBV_QPT_DRIVER, .comp_mask = IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+        .send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND
+            | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP
+            | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD };
+    struct mlx5dv_qp_init_attr dv = { .comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC,
+        .dc_init_attr = { .dc_type = MLX5DV_DCTYPE_DCI } };
+    int frc = RC(mlx5_qp_fill_wr_pfns)(qp, &attr, &dv);
+    if (frc) { fprintf(stderr, "mlx5_qp_fill_wr_pfns (DCI): %d\n", frc); exit(2); }
+    struct ibv_qp_ex *x = &qp->verbs_qp.qp_ex;
+    struct mlx5dv_qp_ex *mx = &qp->dv_qp; /* mlx5dv_qp_ex_from_ibv_qp_ex */
+    unsigned old = qp->sq.cur_post;
+    memset(bf_reg, 0, 2 * (size_t)bf.buf_size);
+    ibv_wr_start(x);
+    for (int i = 0; i < n; i++) {
+        struct ibv_send_wr *w = &wrs[i];
+        x->wr_id = w->wr_id;
+        x->wr_flags = w->send_flags;
+        switch (w->opcode) {
+        case IBV_WR_RDMA_WRITE: ibv_wr_rdma_write(x, w->wr.rdma.rkey, w->wr.rdma.remote_addr); break;
+        case IBV_WR_RDMA_WRITE_WITH_IMM:
+            ibv_wr_rdma_write_imm(x, w->wr.rdma.rkey, w->wr.rdma.remote_addr, w->imm_data); break;
+        case IBV_WR_RDMA_READ: ibv_wr_rdma_read(x, w->wr.rdma.rkey, w->wr.rdma.remote_addr); break;
+        case IBV_WR_SEND: ibv_wr_send(x); break;
+        case IBV_WR_SEND_WITH_IMM: ibv_wr_send_imm(x, w->imm_data); break;
+        case IBV_WR_ATOMIC_CMP_AND_SWP:
+            ibv_wr_atomic_cmp_swp(x, w->wr.atomic.rkey, w->wr.atomic.remote_addr, w->wr.atomic.compare_add,
+                                  w->wr.atomic.swap); break;
+        case IBV_WR_ATOMIC_FETCH_AND_ADD:
+            ibv_wr_atomic_fetch_add(x, w->wr.atomic.rkey, w->wr.atomic.remote_addr, w->wr.atomic.compare_add); break;
+        default: fprintf(stderr, "Y: opcode %d\n", w->opcode); exit(2);
+        }
+        mlx5dv_wr_set_dc_addr(mx, &dc_ahs[ah[i]].ibv_ah, dctn[i], key[i]);
+        if (w->send_flags & IBV_SEND_INLINE) {
+            struct ibv_data_buf bufs[64];
+            for (int k = 0; k < w->num_sge; k++) {
+                bufs[k].addr = (void *)(uintptr_t)w->sg_list[k].addr; bufs[k].length = w->sg_list[k].length;
+            }
+            if (w->num_sge == 1) ibv_wr_set_inline_data(x, bufs[0].addr, bufs[0].length);
+            else ibv_wr_set_inline_data_list(x, w->num_sge, bufs);
+        } else if (w->num_sge == 1) {
+            ibv_wr_set_sge(x, w->sg_list[0].lkey, w->sg_list[0].addr, w->sg_list[0].length);
+        } else {
+            ibv_wr_set_sge_list(x, w->num_sge, w->sg_list);
+        }
+    }
+    int rc = ibv_wr_complete(x);
+    report_post(rc, -1, old);
+}
+
 static uint8_t *rq_buf;
 static size_t rq_bytes;
 
@@ -417,6 +492,9 @@ int main(void) {
             break;
         }
         case 'V': for (int i = atoi(a); i > 0; i--) RC(mlx5_cq_event)(&cq->verbs_cq.cq); break;
+        case 'Z': qp->verbs_qp.qp.qp_type = IBV_QPT_DRIVER; qp->dc_type = MLX5DV_DCTYPE_DCI; break;
+        case 'J': cmd_j(a); break;
+        case 'Y': cmd_y(atoi(a)); break;
         case '#': case '\n': break;
         default: fprintf(stderr, "oracle: unknown command %c\n", line[0]); return 2;
         }

@@ -37,7 +37,8 @@ struct o_qp {
     uint8_t fm_cache, sq_signal_bits; void *sq_start; struct o_wq sq;
     uint32_t *db; bool custom_db; struct o_wq rq; int wq_sig; uint32_t qp_cap_cache; int atomics_enabled;
     uint32_t max_tso; uint16_t max_tso_header; int rss_qp; uint32_t flags;
-    char rest[44];
+    enum mlx5dv_dc_type dc_type; /* MLX5DV_DCTYPE_DCI for a DC initiator */
+    char rest[40];
 };
 struct o_cq {
     union { struct ibv_cq cq; struct ibv_cq_ex cq_ex; } verbs_cq;
@@ -54,7 +55,13 @@ _Static_assert(offsetof(struct o_qp, ibv_qp) == 480 && offsetof(struct o_qp, bf)
                && offsetof(struct o_qp, fm_cache) == 696 && offsetof(struct o_qp, sq_start) == 704
                && offsetof(struct o_qp, sq) == 712 && offsetof(struct o_qp, db) == 792
                && offsetof(struct o_qp, rq) == 808 && offsetof(struct o_qp, atomics_enabled) == 896
-               && offsetof(struct o_qp, flags) == 912 && sizeof(struct o_qp) == 960, "mlx5_qp (rdma-core 44)");
+               && offsetof(struct o_qp, flags) == 912 && offsetof(struct o_qp, dc_type) == 916
+               && sizeof(struct o_qp) == 960, "mlx5_qp (rdma-core 44)");
+/* struct mlx5_ah: mlx5_send_wr_set_dc_addr copies av (struct mlx5_wqe_av of mlx5dv.h) into the datagram segment */
+struct o_ah { struct ibv_ah ibv_ah; struct mlx5_wqe_av av; bool kern_ah; pthread_mutex_t mutex; uint8_t is_global;
+              void *ah_qp_mapping; };
+_Static_assert(offsetof(struct o_ah, av) == 24 && sizeof(struct mlx5_wqe_av) == 48
+               && offsetof(struct o_ah, kern_ah) == 72 && sizeof(struct o_ah) == 136, "mlx5_ah (rdma-core 44)");
 _Static_assert(offsetof(struct o_cq, buf_a) == 288 && offsetof(struct o_cq, lock) == 440
                && offsetof(struct o_cq, cons_index) == 456 && offsetof(struct o_cq, dbrec) == 464
                && offsetof(struct o_cq, cqe_sz) == 480 && offsetof(struct o_cq, stall_enable) == 492

@@ -41,7 +41,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
     private final MemorySegment handle;
     private volatile MemorySegment buffer;
     private volatile Set<Access> access;
-    private final Registration registration;
+    final Registration registration;
     /**
      * Everything the post paths read (keys, iova, length, PD, rights, tracking id, memory scope), replaced as a whole
      * on rereg and close; see {@link KeySnapshot}. Volatile: a close publishes a not-open snapshot before it scans
@@ -165,7 +165,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
      * {@code ibv_dereg_mr}: if deregistration fails the NIC may still write, so the memory is leaked rather
      * than freed) and the caller-arena tie. Runs from {@link #close()} and from a parent's cascade alike.
      */
-    private static final class Registration {
+    static final class Registration {
         volatile Arena owned;
         /**
          * What the tied arena's cleanup deregisters (null inside: nothing); replaced when a rereg moves the MR to
@@ -180,21 +180,39 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
             this.owned = owned;
         }
 
+        /** A handle whose {@code ibv_dereg_mr} failed (or runs): the tie stays, the arena's close retries it. */
+        volatile MemorySegment failed;
+
         void deregister(MemorySegment mr) {
-            tie.set(null); // the caller's arena no longer needs to reach this MR
             MemoryRegion r = region;
             if (r != null) { // posts from now on refuse the key (a cascade or the arena tie, not close())
                 r.snapshot = r.snapshot.closed();
             }
+            failed = mr;
             int rc = dereg.applyAsInt(mr);
             if (rc != 0) {
                 throw Errors.failure(Errors.call("ibv_dereg_mr", "mr", Units.hex(mr.address())), rc,
                         "the registered memory is not freed (the NIC may still use it)");
             }
+            failed = null;
+            tie.set(null); // deregistered: the caller's arena no longer needs to reach this MR
             Arena a = owned;
             owned = null;
             if (a != null) {
                 a.close();
+            }
+        }
+
+        /** The tied arena is closing: a deregistration that failed earlier is retried, the memory is freed next. */
+        void retryFailed() {
+            MemorySegment mr = failed;
+            if (mr != null) {
+                int rc = dereg.applyAsInt(mr);
+                if (rc != 0) {
+                    throw Errors.failure(Errors.call("ibv_dereg_mr", "mr", Units.hex(mr.address())), rc,
+                            "retried as its arena closed; the JDK frees the memory now whatever this says");
+                }
+                failed = null;
             }
         }
     }

@@ -110,33 +110,24 @@ public final class MemoryWindow extends VerbsObject {
     }
 
     /**
-     * Waits until no provider call may read the {@code ibv_mw} (none starts: the window is closing). Such a call is
-     * short and runs no application code, but the arena tie or a cascade may land inside one on another thread. At
-     * most {@link CallGuard#AWAIT_NANOS} (a thread stopped inside the call), then refused as {@link CallGuard} does:
-     * the window is leaked rather than freed under the call.
+     * Waits until no provider call may read the {@code ibv_mw} (none starts: the window is closing), however long. Such
+     * a call is short and runs no application code, but the arena tie or a cascade may land inside one on another
+     * thread; it returns unless its thread is suspended (a debugger), and then this waits until it resumes. No bound
+     * (unlike {@link CallGuard}): giving up would leave the window allocated and bound, so its region could not be
+     * deregistered (rxe refuses {@code ibv_dereg_mr} while a window is bound), while the arena tie that called this
+     * cannot keep the memory: the JDK frees it after the tie's action, even one that throws (see {@link ArenaTie}).
      */
     private void awaitReaders() {
-        long deadline = System.nanoTime() + CallGuard.AWAIT_NANOS;
         boolean interrupted = false;
-        try {
-            while (readers > 0) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    throw new IllegalStateException("ibv_dealloc_mw: " + resource.description() + " is still read "
-                            + "by a provider call on another thread (ibv_wr_bind_mw, ibv_bind_mw or the ibv_post_send "
-                            + "of a bind) after " + CallGuard.AWAIT_NANOS / 1_000_000_000 + " s; it was not "
-                            + "deallocated, and its native memory is leaked rather than freed under that call");
-                }
-                try {
-                    wait(Math.max(1, left / 1_000_000));
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
+        while (readers > 0) {
+            try {
+                wait();
+            } catch (InterruptedException e) {
+                interrupted = true;
             }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -538,6 +529,7 @@ public final class MemoryWindow extends VerbsObject {
      */
     void forceClose() {
         resource.close();
+        resource.awaitClosed(); // a cascade on another thread deallocating it (after its readers) ends first
         if (isClosed()) {
             unbound();
         }
@@ -567,9 +559,8 @@ public final class MemoryWindow extends VerbsObject {
      * type 1 bind on another thread is in progress.
      *
      * <p>The closes that nothing refuses, its region's arena tie and its PD's cascade, deallocate it whatever names
-     * it, except that they wait for a provider call reading the {@code ibv_mw} on another thread to return (at most
-     * 5 s; then the window is leaked, not freed under the call, with {@link IllegalStateException}); a batch that
-     * had built a WR naming it aborts at submit.
+     * it, except that they wait for a provider call reading the {@code ibv_mw} on another thread to return (however
+     * long: see {@link #awaitReaders}); a batch that had built a WR naming it aborts at submit.
      */
     @Override
     public synchronized void close() {

@@ -26,7 +26,7 @@ final class OdpSupport {
             case UC -> bits(caps.uc());
             case UD -> bits(caps.ud());
             case XRC_SEND, XRC_RECV -> bits(caps.xrc());
-            case RAW_PACKET -> 0;
+            case RAW_PACKET, DC_INITIATOR, DC_TARGET -> 0; // DC's are mlx5dv_context.dc_odp_caps: not read here
         };
     }
 
@@ -72,6 +72,7 @@ final class OdpSupport {
             case UD -> "ud_odp_caps";
             case XRC_SEND, XRC_RECV -> "xrc_odp_caps";
             case RAW_PACKET -> "(no ODP for raw packet QPs)";
+            case DC_INITIATOR, DC_TARGET -> "(DC ODP, mlx5dv_context.dc_odp_caps, is not supported by panverbs)";
         };
         String verb = op == OdpCapabilities.Operation.RECV ? "ibv_post_recv"
                 : op == OdpCapabilities.Operation.SRQ_RECV ? "ibv_post_srq_recv" : "ibv_post_send";

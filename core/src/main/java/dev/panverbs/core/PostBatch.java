@@ -118,8 +118,9 @@ public final class PostBatch implements AutoCloseable {
         this.bufList = lists.segment.asSlice(sgeBytes, bufBytes);
         this.inlineArea = lists.segment.asSlice(sgeBytes + bufBytes, inlineCap);
         QueuePairType type = rules.type();
-        this.destSetIn = type == QueuePairType.XRC_SEND || type == QueuePairType.UD ? new int[capacity] : null;
-        this.udAh = type == QueuePairType.UD ? new AddressHandle[capacity] : null; // the tracker records them too
+        boolean byAh = type == QueuePairType.UD || type == QueuePairType.DC_INITIATOR; // each WR names an AH
+        this.destSetIn = type == QueuePairType.XRC_SEND || byAh ? new int[capacity] : null;
+        this.udAh = byAh ? new AddressHandle[capacity] : null; // the tracker records them too
     }
 
     PostBatch start() {
@@ -360,6 +361,16 @@ public final class PostBatch implements AutoCloseable {
         udAh[count - 1] = ah;
         tracker.stageAh(base + count - 1, ah.trackingId); // published at submit: the AH's close then refuses
         return this;
+    }
+
+    /** {@code mlx5dv_wr_set_dc_addr} of a DC initiator ({@link DcAddressing}), tracked as {@link #setUdAddr}. */
+    void setDcAddr(QueuePair dci, MemorySegment mqp, AddressHandle ah, int remoteDctn, long remoteDcKey) {
+        current();
+        DcAddressing.check(qp, dci, ah);
+        DcAddressing.set(mqp, ah, remoteDctn, remoteDcKey);
+        destSetIn[count - 1] = batch;
+        udAh[count - 1] = ah;
+        tracker.stageAh(base + count - 1, ah.trackingId);
     }
 
     /**

@@ -31,7 +31,8 @@ final class PostBatchRefusals {
 
     static IllegalStateException ahClosed(QueuePair qp, int index, AddressHandle ah) {
         return new IllegalStateException("ibv_wr_complete: work request " + index + " of the batch of " + qp
-                + " names " + ah + ", closed since setUdAddr(ah, ...): the batch was aborted (ibv_wr_abort), nothing "
+                + " names " + ah + ", closed since " + (qp.type == QueuePairType.DC_INITIATOR
+                ? "DcInitiator.setDcAddr(batch, ah, ...)" : "setUdAddr(ah, ...)") + ": the batch was aborted (ibv_wr_abort), nothing "
                 + "was posted; address the WRs with an open AH");
     }
 
@@ -66,6 +67,12 @@ final class PostBatchRefusals {
     }
 
     static IllegalStateException noDestination(QueuePair qp, WorkRequestRules rules, int index) {
+        if (rules.type() == QueuePairType.DC_INITIATOR) {
+            return new IllegalStateException("ibv_wr_complete: work request " + index + " of the batch of " + qp
+                    + " names no DC target: a DCI work request needs DcInitiator.setDcAddr(batch, ah, remoteDctn, "
+                    + "remoteDcKey) (mlx5dv_wr_set_dc_addr) after its operation. Nothing was posted; the batch stays "
+                    + "open (close() aborts it)");
+        }
         if (rules.type() == QueuePairType.UD) {
             return new IllegalStateException("ibv_wr_complete: work request " + index + " of the batch of " + qp
                     + " names no destination: a UD send needs setUdAddr(ah, remoteQpn, remoteQkey) "

@@ -373,6 +373,11 @@ public final class QueuePair extends VerbsObject {
      */
     public SendRequests sendRequests() {
         resource.checkOpen("ibv_post_send");
+        if (type == QueuePairType.DC_INITIATOR) { // struct ibv_send_wr cannot name a DCT: libmlx5 builds no DC AV
+            throw new UnsupportedVerbException("ibv_post_send(" + this + ")", "a DC initiator's work requests name "
+                    + "their target with mlx5dv_wr_set_dc_addr, which ibv_post_send has no field for: post through "
+                    + "DcInitiator.startSend() and DcInitiator.setDcAddr", "ibv_post_send on DC initiators");
+        }
         return sendQueue.requests;
     }
 
@@ -385,7 +390,9 @@ public final class QueuePair extends VerbsObject {
     public ReceiveRequests receiveRequests() {
         resource.checkOpen("ibv_post_recv");
         if (receiveQueue == null) {
-            throw new IllegalStateException("ibv_post_recv: " + this + (type == QueuePairType.XRC_SEND
+            throw new IllegalStateException("ibv_post_recv: " + this + (type == QueuePairType.DC_INITIATOR
+                    ? " is a DC initiator: it has no receive queue (receives go to the SRQ of the DC target)"
+                    : type == QueuePairType.XRC_SEND
                     ? " is an XRC initiator: it has no receive queue (receives go to the XRC SRQ at the target)"
                     : " receives through a shared receive queue (ibv_qp_init_attr.srq); post receives to the SRQ"));
         }

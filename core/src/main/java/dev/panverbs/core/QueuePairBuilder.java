@@ -54,7 +54,9 @@ public final class QueuePairBuilder {
         }
         if (type != QueuePairType.RC && type != QueuePairType.UC && type != QueuePairType.UD
                 && type != QueuePairType.XRC_SEND) {
-            throw new IllegalArgumentException("panverbs creates RC, UC and UD queue pairs, not " + type);
+            throw new IllegalArgumentException("panverbs creates RC, UC and UD queue pairs, not " + type
+                    + (type == QueuePairType.DC_INITIATOR || type == QueuePairType.DC_TARGET
+                    ? " (mlx5dv_create_qp: dev.panverbs.core.mlx5.DynamicConnect)" : ""));
         }
         sameContext(pd, sendCq, recvCq);
         this.pd = pd;
@@ -224,7 +226,8 @@ public final class QueuePairBuilder {
         if (ibv_qp.qp_type(q) != type.value()) {
             throw new IllegalArgumentException(call + ": the QP's qp_type is " + ibv_qp.qp_type(q) + ", not " + type);
         }
-        boolean onSrq = ibv_qp.srq(q).address() != 0; // its receives are the SRQ's: no receive queue of its own
+        // its receives are the SRQ's, or it has none (a DCI only sends): no receive queue of its own
+        boolean onSrq = ibv_qp.srq(q).address() != 0 || type == QueuePairType.DC_INITIATOR;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment orig = queryDevice(context, ctx, arena);
             boolean atomics = ibv_device_attr.atomic_cap(orig) != IBV_ATOMIC_NONE();
@@ -250,7 +253,7 @@ public final class QueuePairBuilder {
                     + context.device().name() + ", adopted]";
             QueuePair wrapped = new QueuePair(new Created(pd, sendCq, recvCq, type, granted,
                     ibv_qp_init_attr.sq_sig_all(init) != 0, atomics, Math.max(maxRdAtomic(orig), 1), qp, qpEx,
-                    opsBits, onSrq, onSrq ? srqOf(context, ibv_qp.srq(q)) : null,
+                    opsBits, onSrq, ibv_qp.srq(q).address() != 0 ? srqOf(context, ibv_qp.srq(q)) : null,
                     new QueuePair.Cleanup(destroyVerb, destroy), description));
             int port = state == QueuePairState.RESET ? 0 : Byte.toUnsignedInt(ibv_qp_attr.port_num(attr));
             wrapped.adoptedIn(state, port);

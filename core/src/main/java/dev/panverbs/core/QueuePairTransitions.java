@@ -29,7 +29,8 @@ public final class QueuePairTransitions {
             SQD = IBV_QPS_SQD(), SQE = IBV_QPS_SQE(), ERR = IBV_QPS_ERR();
     private static final int RC = QueuePairType.RC.ordinal(), UC = QueuePairType.UC.ordinal(),
             UD = QueuePairType.UD.ordinal(), RAW = QueuePairType.RAW_PACKET.ordinal(),
-            XRC_INI = QueuePairType.XRC_SEND.ordinal(), XRC_TGT = QueuePairType.XRC_RECV.ordinal();
+            XRC_INI = QueuePairType.XRC_SEND.ordinal(), XRC_TGT = QueuePairType.XRC_RECV.ordinal(),
+            DCI = QueuePairType.DC_INITIATOR.ordinal(), DCT = QueuePairType.DC_TARGET.ordinal();
 
     static {
         for (int s = 0; s < STATES; s++) {
@@ -47,6 +48,9 @@ public final class QueuePairTransitions {
         req(RESET, INIT, RC, pkeyPortAccess);
         req(RESET, INIT, XRC_INI, pkeyPortAccess);
         req(RESET, INIT, XRC_TGT, pkeyPortAccess);
+        // mlx5 DC, as Linux's mlx5_ib checks them (modify_dci_qp_is_ok, mlx5_ib_modify_dct)
+        req(RESET, INIT, DCI, IBV_QP_PKEY_INDEX() | IBV_QP_PORT());
+        req(RESET, INIT, DCT, pkeyPortAccess);
 
         // INIT -> INIT
         valid(INIT, INIT);
@@ -55,6 +59,7 @@ public final class QueuePairTransitions {
         opt(INIT, INIT, RC, pkeyPortAccess);
         opt(INIT, INIT, XRC_INI, pkeyPortAccess);
         opt(INIT, INIT, XRC_TGT, pkeyPortAccess);
+        opt(INIT, INIT, DCI, IBV_QP_PKEY_INDEX() | IBV_QP_PORT());
 
         // INIT -> RTR
         int rtrUc = IBV_QP_AV() | IBV_QP_PATH_MTU() | IBV_QP_DEST_QPN() | IBV_QP_RQ_PSN();
@@ -70,6 +75,9 @@ public final class QueuePairTransitions {
         opt(INIT, RTR, RC, rtrOpt);
         opt(INIT, RTR, XRC_INI, rtrOpt);
         opt(INIT, RTR, XRC_TGT, rtrOpt);
+        req(INIT, RTR, DCI, IBV_QP_PATH_MTU()); // no remote QP: each WR names its DCT
+        opt(INIT, RTR, DCI, IBV_QP_PKEY_INDEX() | IBV_QP_AV());
+        req(INIT, RTR, DCT, IBV_QP_MIN_RNR_TIMER() | IBV_QP_AV() | IBV_QP_PATH_MTU());
 
         // RTR -> RTS
         int rtsRc = IBV_QP_TIMEOUT() | IBV_QP_RETRY_CNT() | IBV_QP_RNR_RETRY() | IBV_QP_SQ_PSN()
@@ -90,6 +98,8 @@ public final class QueuePairTransitions {
         opt(RTR, RTS, XRC_INI, curAltAccessMig);
         opt(RTR, RTS, XRC_TGT, curAltAccessMigRnr);
         opt(RTR, RTS, RAW, IBV_QP_RATE_LIMIT());
+        req(RTR, RTS, DCI, rtsRc);
+        opt(RTR, RTS, DCI, IBV_QP_MIN_RNR_TIMER());
 
         // RTS -> RTS, SQD -> RTS (same optional sets), RTS -> SQD
         for (int from : new int[] {RTS, SQD}) {
@@ -101,6 +111,7 @@ public final class QueuePairTransitions {
             opt(from, RTS, XRC_TGT, curAltAccessMigRnr);
         }
         opt(RTS, RTS, RAW, IBV_QP_RATE_LIMIT());
+        opt(RTS, RTS, DCI, IBV_QP_MIN_RNR_TIMER());
         valid(RTS, SQD);
         for (int t : new int[] {UD, UC, RC, XRC_INI, XRC_TGT}) {
             opt(RTS, SQD, t, IBV_QP_EN_SQD_ASYNC_NOTIFY());

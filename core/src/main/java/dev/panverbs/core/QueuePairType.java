@@ -4,7 +4,8 @@ import dev.panverbs.bindings.verbs.verbs_h;
 
 /**
  * The transport service of a queue pair ({@code enum ibv_qp_type}, see {@code ibv_create_qp(3)}).
- * panverbs creates {@link #RC}, {@link #UC} and {@link #UD} QPs; the other constants exist so that
+ * panverbs creates {@link #RC}, {@link #UC} and {@link #UD} QPs, and mlx5's Dynamically Connected ones
+ * ({@code dev.panverbs.core.mlx5.DynamicConnect}); the other constants exist so that
  * {@link QueuePair#query()} can report any QP the provider describes.
  */
 public enum QueuePairType {
@@ -19,7 +20,18 @@ public enum QueuePairType {
     /** {@code IBV_QPT_XRC_SEND}: XRC initiator (XRC_INI): {@code pd.createQp(XRC_SEND, cq, cq)}, sends only. */
     XRC_SEND(verbs_h.IBV_QPT_XRC_SEND()),
     /** {@code IBV_QPT_XRC_RECV}: XRC target (XRC_TGT): {@link XrcDomain#createTargetQp()}. */
-    XRC_RECV(verbs_h.IBV_QPT_XRC_RECV());
+    XRC_RECV(verbs_h.IBV_QPT_XRC_RECV()),
+    /**
+     * {@code IBV_QPT_DRIVER} with mlx5's {@code MLX5DV_DCTYPE_DCI}: a DC initiator ({@code mlx5dv_create_qp(3)}),
+     * send-only, each WR addressed with {@code mlx5dv_wr_set_dc_addr}; see {@code dev.panverbs.core.mlx5.DcInitiator}.
+     * {@link #of} maps {@code IBV_QPT_DRIVER} here (the C type does not tell a DCI from a DCT).
+     */
+    DC_INITIATOR(verbs_h.IBV_QPT_DRIVER()),
+    /**
+     * {@code IBV_QPT_DRIVER} with {@code MLX5DV_DCTYPE_DCT}: a DC target, receiving into an SRQ; see
+     * {@code dev.panverbs.core.mlx5.DcTarget}.
+     */
+    DC_TARGET(verbs_h.IBV_QPT_DRIVER());
 
     private final int value;
 

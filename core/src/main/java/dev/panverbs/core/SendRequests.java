@@ -109,7 +109,8 @@ public final class SendRequests extends WorkRequests<SendRequests> {
         super("ibv_post_send", rules, capacity, maxSge, WR_SIZE);
         this.udAddressed = new boolean[capacity];
         this.udAh = new AddressHandle[capacity];
-        if (rules.type() == QueuePairType.UD) { // each WR's AH is tracked like a key: AddressHandle.close() refuses
+        // each WR's AH is tracked like a key: AddressHandle.close() refuses (a DCI's batch names one per WR too)
+        if (rules.type() == QueuePairType.UD || rules.type() == QueuePairType.DC_INITIATOR) {
             tracker.trackAddressHandles();
         }
     }

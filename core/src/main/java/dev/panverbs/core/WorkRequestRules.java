@@ -55,14 +55,15 @@ final class WorkRequestRules {
     /** Which opcodes each transport supports (IB spec 9.4 / 11.4.1.1; ibv_post_send(3) table). */
     static boolean typeAllows(QueuePairType type, WorkRequestOpcode op) {
         return switch (type) {
-            case RC, XRC_SEND -> op != WorkRequestOpcode.TSO && op != WorkRequestOpcode.ATOMIC_WRITE;
+            // a DCI builds RC's WQEs (libmlx5's MLX5_SUPPORTED_SEND_OPS_FLAGS_DCI = _RC), addressed per WR
+            case RC, XRC_SEND, DC_INITIATOR -> op != WorkRequestOpcode.TSO && op != WorkRequestOpcode.ATOMIC_WRITE;
             case UC -> op == WorkRequestOpcode.SEND || op == WorkRequestOpcode.SEND_WITH_IMM
                     || op == WorkRequestOpcode.SEND_WITH_INV || op == WorkRequestOpcode.RDMA_WRITE
                     || op == WorkRequestOpcode.RDMA_WRITE_WITH_IMM || op == WorkRequestOpcode.LOCAL_INV
                     || op == WorkRequestOpcode.BIND_MW;
             case UD -> op == WorkRequestOpcode.SEND || op == WorkRequestOpcode.SEND_WITH_IMM;
             case RAW_PACKET -> op == WorkRequestOpcode.SEND || op == WorkRequestOpcode.TSO;
-            case XRC_RECV -> false;
+            case XRC_RECV, DC_TARGET -> false;
         };
     }
 

@@ -256,6 +256,38 @@ public final class FakeProvider {
     }
 
     /**
+     * A DC initiator ({@code DC_INITIATOR}) in RTS sending to {@code cq}, as {@code dev.panverbs.core.mlx5} adopts one
+     * from {@code mlx5dv_create_qp}: no receive queue; each WR must name a DC target. The fake executes its WRs like an
+     * RC QP's (its {@code mlx5dv_qp_ex} is the test's).
+     */
+    public QueuePair createDcInitiator(CompletionQueue cq, int maxSendWr, Set<SendOperation> sendOps) {
+        int qpNum = nextQpNum++;
+        MemorySegment qp = call("fake_create_qp", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                        ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
+                pd.resource.handle("fake_create_qp"), cq.resource.handle("fake_create_qp"),
+                cq.resource.handle("fake_create_qp"), qpNum, 0);
+        MethodHandle destroy = downcall("fake_destroy_qp",
+                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS), false);
+        QueuePair q = new QueuePair(new QueuePairBuilder.Created(pd, cq, cq, QueuePairType.DC_INITIATOR,
+                new QueuePairCapabilities(maxSendWr, 0, 1, 0, 0), false, true, 1, qp, qp, SendOperation.bits(sendOps),
+                true, new QueuePair.Cleanup("fake_destroy_qp", h -> invokeInt(destroy, h)),
+                "QueuePair[DC_INITIATOR fake#" + qpNum + "]"));
+        q.trackedState = QueuePairState.RTS;
+        return q;
+    }
+
+    /** An address handle of {@code pd} over 64 bytes of fake {@code ibv_ah}; its destroy counts into {@code destroyed}. */
+    public static AddressHandle fakeAh(ProtectionDomain pd, java.util.concurrent.atomic.AtomicInteger destroyed) {
+        return AddressHandle.wrap(pd, Arena.global().allocate(64), AddressVector.builder(1).build(),
+                h -> destroyed.incrementAndGet());
+    }
+
+    /** The fake context's device name ({@code fake0}) and its context: for provider-extension refusals. */
+    public Context context() {
+        return context;
+    }
+
+    /**
      * How many times a provider call read a deallocated window, plus how many deallocated windows were written since
      * (the fake keeps them, marked dead, instead of freeing them); 0 while no window was used after its dealloc.
      */
@@ -313,6 +345,11 @@ public final class FakeProvider {
     }
 
     /** A downcall handle for a function of the fake library (the C baselines). */
+    /** The address of the fake's function {@code name} (to put into a provider slot). */
+    public MemorySegment symbol(String name) {
+        return lib.find(name).orElseThrow(() -> new IllegalStateException("no " + name + " in the fake"));
+    }
+
     public MethodHandle downcall(String name, FunctionDescriptor fd, boolean critical) {
         MemorySegment fn = lib.find(name).orElseThrow(() -> new IllegalStateException("no " + name + " in the fake"));
         return critical ? LINKER.downcallHandle(fn, fd, Linker.Option.critical(false)) : LINKER.downcallHandle(fn, fd);

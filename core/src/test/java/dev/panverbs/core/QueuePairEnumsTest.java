@@ -52,8 +52,13 @@ class QueuePairEnumsTest {
         assertThat(QueuePairType.UC.value()).isEqualTo(3);
         assertThat(QueuePairType.UD.value()).isEqualTo(4);
         for (QueuePairType t : QueuePairType.values()) {
-            assertThat(QueuePairType.of(t.value())).isSameAs(t);
+            if (t != QueuePairType.DC_TARGET) { // both DC types are IBV_QPT_DRIVER: of() answers DC_INITIATOR
+                assertThat(QueuePairType.of(t.value())).isSameAs(t);
+            }
         }
+        assertThat(QueuePairType.DC_TARGET.value()).isEqualTo(QueuePairType.DC_INITIATOR.value())
+                .isEqualTo(verbs_h.IBV_QPT_DRIVER());
+        assertThat(QueuePairType.of(verbs_h.IBV_QPT_DRIVER())).isSameAs(QueuePairType.DC_INITIATOR);
     }
 
     @Test

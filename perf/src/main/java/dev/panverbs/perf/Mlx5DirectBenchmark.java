@@ -217,6 +217,21 @@ public class Mlx5DirectBenchmark {
         return s.f.javaDirect(LONG, false, id, s.wcs);
     }
 
+    /** The same WRs as one {@code rdmaWriteBurst} (issue 10, ninth round). */
+    @Benchmark
+    public long javaBurstLight16(Light s) {
+        long id = s.wrId;
+        s.wrId = id + N;
+        return s.f.javaDirectBurst(N, false, id, s.wcs);
+    }
+
+    @Benchmark
+    public long javaBurstLight64(Light s) {
+        long id = s.wrId;
+        s.wrId = id + LONG;
+        return s.f.javaDirectBurst(LONG, false, id, s.wcs);
+    }
+
     @Benchmark
     public long mlx5PostSendLight16(Light s) {
         long id = s.wrId;

@@ -220,9 +220,10 @@ public final class Resource implements AutoCloseable {
      * A child that another thread is closing at the same time as this parent's cascade: the parent's destroy
      * verb must wait for the child's ({@code ibv_dealloc_pd} under a QP whose {@code ibv_destroy_qp} is still
      * running on the other thread fails with EBUSY). Bounded, so that a caller holding a lock the other closer
-     * needs cannot deadlock here; past the bound the parent's destroy runs and reports what the provider says.
+     * needs cannot deadlock here; past the bound the parent's destroy runs and reports what the provider says. Also
+     * for an arena tie that must not let the JDK free memory while another thread's destroy verb still runs.
      */
-    private void awaitClosed() {
+    public void awaitClosed() {
         if (state == CLOSED) {
             return;
         }

@@ -32,9 +32,12 @@ final class DirectSendChecks {
     }
 
     /** What the queue itself must be: an RC QP with 64-byte WQEBBs whose send CQ is {@code cq}'s. */
-    static void checkQueue(QueuePair qp, Mlx5QueuePairView view, DirectCompletionQueue cq) {
-        if (qp.type() != QueuePairType.RC) {
-            throw new UnsupportedOperationException("Direct WQE posting writes RC WQEs; " + qp + " is " + qp.type());
+    static void checkQueue(QueuePair qp, Mlx5QueuePairView view, DirectCompletionQueue cq, QueuePairType type) {
+        if (qp.type() != type) {
+            throw new UnsupportedOperationException(type == QueuePairType.RC
+                    ? "Direct WQE posting writes RC WQEs; " + qp + " is " + qp.type()
+                    + (qp.type() == QueuePairType.DC_INITIATOR ? " (a DCI posts directly through DirectDcQueue)" : "")
+                    : "DirectDcQueue writes DC initiator WQEs; " + qp + " is " + qp.type());
         }
         if (view.sqStride() != WqeWriter.WQEBB) {
             throw new IllegalArgumentException("send queue stride " + view.sqStride() + ", expected 64");
@@ -169,6 +172,25 @@ final class DirectSendChecks {
         return new IllegalStateException(VERB + ": the doorbell record of " + qp + " no longer holds this queue's "
                 + "producer counter: the QP went through RESET (libmlx5 restarts its counters), was posted through "
                 + "libmlx5 or through another DirectSendQueue; nothing was written; open a new DirectSendQueue");
+    }
+
+    /** The offset of a burst's last SGE, {@code offset + (n - 1) * stride}; refuses {@code n < 1} and overflow. */
+    static long burstEnd(int n, long offset, long stride) {
+        if (n < 1) {
+            throw new IllegalArgumentException(VERB + ": a burst of " + n + " WRs (at least 1)");
+        }
+        try {
+            return Math.addExact(offset, Math.multiplyExact(n - 1L, stride));
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException(VERB + ": a burst of " + n + " WRs from offset " + offset
+                    + " with a local stride of " + stride + " overflows 64 bits");
+        }
+    }
+
+    static IllegalStateException burstFull(QueuePair qp, int pending, int n, int capacity) {
+        return new IllegalStateException(VERB + ": the send queue of " + qp + " has no room for a burst of " + n
+                + " WRs (" + pending + " WRs pending, max_send_wr=" + capacity + "); nothing of the burst was "
+                + "written; post() the chain and poll completions first");
     }
 
     static IllegalStateException full(QueuePair qp, int pending, int capacity) {

@@ -15,6 +15,7 @@ import static dev.panverbs.core.mlx5.WqeWriter.WR_SEND_WITH_INV;
 
 import dev.panverbs.core.LocalKey;
 import dev.panverbs.core.QueuePair;
+import dev.panverbs.core.QueuePairType;
 import dev.panverbs.core.internal.DirectPath;
 import dev.panverbs.core.internal.Errors;
 import dev.panverbs.core.internal.Handshake;
@@ -43,10 +44,10 @@ import java.lang.foreign.MemorySegment;
  * per WR.
  */
 public final class DirectSendQueue {
-    private final QueuePair qp;
+    final QueuePair qp;
     /** A constant: C2 binds its calls without a receiver check (see {@link DirectPath}). */
     private static final DirectPath PATH = DirectPath.get();
-    private final DirectPath.SendSide side;
+    final DirectPath.SendSide side;
     final WqeWriter writer;
     /**
      * By the index {@code i} at which a WR's WQE starts: its provider wr_id (tracker position and route token, what
@@ -54,26 +55,26 @@ public final class DirectSendQueue {
      * tracker slot, written per WR anyway (see {@code CqePoller.Target#wrIds}): one store and range check less per WR.
      */
     final long[] sq;
-    private final int capacity;
+    final int capacity;
     private final int maxSge;
     private final int maxInline;
     /** {@code side.encode(p) == token | (p & positionMask)}: hoisted (the route token is set at QP creation). */
-    private final long token;
-    private final long positionMask;
+    final long token;
+    final long positionMask;
     // the chain being built: its WQEs are in the ring from writer.curPost of chainStart on, not yet rung
-    private int count;
-    private long chainTail;
+    int count;
+    long chainTail;
     private int chainStart;
     /** How many WRs the queue had room for when last read (re-read when the chain reaches it). */
-    private int room;
+    int room;
     /**
      * A one-call WR whose index is below this needs none of {@link #next()}'s chain work (one compare instead of
      * three): the room last read while a chain is open and no builder WR is open, else 0, so a chain's first WR, the
      * WR after a builder WR and a WR at the room all take {@link #next()}. The guard is still checked per WR.
      */
-    private int fast;
+    int fast;
     /** The positions from {@link #chainTail} reserved in the tracker for this chain's records. */
-    private int reserved;
+    int reserved;
     // the current WR (the last started)
     private int curOp;
     private int curPieces;
@@ -86,28 +87,34 @@ public final class DirectSendQueue {
      * SGE count, the tracking ids of the keys its SGEs name) is written in place at its position, reserved from
      * {@link #chainTail} on when the chain opens, so {@link #post()} only publishes: no staging copy, no copy loop.
      */
-    private final long[] rec;
-    private final int recMask;
-    private final int stride;
+    final long[] rec;
+    final int recMask;
+    final int stride;
     /** The distinct key snapshots of the chain (consecutive SGEs of one key are one entry), re-checked at post. */
     private final Object[] keys;
     private int nkeys;
-    private Object lastKey;
+    Object lastKey;
     /**
      * The key of the chain's last one-call WR and its snapshot's fields (valid while {@link #fast} is not 0): a later
      * one-call WR naming the same key checks only its range against them. A key closed or re-registered in between
      * is refused at {@link #post()}, which re-checks every staged snapshot after its fence.
      */
     private LocalKey kKey;
-    private long kAddress;
+    long kAddress;
     private long kLength;
-    private long kLkeyBe;
-    private long kTracking;
+    long kLkeyBe;
+    long kTracking;
     private boolean kWrite;
 
     DirectSendQueue(QueuePair qp, Mlx5QueuePairView view, DirectCompletionQueue cq, boolean bfUsable, boolean preferBf,
                     boolean shutUpBf) {
-        DirectSendChecks.checkQueue(qp, view, cq);
+        this(qp, view, cq, bfUsable, preferBf, shutUpBf, QueuePairType.RC);
+    }
+
+    /** {@code type}: RC, or DC_INITIATOR for {@link DirectDcQueue}, which starts every WR with {@link #startDc}. */
+    DirectSendQueue(QueuePair qp, Mlx5QueuePairView view, DirectCompletionQueue cq, boolean bfUsable, boolean preferBf,
+                    boolean shutUpBf, QueuePairType type) {
+        DirectSendChecks.checkQueue(qp, view, cq, type);
         this.qp = qp;
         this.side = PATH.sendSide(qp);
         this.capacity = Math.max(qp.capabilities().maxSendWr(), 1);
@@ -289,7 +296,14 @@ public final class DirectSendQueue {
         } else {
             i = next();
         }
-        if (snap != last) { // consecutive SGEs of one key: one entry to re-check at post
+        stage(key, snap);
+        return i;
+    }
+
+    /** Stages {@code key}'s checked snapshot for the post's re-check and caches it ({@code k*} fields). */
+    void stage(LocalKey key, Object snap) {
+        DirectPath p = PATH;
+        if (snap != lastKey) { // consecutive SGEs of one key: one entry to re-check at post
             keys[nkeys++] = snap;
             lastKey = snap;
         }
@@ -299,7 +313,34 @@ public final class DirectSendQueue {
         kLkeyBe = WqeWriter.lkeyWord(p.lkey(snap));
         kTracking = p.trackingId(snap);
         kWrite = p.localWrite(snap);
-        return i;
+    }
+
+    // ---- bursts: n one-call WRs of one key in one call; key, span, guard and room checked once per burst ----
+
+    /**
+     * {@code n} one-call {@code rdmaWrite}s in one call: WR {@code j} (wr_id {@code wrId + j}) writes {@code length}
+     * bytes from {@code offset + j * localStride} of {@code key} to {@code remoteAddr + j * remoteStride}, with
+     * {@code sendFlags}, the last WR with {@code lastFlags}. The same WQEs, tracker records (each WR references
+     * {@code key}) and completions as the {@code n} calls; the key, the whole span's range, the guard and the room
+     * for all {@code n} are checked once, before anything is written: a refused burst adds nothing to the chain.
+     */
+    public DirectSendQueue rdmaWriteBurst(long wrId, int n, int sendFlags, int lastFlags, int rkey, long remoteAddr,
+                                          long remoteStride, LocalKey key, long offset, long localStride, int length) {
+        return DirectSendBurst.write(this, WR_RDMA_WRITE, wrId, n, sendFlags, lastFlags, remoteAddr, remoteStride, rkey, key, offset,
+                localStride, length);
+    }
+
+    /** {@code n} one-call {@code send}s in one call (see {@link #rdmaWriteBurst}). */
+    public DirectSendQueue sendBurst(long wrId, int n, int sendFlags, int lastFlags, LocalKey key, long offset,
+                                     long localStride, int length) {
+        return DirectSendBurst.write(this, WR_SEND, wrId, n, sendFlags, lastFlags, 0, 0, 0, key, offset, localStride, length);
+    }
+
+    /** {@code n} one-call {@code rdmaRead}s in one call (see {@link #rdmaWriteBurst}); {@code key} needs LOCAL_WRITE. */
+    public DirectSendQueue rdmaReadBurst(long wrId, int n, int sendFlags, int lastFlags, int rkey, long remoteAddr,
+                                         long remoteStride, LocalKey key, long offset, long localStride, int length) {
+        return DirectSendBurst.write(this, WR_RDMA_READ, wrId, n, sendFlags, lastFlags, remoteAddr, remoteStride, rkey, key, offset,
+                localStride, length);
     }
 
     /** The builder form: starts a WR that {@link #sge} and {@link #inline} extend until the next WR or the post. */
@@ -323,10 +364,35 @@ public final class DirectSendQueue {
     }
 
     /**
+     * The builder form of a DC initiator's WR ({@link DirectDcQueue}): {@link #start} with the datagram segment
+     * {@code av} after the control segment ({@link WqeWriter#beginDc}). Returns the WR's tracker position (its AH is
+     * staged there).
+     */
+    long startDc(int op, long wrId, int sendFlags, int immOrInv, long ra, int rk, long sw, long ca, long[] av) {
+        checkFlags(sendFlags);
+        int i = next();
+        int idx = writer.beginDc(op, sendFlags, immOrInv, ra, rk, sw, ca, av);
+        long position = chainTail + i;
+        sq[idx] = token | (position & positionMask);
+        long[] r = rec;
+        int b = ((int) position & recMask) * stride;
+        r[b] = wrId;
+        r[b + 1] = 0;
+        curOp = op;
+        curPieces = 0;
+        curInline = false;
+        curInlineBytes = 0;
+        curOpen = true;
+        fast = 0;
+        count = i + 1;
+        return position;
+    }
+
+    /**
      * The index of the WR about to start: takes the guard for a chain's first WR, else checks that it is still held
      * and that the queue has room, and ends the previous WR if it was built with the builder form.
      */
-    private int next() {
+    int next() {
         int i = count;
         if (i == 0) {
             open();
@@ -388,7 +454,7 @@ public final class DirectSendQueue {
     }
 
     /** The guard this chain took is still this thread's (a close on this thread takes it away: ring unmapped). */
-    private void held() {
+    void held() {
         if (!side.heldByMe()) {
             throw lost();
         }
@@ -529,7 +595,7 @@ public final class DirectSendQueue {
     }
 
     /** Forgets the chain (its WQEs stay beyond the producer index, unrung): no stale key kept reachable. */
-    private void drop() {
+    void drop() {
         writer.abort(chainStart);
         if (reserved != 0) {
             reserved = 0;

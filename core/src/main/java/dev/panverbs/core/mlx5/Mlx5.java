@@ -32,7 +32,7 @@ public final class Mlx5 {
     /** {@code mlx5dv_is_supported(context->device)}: whether libmlx5 drives this device. */
     public static boolean isSupported(Context context) {
         MemorySegment ctx = NativeHandles.context(context, "mlx5dv_is_supported");
-        return LibMlx5.mlx5dv_is_supported(ibv_context.device(ctx));
+        return LibMlx5.mlx5dv_is_supported(ibv_context.device(ctx.reinterpret(ibv_context.sizeof())));
     }
 
     /** Refuses a context whose device is not an mlx5 device, naming it. */
@@ -40,8 +40,9 @@ public final class Mlx5 {
         if (!isSupported(context)) {
             String name = context.device().name();
             throw new UnsupportedVerbException(verb, name + " is not an mlx5 device (mlx5dv_is_supported returned "
-                    + "false): Direct WQE posting and direct CQE polling write the ConnectX queues themselves; use "
-                    + "the verbs paths (SendRequests, PostBatch, CompletionQueue.poll) on " + name, CAPABILITY);
+                    + "false): Direct WQE posting, direct CQE polling and UMR mkeys drive ConnectX objects "
+                    + "themselves; use the verbs paths (SendRequests, PostBatch, CompletionQueue.poll, MemoryRegion) "
+                    + "on " + name, CAPABILITY);
         }
     }
 

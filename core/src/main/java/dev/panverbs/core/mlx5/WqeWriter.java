@@ -280,6 +280,49 @@ final class WqeWriter {
     }
 
     /**
+     * {@link #begin} of a DC initiator's WR, as libmlx5's {@code ibv_wr_<op>} on an {@code IBV_QPT_DRIVER} QP followed
+     * by {@code mlx5_send_wr_set_dc_addr}: the 48-byte datagram segment {@code av} ({@code struct mlx5_wqe_av} with the
+     * DC key and the DCT number, as {@link DcAddress} holds it: six native-order words) fills the rest of the control
+     * segment's WQEBB, so the segments after it start at the next WQEBB, the ring's first when the control segment is
+     * in its last one (libmlx5: "in DC raddr_seg may overrun the SQ").
+     */
+    int beginDc(int opcode, int flags, int immOrInv, long raddr, int rkey, long swap, long compareAdd, long[] av) {
+        int cp = curPost;
+        int idx = cp & wqeMask;
+        long ctrl = (long) idx * WQEBB;
+        int imm = ((IMM_OPS >>> opcode) & 1) != 0 ? Integer.reverseBytes(immOrInv) : 0;
+        put(ctrl + 8, ((long) fmCeSe(flags) << 24) | ((long) imm << 32));
+        put(ctrl + 16, av[0]);
+        put(ctrl + 24, av[1]);
+        put(ctrl + 32, av[2]);
+        put(ctrl + 40, av[3]);
+        put(ctrl + 48, av[4]);
+        put(ctrl + 56, av[5]);
+        long seg = ctrl + WQEBB == qend ? 0 : ctrl + WQEBB;
+        int size = 4;
+        if (((RADDR_OPS >>> opcode) & 1) != 0) {
+            put(seg, Long.reverseBytes(raddr));
+            put(seg + 8, Integer.reverseBytes(rkey) & 0xFFFF_FFFFL);
+            seg += 16;
+            size++;
+        }
+        boolean atomic = ((ATOMIC_OPS >>> opcode) & 1) != 0;
+        if (atomic) {
+            atomicSeg(seg, opcode, swap, compareAdd);
+            seg += 16;
+            size++;
+        }
+        wCtrl = ctrl;
+        wSeg = seg;
+        wSize = size;
+        wWord0 = Integer.reverseBytes(((cp & 0xffff) << 8) | MLX5_OPCODE[opcode]);
+        wAtomic = atomic;
+        wInline = false;
+        wInlineBytes = 0;
+        return idx;
+    }
+
+    /**
      * A whole WR of RDMA WRITE, SEND or RDMA READ with one SGE ({@code len} 0: none) in one pass: the bytes of
      * {@link #begin}, {@link #data}, {@link #end}, without the per-segment state those keep between calls (each
      * field store costs a store slot per WR). Its segments (control, remote address, data: at most 48 bytes) never
@@ -322,6 +365,46 @@ final class WqeWriter {
         // finds this WQE at curPost - 1 (lastEnd is not curPost)
         curPost = cp + 1;
         return cp & wqeMask;
+    }
+
+    /**
+     * {@code n} WRs of {@link #writeOneBe} with one opcode, rkey, length and lkey: WR {@code j} goes to {@code raddr +
+     * j * rstride} from {@code addr + j * lstride} with {@code flags}, the last with {@code lastFlags}. The same bytes
+     * as {@code n} calls, each WQE one WQEBB; the per-WR words are built once. Returns the first WQE's index; the
+     * caller checked the room for all {@code n >= 1} and the opcode.
+     */
+    int writeBurst(int opcode, int n, int flags, int lastFlags, long raddr, long rstride, int rkey, long addr,
+                   long lstride, int len, long lkeyBe) {
+        int cp0 = curPost;
+        long word1 = CTRL_WORD1[flags & 7] | sigWord;
+        long rk = Long.reverseBytes((long) rkey << 32);
+        long data0 = lkeyBe | (Integer.reverseBytes(len) & 0xFFFF_FFFFL);
+        boolean raddrSeg = opcode != WR_SEND;
+        long word0 = ((long) oneCallOpcode(opcode) << 32) | qpnWord | (1 + (raddrSeg ? 1 : 0) + (len != 0 ? 1 : 0));
+        MemorySegment m = NATIVE;
+        long ra = raddr;
+        long la = addr;
+        for (int cp = cp0; cp != cp0 + n; cp++) { // running addresses: no multiply per WR
+            long w = wqebb(cp);
+            m.set(RAW64, w + 8, word1);
+            long seg = w + 16;
+            if (raddrSeg) {
+                m.set(RAW64, seg, Long.reverseBytes(ra));
+                m.set(RAW64, seg + 8, rk);
+                seg += 16;
+            }
+            if (len != 0) {
+                m.set(RAW64, seg, data0);
+                m.set(RAW64, seg + 8, Long.reverseBytes(la));
+            }
+            m.set(RAW64, w, Long.reverseBytes(((long) (cp & 0xffff) << 40) | word0));
+            ra += rstride;
+            la += lstride;
+        }
+        // the last WR's flags: its bytes 8-15 again, before any doorbell (the NIC reads nothing beyond the producer)
+        m.set(RAW64, wqebb(cp0 + n - 1) + 8, CTRL_WORD1[lastFlags & 7] | sigWord);
+        curPost = cp0 + n;
+        return cp0 & wqeMask;
     }
 
     private static final int OP_RDMA_WRITE = MLX5_OPCODE[WR_RDMA_WRITE], OP_SEND = MLX5_OPCODE[WR_SEND],

@@ -268,6 +268,16 @@ public final class Mlx5InProcess {
         return ringAndPoll(n, allSignaled, wcs);
     }
 
+    /**
+     * {@link #javaDirect} as one burst ({@code rdmaWriteBurst}): the same WRs (wr_ids, flags, addresses), the key,
+     * range, guard and room checked once.
+     */
+    public long javaDirectBurst(int n, boolean allSignaled, long wrId, WorkCompletions wcs) {
+        dsq.rdmaWriteBurst(wrId, n, allSignaled ? SendFlag.SIGNALED_BIT : 0, SendFlag.SIGNALED_BIT, RKEY,
+                remote.address(), 64, mrLocal, 0, 64, 64);
+        return ringAndPoll(n, allSignaled, wcs);
+    }
+
     /** {@link #javaDirect} through the builder form: {@code rdmaWrite(...).sge(...)}. */
     public long javaDirectBuilder(int n, boolean allSignaled, long wrId, WorkCompletions wcs) {
         DirectSendQueue q = dsq;

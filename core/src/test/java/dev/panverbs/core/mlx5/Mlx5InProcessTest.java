@@ -39,7 +39,7 @@ class Mlx5InProcessTest {
         fake = FakeProvider.compile(Path.of("src/test/c/fake_provider.c"), Path.of("target/fake"));
     }
 
-    private enum Writer { JAVA, JAVA_BUILDER, POST_SEND, WR, DIRECT }
+    private enum Writer { JAVA, JAVA_BUILDER, JAVA_BURST, POST_SEND, WR, DIRECT }
 
     /** n, allSignaled, per step; 40 steps of up to 16 WQEBBs over a 64-WQEBB ring. */
     private static final int[][] SCRIPT = script();
@@ -68,6 +68,7 @@ class Mlx5InProcessTest {
             long sum = switch (w) {
                 case JAVA -> f.javaDirect(n, all, wrId, wcs);
                 case JAVA_BUILDER -> f.javaDirectBuilder(n, all, wrId, wcs);
+                case JAVA_BURST -> f.javaDirectBurst(n, all, wrId, wcs);
                 case POST_SEND -> f.postSend(n, all, wrId);
                 case WR -> f.wr(n, all, wrId);
                 case DIRECT -> f.direct(n, all, wrId);
@@ -105,7 +106,7 @@ class Mlx5InProcessTest {
     @Test
     void libmlx5TheBuildersTheCWriterAndJavaLeaveTheSameBytesAfterEveryOperation() {
         List<String> java = run(Writer.JAVA);
-        for (Writer w : List.of(Writer.JAVA_BUILDER, Writer.POST_SEND, Writer.WR, Writer.DIRECT)) {
+        for (Writer w : List.of(Writer.JAVA_BUILDER, Writer.JAVA_BURST, Writer.POST_SEND, Writer.WR, Writer.DIRECT)) {
             List<String> other = run(w);
             for (int k = 0; k < java.size(); k++) {
                 assertThat(other.get(k)).as("%s vs Java after step %d", w, k).isEqualTo(java.get(k));

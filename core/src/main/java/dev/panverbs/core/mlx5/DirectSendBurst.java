@@ -1,0 +1,85 @@
+package dev.panverbs.core.mlx5;
+
+import static dev.panverbs.core.mlx5.DirectSendChecks.checkFlags;
+import static dev.panverbs.core.mlx5.WqeWriter.WR_RDMA_READ;
+
+import dev.panverbs.core.LocalKey;
+import dev.panverbs.core.internal.DirectPath;
+
+/**
+ * {@link DirectSendQueue}'s bursts ({@code rdmaWriteBurst}, {@code sendBurst}, {@code rdmaReadBurst}): {@code n}
+ * one-call WRs of one opcode, key, length and rkey, wr_ids {@code wrId + j}, local and remote addresses with a
+ * stride, the last WR with its own flags (perftest's shape). What the one-call WR checks per WR is checked once per
+ * burst, before anything is written: the flags, the key (in full unless it is the chain's last one) and the range of
+ * the span's first and last SGE (the offsets are linear in {@code j}, so every SGE between is in range), LOCAL_WRITE
+ * for a READ, the producer guard (held from here to the end of the burst: no other code runs on this thread between,
+ * and a close on another thread waits for the guard) and the room for all {@code n}. Then the WQEs
+ * ({@link WqeWriter#writeBurst}: the bytes of {@code n} one-call WRs) and, per WR, its provider wr_id and its tracker
+ * record (the caller's wr_id, one reference to the key): the same records as {@code n} one-call WRs, so every WR
+ * pins the key until it completes and a signaled WR inside the burst reports its own wr_id. {@code post()} re-checks
+ * the key after its fence, as for every chain.
+ */
+final class DirectSendBurst {
+    private static final DirectPath PATH = DirectPath.get();
+
+    private DirectSendBurst() {}
+
+    static DirectSendQueue write(DirectSendQueue s, int op, long wrId, int n, int flags, int lastFlags, long ra,
+                                 long rstride, int rk, LocalKey key, long offset, long lstride, int length) {
+        checkFlags(flags);
+        checkFlags(lastFlags);
+        long lastOffset = DirectSendChecks.burstEnd(n, offset, lstride);
+        boolean read = op == WR_RDMA_READ;
+        Object snap = PATH.checkNextSge(s.qp, s.lastKey, key, offset, length, read, "RDMA READ");
+        PATH.checkNextSge(s.qp, snap, key, lastOffset, length, read, "RDMA READ"); // the same snapshot: its range
+        int i = s.count;
+        if (i < s.fast) { // a chain is open, with room, and no builder WR open
+            s.held();
+        } else {
+            i = s.next();
+        }
+        if (n > s.room - i) {
+            room(s, i, n);
+        }
+        s.stage(key, snap);
+        long t = s.chainTail + i;
+        int idx = s.writer.writeBurst(op, n, flags, lastFlags, ra, rstride, rk, s.kAddress + offset, lstride, length,
+                s.kLkeyBe);
+        long[] q = s.sq;
+        long[] r = s.rec;
+        long tracking = s.kTracking;
+        long token = s.token;
+        long positionMask = s.positionMask;
+        int recMask = s.recMask;
+        int stride = s.stride;
+        for (int j = 0; j < n; j++) { // one WQEBB per WR: WR j's WQE is at idx + j
+            long pos = t + j;
+            q[(idx + j) & (q.length - 1)] = token | (pos & positionMask);
+            int b = ((int) pos & recMask) * stride;
+            r[b] = wrId + j;
+            r[b + 1] = 1;
+            r[b + 2] = tracking;
+        }
+        s.count = i + n;
+        return s;
+    }
+
+    /**
+     * A burst of {@code n} from WR {@code i} passes the room last read: re-reads it and widens the tracker
+     * reservation, or refuses the burst (a chain the burst opened is closed again: nothing is pending).
+     */
+    private static void room(DirectSendQueue s, int i, int n) {
+        int r = s.side.room();
+        if (n > r - i) {
+            if (i == 0) {
+                s.drop();
+                s.side.exit();
+            }
+            throw DirectSendChecks.burstFull(s.qp, i, n, s.capacity);
+        }
+        s.room = r;
+        s.fast = r;
+        s.reserved = r;
+        s.side.reserve(s.chainTail, r);
+    }
+}

@@ -1,0 +1,242 @@
+package dev.panverbs.core.mlx5;
+
+import static dev.panverbs.core.mlx5.WqeWriter.SEND_FENCE;
+import static dev.panverbs.core.mlx5.WqeWriter.SEND_INLINE;
+import static dev.panverbs.core.mlx5.WqeWriter.SEND_SIGNALED;
+import static dev.panverbs.core.mlx5.WqeWriter.SEND_SOLICITED;
+import static dev.panverbs.core.mlx5.WqeWriter.WR_ATOMIC_CMP_AND_SWP;
+import static dev.panverbs.core.mlx5.WqeWriter.WR_ATOMIC_FETCH_AND_ADD;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.panverbs.core.mlx5.Mlx5SendOracleTest.Qp;
+import dev.panverbs.core.mlx5.Mlx5SendOracleTest.Wr;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The DC initiator's Direct WQE bytes against libmlx5 itself: random DCI chains (RDMA WRITE with and without
+ * immediate, SEND with and without immediate, RDMA READ, both atomics; 1..max SGEs, inline payloads up to the limit,
+ * fence/signaled/solicited, sq_sig_all; several fake {@code struct mlx5_ah}s of random address vectors, random DCT
+ * numbers and DC keys; rings of 8..128 WQEBBs entered at random producer counters so the datagram segment's WQEBB is
+ * the ring's last and what follows wraps, and the 16-bit index wraps; BlueFlame allowed or not, prefer_bf,
+ * MLX5_SHUT_UP_BF) go through libmlx5's {@code ibv_wr_<op>}, {@code mlx5dv_wr_set_dc_addr}
+ * ({@code mlx5_send_wr_set_dc_addr}), {@code ibv_wr_set_*} and {@code ibv_wr_complete} on a fake DCI
+ * ({@code qp_type IBV_QPT_DRIVER}, {@code dc_type MLX5DV_DCTYPE_DCI}, rdma-core 44's {@code struct mlx5_qp}), and
+ * through {@link WqeWriter#beginDc} with a {@link DcAddress} on identically prepared memory: the WQEBBs written, a hash
+ * of the whole ring, the doorbell record, both BlueFlame halves, the return code and the counters must be equal.
+ */
+class Mlx5DcOracleTest {
+    private static final int[] OPCODES = {0, 1, 2, 3, 4, 5, 6};
+
+    record Dc(int ah, int dctn, long key) {}
+
+    record Chain(List<Wr> wrs, List<Dc> dcs) {}
+
+    record Case(Qp qp, byte[][] avs, List<Chain> chains) {}
+
+    @Test
+    void dciWqesEqualLibmlx5ForRandomChains() {
+        SplittableRandom rnd = new SplittableRandom(0xdc1L);
+        List<Case> cases = new ArrayList<>();
+        int made = 0;
+        while (made < 10_000) {
+            Case c = randomCase(rnd);
+            made += c.chains.size();
+            cases.add(c);
+        }
+        StringBuilder script = new StringBuilder();
+        for (Case c : cases) {
+            script.append(c.qp.line()).append("Z\n");
+            for (int i = 0; i < c.avs.length; i++) {
+                script.append("J ").append(i).append(' ').append(Mlx5Oracle.hex(c.avs[i])).append('\n');
+            }
+            int head = c.qp.curPost(); // each chain's tail is the head before it: everything completed
+            for (Chain ch : c.chains) {
+                script.append("T ").append(Integer.toUnsignedString(head)).append('\n');
+                script.append("Y ").append(ch.wrs.size()).append('\n');
+                for (int i = 0; i < ch.wrs.size(); i++) {
+                    Dc d = ch.dcs.get(i);
+                    script.append(ch.wrs.get(i).line()).append("M ").append(d.ah).append(' ')
+                            .append(d.dctn).append(' ').append(Long.toUnsignedString(d.key)).append('\n');
+                }
+                head += ch.wrs.size();
+            }
+        }
+        Iterator<String> out = Mlx5Oracle.run(script).iterator();
+        byte[] pattern = Mlx5Oracle.pattern();
+        int compared = 0;
+        int bfCopies = 0;
+        int wrapsAfterAv = 0;
+        int inlines = 0;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment src = arena.allocate(pattern.length);
+            MemorySegment.copy(pattern, 0, src, ValueLayout.JAVA_BYTE, 0, pattern.length);
+            for (int ci = 0; ci < cases.size(); ci++) {
+                Case c = cases.get(ci);
+                Qp q = c.qp;
+                MemorySegment sq = arena.allocate((long) q.wqeCnt() * 64, 64).fill((byte) 0xEE);
+                MemorySegment dbrec = arena.allocate(8).fill((byte) 0);
+                MemorySegment bf = arena.allocate(2L * q.bfSize(), 64);
+                WqeWriter w = new WqeWriter(sq, q.wqeCnt(), dbrec, bf, q.bfSize(), q.uuarn() != 0, q.prefer() != 0,
+                        q.shutUp() != 0, q.qpn(), q.sigBits(), q.maxPost(), q.maxGs(), q.maxInline(), q.curPost());
+                int head = q.curPost();
+                for (int si = 0; si < c.chains.size(); si++) {
+                    Chain ch = c.chains.get(si);
+                    w.tail = head;
+                    head += ch.wrs.size();
+                    int ci0 = ci;
+                    int si0 = si;
+                    java.util.function.Function<String, Supplier<String>> where = what -> () -> "case " + ci0
+                            + " chain " + si0 + " " + q + "\n" + ch + ": " + what;
+                    bf.fill((byte) 0);
+                    int old = w.curPost;
+                    int oldBf = w.bfOffset();
+                    List<Integer> noImm = new ArrayList<>();
+                    for (int i = 0; i < ch.wrs.size(); i++) {
+                        Wr x = ch.wrs.get(i);
+                        Dc d = ch.dcs.get(i);
+                        DcAddress to = new DcAddress(null, 0, c.avs[d.ah], d.dctn, d.key);
+                        int idx = w.beginDc(x.opcode(), x.flags(), x.imm(), x.raddr(), x.rkey(), x.swap(), x.cmp(),
+                                to.av);
+                        if (((idx + 1) & (q.wqeCnt() - 1)) == 0) {
+                            wrapsAfterAv++;
+                        }
+                        for (int k = 0; k < x.addr().length; k++) {
+                            if ((x.flags() & SEND_INLINE) != 0) {
+                                w.inlineData(src, x.addr()[k], x.len()[k]);
+                                inlines++;
+                            } else {
+                                w.data(x.addr()[k], x.len()[k], x.lkey()[k]);
+                            }
+                        }
+                        w.end();
+                        if (x.opcode() != 1 && x.opcode() != 3) {
+                            noImm.add(idx);
+                        }
+                    }
+                    w.ring(false, ch.wrs.size());
+                    String[] r = out.next().split(" ");
+                    assertThat(r[0]).isEqualTo("R");
+                    assertThat(new long[] {0, -1, Integer.toUnsignedLong(w.curPost), Integer.toUnsignedLong(w.head),
+                            w.bfOffset()}).as(where.apply("rc bad cur_post head bf_off"))
+                            .containsExactly(Long.parseLong(r[1]), Long.parseLong(r[2]), Long.parseLong(r[3]),
+                                    Long.parseLong(r[4]), Long.parseLong(r[5]));
+                    String[] sLine = out.next().split(" ", 4);
+                    int nbb = Integer.parseInt(sLine[2]);
+                    // ibv_wr_<op> leaves ctrl.imm unwritten when the opcode carries none (the HCA ignores it): take
+                    // those 4 bytes from libmlx5's ring, so the comparison (and the hash) cover the rest
+                    byte[] theirs = Mlx5Oracle.unhex(sLine.length > 3 ? sLine[3] : "");
+                    for (int idx : noImm) {
+                        int at = ((idx - old) & (q.wqeCnt() - 1)) * 64 + 12;
+                        MemorySegment.copy(theirs, at, sq, ValueLayout.JAVA_BYTE, (long) idx * 64 + 12, 4);
+                    }
+                    byte[] javaBbs = new byte[nbb * 64];
+                    for (int i = 0; i < nbb; i++) {
+                        long off = (long) ((old + i) & (q.wqeCnt() - 1)) * 64;
+                        MemorySegment.copy(sq, ValueLayout.JAVA_BYTE, off, javaBbs, i * 64, 64);
+                    }
+                    assertThat(Mlx5Oracle.hex(javaBbs)).as(where.apply("WQEBBs from " + sLine[1]))
+                            .isEqualTo(sLine.length > 3 ? sLine[3] : "");
+                    assertThat(Long.toHexString(Mlx5Oracle.fnv(sq.toArray(ValueLayout.JAVA_BYTE))))
+                            .as(where.apply("whole ring")).isEqualTo(Long.toHexString(Long.parseUnsignedLong(
+                                    out.next().substring(2), 16)));
+                    assertThat("D " + Mlx5Oracle.hex(dbrec.toArray(ValueLayout.JAVA_BYTE))).as(where.apply("dbrec"))
+                            .isEqualTo(out.next());
+                    String theirBf = out.next();
+                    if (noImm.size() == 1 && ch.wrs.size() == 1) { // the same 4 bytes in a BlueFlame copy
+                        MemorySegment.copy(Mlx5Oracle.unhex(theirBf.substring(2)), oldBf + 12, bf,
+                                ValueLayout.JAVA_BYTE, oldBf + 12, 4);
+                    }
+                    String bfHex = Mlx5Oracle.hex(bf.toArray(ValueLayout.JAVA_BYTE));
+                    assertThat("B " + bfHex).as(where.apply("BlueFlame register")).isEqualTo(theirBf);
+                    compared++;
+                    if (bfHex.substring(16).replace("0", "").length() > 0) {
+                        bfCopies++;
+                    }
+                }
+            }
+        }
+        assertThat(out.hasNext()).isFalse();
+        assertThat(compared).isGreaterThanOrEqualTo(10_000);
+        assertThat(bfCopies).as("BlueFlame copies").isGreaterThan(200);
+        assertThat(wrapsAfterAv).as("WRs whose datagram segment ends the ring").isGreaterThan(200);
+        assertThat(inlines).as("inline pieces").isGreaterThan(1000);
+    }
+
+    private static Case randomCase(SplittableRandom rnd) {
+        int wqeCnt = 8 << rnd.nextInt(5);
+        int maxGs = 1 + rnd.nextInt(8);
+        int maxInline = rnd.nextInt(4) == 0 ? 0 : 4 + rnd.nextInt(157);
+        int[] starts = {0, wqeCnt - 1, wqeCnt - 2, 0xFFFE, 0xFFFF_FFF0, rnd.nextInt()};
+        Qp qp = new Qp(wqeCnt, wqeCnt / 4, maxGs, maxInline, 1 + rnd.nextInt(0xFF_FFFF), rnd.nextBoolean() ? 0 : 8,
+                rnd.nextInt(4) == 0 ? 512 : 256, rnd.nextInt(4) == 0 ? 0 : 1 + rnd.nextInt(7),
+                rnd.nextInt(4) == 0 ? 0 : 1, rnd.nextInt(6) == 0 ? 1 : 0, starts[rnd.nextInt(starts.length)]);
+        byte[][] avs = new byte[1 + rnd.nextInt(4)][48];
+        for (byte[] av : avs) {
+            for (int i = 0; i < 48; i++) {
+                av[i] = (byte) rnd.nextInt(256);
+            }
+        }
+        List<Chain> chains = new ArrayList<>();
+        int n = 5 + rnd.nextInt(20);
+        for (int k = 0; k < n; k++) {
+            int len = rnd.nextInt(3) == 0 ? 1 : 1 + rnd.nextInt(qp.maxPost());
+            List<Wr> wrs = new ArrayList<>();
+            List<Dc> dcs = new ArrayList<>();
+            for (int i = 0; i < len; i++) {
+                wrs.add(randomWr(rnd, qp));
+                dcs.add(new Dc(rnd.nextInt(avs.length), rnd.nextInt(1 << 24), rnd.nextLong()));
+            }
+            chains.add(new Chain(wrs, dcs));
+        }
+        return new Case(qp, avs, chains);
+    }
+
+    private static Wr randomWr(SplittableRandom rnd, Qp qp) {
+        int opcode = OPCODES[rnd.nextInt(OPCODES.length)];
+        boolean atomic = opcode == WR_ATOMIC_CMP_AND_SWP || opcode == WR_ATOMIC_FETCH_AND_ADD;
+        int flags = 0;
+        if (rnd.nextInt(5) == 0) {
+            flags |= SEND_FENCE;
+        }
+        if (rnd.nextBoolean()) {
+            flags |= SEND_SIGNALED;
+        }
+        if (rnd.nextInt(4) == 0) {
+            flags |= SEND_SOLICITED;
+        }
+        boolean inline = !atomic && opcode != 4 && qp.maxInline() > 0 && rnd.nextInt(3) == 0;
+        int nsge = atomic ? 1 : 1 + rnd.nextInt(qp.maxGs());
+        if (inline) {
+            flags |= SEND_INLINE;
+            nsge = 1 + rnd.nextInt(Math.min(qp.maxGs(), 4));
+        }
+        long[] addr = new long[nsge];
+        int[] len = new int[nsge];
+        int[] lkey = new int[nsge];
+        int budget = qp.maxInline();
+        for (int i = 0; i < nsge; i++) {
+            lkey[i] = rnd.nextInt();
+            if (inline) {
+                len[i] = i == nsge - 1 ? rnd.nextInt(budget + 1) : rnd.nextInt(budget / 2 + 1);
+                if (len[i] == 0) {
+                    len[i] = Math.min(1, budget);
+                }
+                budget -= len[i];
+                addr[i] = rnd.nextInt(60000);
+            } else {
+                len[i] = atomic ? 8 : 1 + rnd.nextInt(1 << 20);
+                addr[i] = rnd.nextLong();
+            }
+        }
+        return new Wr(rnd.nextLong() & Long.MAX_VALUE, opcode, flags, rnd.nextInt(), rnd.nextLong(), rnd.nextInt(),
+                rnd.nextLong(), rnd.nextLong(), addr, len, lkey);
+    }
+}
