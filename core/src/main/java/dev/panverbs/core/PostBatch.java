@@ -137,8 +137,7 @@ public final class PostBatch implements AutoCloseable {
             throw e;
         }
         long tail = tracker.tail(); // one read of the producer's own tail, for the room and the base
-        int free = tracker.room(tail);
-        // the fields after the head's acquire (it orders later loads): begin reads them back from these stores
+        int free = tracker.room(tail); // the fields below after its acquire: begin takes them from these stores
         active = true;
         batch++;
         count = 0;
@@ -276,13 +275,8 @@ public final class PostBatch implements AutoCloseable {
      */
     public PostBatch setSgeList(LocalKey[] regions, long[] offsets, int[] lengths, int n) {
         current();
-        if (n < 0 || n > maxSge) {
-            throw rules.tooManySges(maxSge);
-        }
-        if (regions.length < n || offsets.length < n || lengths.length < n) {
-            throw PostBatchRefusals.shortList("ibv_wr_set_sge_list", n, Math.min(regions.length,
-                    Math.min(offsets.length, lengths.length)));
-        }
+        PostBatchRefusals.checkList(rules, maxSge, "ibv_wr_set_sge_list", n,
+                Math.min(regions.length, Math.min(offsets.length, lengths.length)));
         for (int i = 0; i < n; i++) {
             KeySnapshot k = DataPathAccess.stagedSnapshot(regions[i]);
             rules.checkSge(k, offsets[i], lengths[i]);
@@ -326,12 +320,7 @@ public final class PostBatch implements AutoCloseable {
     /** {@code ibv_wr_set_inline_data_list}: the first {@code n} segments of the caller's array, copied now. */
     public PostBatch setInlineDataList(MemorySegment[] data, int n) {
         currentInline();
-        if (n < 0 || n > maxSge) {
-            throw rules.tooManySges(maxSge);
-        }
-        if (data.length < n) {
-            throw PostBatchRefusals.shortList("ibv_wr_set_inline_data_list", n, data.length);
-        }
+        PostBatchRefusals.checkList(rules, maxSge, "ibv_wr_set_inline_data_list", n, data.length);
         inlineBytes = 0;
         for (int i = 0; i < n; i++) {
             int len = rules.checkInline(data[i], inlineBytes);
@@ -406,7 +395,8 @@ public final class PostBatch implements AutoCloseable {
             throw notOpen("ibv_wr_complete");
         }
         if (destSetIn != null) { // XRC/UD: the provider would send to whatever SRQ number or address its WQE slot held
-            checkDestinations(); // nothing published or rung when it throws: the batch stays open
+            // nothing published or rung when it throws: the batch stays open
+            PostBatchRefusals.checkDestinations(qp, rules, destSetIn, count, batch);
         }
         boolean single = oneKey; // the batch's own fields, read before the publish's fence: no reload after it
         KeySnapshot only = anyKey ? lastKey : null;
@@ -444,10 +434,6 @@ public final class PostBatch implements AutoCloseable {
         }
     }
 
-    private void checkDestinations() {
-        PostBatchRefusals.checkDestinations(qp, rules, destSetIn, count, batch);
-    }
-
     /**
      * A key, AH or window closed since it was staged: aborts the batch ({@code ibv_wr_abort}) and returns the refusal.
      */
@@ -463,10 +449,7 @@ public final class PostBatch implements AutoCloseable {
         return PostBatchRefusals.stale(qp, rules, key, stale / maxSge, closedAh, udAh, closedMw);
     }
 
-    /**
-     * The first SGE slot whose key is no longer as staged, or -1 (see {@link WorkRequests#firstStaleKey}); {@code
-     * single}: a one-key batch, whose key is {@code only} (null: no key staged).
-     */
+    /** The first stale SGE slot, or -1; {@code single}: a one-key batch, its key {@code only} (null: none). */
     private int firstStaleKey(boolean single, KeySnapshot only) {
         if (single) {
             if (only == null || DataPathAccess.snapshot(only.owner) == only && only.memoryAlive()) {

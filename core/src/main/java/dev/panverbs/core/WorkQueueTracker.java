@@ -315,11 +315,10 @@ final class WorkQueueTracker {
      */
     long retire(long providerWrId) {
         long t = (long) TAIL.getAcquire(this);
-        long back = (t - 1 - providerWrId) & POSITION_MASK; // position's two bounds in one compare, no sign test
-        if (back >= Math.min(capacity, t)) {
-            return providerWrId; // never outstanding
+        long p = position(providerWrId, t);
+        if (p < 0) {
+            return providerWrId;
         }
-        long p = t - 1 - back;
         long wrId = slots[((int) p & mask) * stride + WR_ID];
         if (p >= (long) HEAD.get(this)) {
             HEAD.setRelease(this, p + 1); // slots behind the head are dead: references() never reads them
