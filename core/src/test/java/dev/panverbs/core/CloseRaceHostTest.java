@@ -5,9 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.panverbs.core.internal.Handshake;
 import java.lang.foreign.Arena;
 import java.util.EnumSet;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.IntFunction;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -22,7 +20,6 @@ import org.junit.jupiter.api.Test;
  * {@code -Ddev.panverbs.membarrier=false} (surefire execution {@code symmetric-handshake}: a full fence on each side).
  */
 class CloseRaceHostTest {
-    private static final int ROUNDS = Integer.getInteger("panverbs.closeRaceRounds", 1500);
     private static final EnumSet<Access> BINDABLE = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE,
             Access.MW_BIND);
     private static final AtomicInteger KEYS = new AtomicInteger(0x4000);
@@ -131,66 +128,22 @@ class CloseRaceHostTest {
 
     @Test
     void deallocatingAWindowRacesAType1Bind() {
-        CompletionQueue cq = fake.createCq(64);
-        QueuePair qp = fake.createRtsQp(cq, 16, 0, EnumSet.noneOf(SendOperation.class));
-        MemoryRegion mr = fake.register(fake.protectionDomain(), memory.allocate(4096, 64), KEYS.incrementAndGet(),
-                BINDABLE);
-        race("MW vs ibv_bind_mw", r -> {
-            MemoryWindow mw = fake.allocMw(MemoryWindowType.TYPE_1, 0x100 * (r & 0xFFFF));
-            return new Round() {
-                @Override
-                public boolean post() {
-                    try {
-                        mw.bind(qp, r, SendFlag.SIGNALED_BIT, mr, 0, 4096, EnumSet.of(Access.REMOTE_WRITE));
-                    } catch (IllegalStateException refused) { // closed at the start, or at the re-check
-                    }
-                    // accepted by the provider, whatever bind() answered after: the WR stays in the tracker
-                    return qp.sendQueue.tracker.outstanding() > 0;
-                }
-
-                @Override
-                public boolean close() {
-                    try {
-                        mw.close();
-                        return true;
-                    } catch (IllegalStateException refused) { // named by the outstanding bind
-                        return false;
-                    }
-                }
-
-                @Override
-                public void cleanup() {
-                    DataPathHostTest.drain(cq);
-                    mw.close(); // the bind retired: never refused
-                    assertThat(mw.isClosed()).isTrue();
-                    assertThat(qp.sendQueue.tracker.outstanding()).isZero();
-                }
-            };
-        });
-        mr.close();
+        raceWindow("MW vs ibv_bind_mw", MemoryWindowType.TYPE_1, SteeredRace.TYPE_1_BIND);
     }
 
     @Test
     void deallocatingAWindowRacesABatchBind() {
-        raceWindow("MW vs ibv_wr_bind_mw", (qp, mw, mr, r) -> {
-            try (PostBatch b = qp.startSend()) {
-                b.bindMw(r, SendFlag.SIGNALED_BIT, mw, MemoryWindow.nextRkey(mw.rkey()), mr, 0, 4096,
-                        EnumSet.of(Access.REMOTE_WRITE));
-                Thread.onSpinWait(); // between the build (the provider read the ibv_mw) and the submit
-                b.submit();
-            }
-        });
+        raceWindow("MW vs ibv_wr_bind_mw", MemoryWindowType.TYPE_2, SteeredRace.BATCH_BIND);
     }
 
     @Test
     void deallocatingAWindowRacesAChainBind() {
-        raceWindow("MW vs IBV_WR_BIND_MW", (qp, mw, mr, r) -> qp.sendRequests().bindMw(r, SendFlag.SIGNALED_BIT,
-                mw, MemoryWindow.nextRkey(mw.rkey()), mr, 0, 4096, EnumSet.of(Access.REMOTE_WRITE)).post());
+        raceWindow("MW vs IBV_WR_BIND_MW", MemoryWindowType.TYPE_2, SteeredRace.CHAIN_BIND);
     }
 
     @Test
     void deallocatingAWindowRacesABatchLocalInvalidation() {
-        raceWindow("MW vs ibv_wr_local_inv", (qp, mw, mr, r) -> {
+        raceWindow("MW vs ibv_wr_local_inv", MemoryWindowType.TYPE_2, (qp, mw, mr, r) -> {
             try (PostBatch b = qp.startSend()) {
                 b.localInv(r, SendFlag.SIGNALED_BIT, mw);
                 b.submit();
@@ -200,31 +153,27 @@ class CloseRaceHostTest {
 
     @Test
     void deallocatingAWindowRacesAChainLocalInvalidation() {
-        raceWindow("MW vs IBV_WR_LOCAL_INV", (qp, mw, mr, r) -> qp.sendRequests().localInv(r, SendFlag.SIGNALED_BIT,
+        raceWindow("MW vs IBV_WR_LOCAL_INV", MemoryWindowType.TYPE_2, (qp, mw, mr, r) -> qp.sendRequests().localInv(r, SendFlag.SIGNALED_BIT,
                 mw).post());
     }
 
-    /** A window operation of round {@code r} on {@code mw} (type 2), over {@code mr}. */
-    private interface WindowPost {
-        void post(QueuePair qp, MemoryWindow mw, MemoryRegion mr, int r);
-    }
-
-    /** Races a fresh type 2 window's close against {@code op} naming it; accepted: its WR is in the tracker. */
-    private static void raceWindow(String what, WindowPost op) {
+    /** Races a fresh window's close against {@code op} naming it; accepted: its WR is in the tracker. */
+    private static void raceWindow(String what, MemoryWindowType type, SteeredRace.WindowOp op) {
         CompletionQueue cq = fake.createCq(64);
         QueuePair qp = fake.createRtsQp(cq, 16, 0, EnumSet.of(SendOperation.BIND_MW, SendOperation.LOCAL_INV));
         MemoryRegion mr = fake.register(fake.protectionDomain(), memory.allocate(4096, 64), KEYS.incrementAndGet(),
                 BINDABLE);
         race(what, r -> {
-            MemoryWindow mw = fake.allocMw(MemoryWindowType.TYPE_2, 0x100 * (r & 0xFFFF));
+            MemoryWindow mw = fake.allocMw(type, 0x100 * (r & 0xFFFF));
             return new Round() {
                 @Override
                 public boolean post() {
                     try {
                         op.post(qp, mw, mr, r);
-                    } catch (IllegalStateException refused) { // closed at staging, or at the post
+                    } catch (IllegalStateException refused) { // closed at staging, at the post, or at the re-check
                     }
-                    return qp.sendQueue.tracker.outstanding() > 0; // accepted by the provider
+                    // accepted by the provider, whatever the call answered after: the WR stays in the tracker
+                    return qp.sendQueue.tracker.outstanding() > 0;
                 }
 
                 @Override
@@ -340,84 +289,31 @@ class CloseRaceHostTest {
         }
     }
 
-    /** Spins until {@code counter} reaches {@code round}; yields after a long while (a loaded host). */
-    private static void await(AtomicInteger counter, int round) {
-        for (int spins = 0; counter.get() < round; spins++) {
-            if (spins < 1 << 20) {
-                Thread.onSpinWait();
-            } else {
-                Thread.yield();
-            }
-        }
-    }
-
     /**
-     * Runs {@link #ROUNDS} rounds of {@code setup}'s round: this thread closes, a second one posts, both released by
-     * one counter. The close first spins for a head start steered each round towards where the two overlap (the post
-     * won: shorter; the close won: longer), with a random jitter around it.
+     * Runs {@code setup}'s rounds ({@link SteeredRace}, steered one spin at a time) and asserts each: never a close
+     * that succeeded while a work request the provider accepted names what it closed.
      */
     private static void race(String what, IntFunction<Round> setup) {
-        AtomicInteger go = new AtomicInteger();
-        AtomicInteger done = new AtomicInteger();
-        AtomicInteger ready = new AtomicInteger(); // the poster spins for this round (so it runs when go moves)
-        AtomicReference<Round> current = new AtomicReference<>();
-        boolean[] posted = new boolean[ROUNDS + 1];
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        Thread poster = Thread.ofPlatform().name("poster").start(() -> {
-            try {
-                for (int r = 1; r <= ROUNDS; r++) {
-                    ready.set(r);
-                    await(go, r);
-                    if (go.get() == Integer.MAX_VALUE) { // the closer stopped (a failed round)
-                        return;
-                    }
-                    posted[r] = current.get().post();
-                    done.set(r);
+        SteeredRace.run(what, SteeredRace.Steering.ADDITIVE, r -> {
+            Round round = setup.apply(r);
+            return new SteeredRace.Round() {
+                @Override
+                public boolean post() {
+                    return round.post();
                 }
-            } catch (Throwable t) {
-                failure.set(t);
-                done.set(Integer.MAX_VALUE);
-            }
+
+                @Override
+                public boolean close() {
+                    return round.close();
+                }
+
+                @Override
+                public void check(int n, boolean posted, boolean closed) {
+                    assertThat(posted && closed).as("%s, round %d: the close succeeded while the post's work "
+                            + "request, accepted by the provider, names what it closed", what, n).isFalse();
+                    round.cleanup();
+                }
+            };
         });
-        int[] outcomes = new int[4]; // [post refused, close refused]: both refused, post only, close only, both
-        ThreadLocalRandom rnd = ThreadLocalRandom.current();
-        int center = 64; // the close's head start in spins, steered to where the two overlap
-        try {
-            for (int r = 1; r <= ROUNDS && failure.get() == null; r++) {
-                Round round = setup.apply(r);
-                current.set(round);
-                int delay = Math.max(0, center + rnd.nextInt(-8, 9));
-                await(ready, r);
-                go.set(r);
-                for (int i = 0; i < delay; i++) {
-                    Thread.onSpinWait();
-                }
-                boolean closed = round.close();
-                await(done, r);
-                if (failure.get() != null) {
-                    break;
-                }
-                boolean p = posted[r];
-                assertThat(p && closed).as("%s, round %d: the close succeeded while the post's work request, "
-                        + "accepted by the provider, names what it closed", what, r).isFalse();
-                outcomes[(p ? 1 : 0) + (closed ? 2 : 0)]++;
-                if (p) { // the post was ahead: let the close start earlier
-                    center = Math.max(0, center - 1);
-                } else if (closed) { // the close was ahead: later
-                    center = Math.min(4096, center + 1);
-                }
-                round.cleanup();
-            }
-        } finally {
-            go.set(Integer.MAX_VALUE);
-            try {
-                poster.join();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-        assertThat(failure.get()).as("the poster thread").isNull();
-        System.out.printf("%s (%s): %d rounds: post only %d, close only %d, both refused %d%n", what,
-                Handshake.ASYMMETRIC ? "membarrier" : "full fences", ROUNDS, outcomes[1], outcomes[2], outcomes[0]);
     }
 }
