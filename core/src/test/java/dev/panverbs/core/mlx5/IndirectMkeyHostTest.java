@@ -330,6 +330,28 @@ class IndirectMkeyHostTest {
     }
 
     @Test
+    void closingTheArenaOfARegionAnMkeyNoLongerHoldsLeavesTheMkeyAlone() {
+        Arena arena = Arena.ofShared();
+        MemoryRegion a = fake.register(arena.allocate(4096, 64), nextKey++);
+        UmrHostSupport.tie(a, arena);
+        MemoryRegion b = region();
+        IndirectMkey mk = mkey(4);
+        umr.configure(1L, 0, mk, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(a, 0, 64)));
+        umr.configure(2L, SendFlag.SIGNALED_BIT, mk, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(b, 0, 64)));
+        umr.queuePair().sendRequests().rdmaWrite(3L, SendFlag.SIGNALED_BIT, 0x99, 0).sge(mk, 0, 64).post();
+        WorkCompletions one = WorkCompletions.allocate(1);
+        assertThat(pollAll(one)).isEqualTo(1);
+        assertThat(mk.completed(one.get(0))).isTrue(); // confirmed while the WRITE still names the mkey
+        assertThat(pollAll(one)).isEqualTo(1); // a is unreachable now; its entry in a's holders is stale
+        arena.close();
+        assertThat(a.isOpen()).isFalse();
+        assertThat(mk.isOpen()).as("peers still use its rkey over b").isTrue();
+        assertThat(destroyed).hasValue(0);
+        mk.close();
+        b.close();
+    }
+
+    @Test
     void closingTheArenaOfAHeldRegionDestroysTheMkeyFirst() {
         Arena arena = Arena.ofShared();
         MemoryRegion a = fake.register(arena.allocate(4096, 64), nextKey++);
