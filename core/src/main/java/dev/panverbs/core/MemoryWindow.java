@@ -63,8 +63,6 @@ public final class MemoryWindow extends VerbsObject {
      */
     private volatile WorkQueueTracker lastWrQueue;
     private volatile long lastWrPosition;
-    /** Set by {@link #close()} before it reads {@link #lastWrQueue}: the close/post handshake ({@link Handshake}). */
-    private volatile boolean closing;
     /**
      * Open batches, running chain posts and type 1 binds whose operations name this window ({@link #tryPin}):
      * {@link #close()} refuses while any does. Guarded by the monitor, which close() holds.
@@ -275,7 +273,7 @@ public final class MemoryWindow extends VerbsObject {
             long prevPosition = lastWrPosition;
             namedBy(t, pos); // before the publish: its post-side fence orders it before the re-reads below
             t.publish(pos + 1);
-            if (isClosing()) { // the post side of close()'s handshake: the provider would read a freed ibv_mw
+            if (resource.isClosed()) { // a forced close since the pin: it waits for this call, refused here first
                 unnamed(t, pos, prevQueue, prevPosition);
                 t.rollback(pos);
                 throw resource.closedException("ibv_bind_mw");
@@ -360,11 +358,6 @@ public final class MemoryWindow extends VerbsObject {
             lastWrPosition = prevPosition;
             lastWrQueue = prevQueue;
         }
-    }
-
-    /** Closing or closed: a type 1 bind re-reads this after publishing its WR (the post side of {@link #close()}). */
-    private boolean isClosing() {
-        return closing || resource.isClosedRelaxed();
     }
 
     /**
@@ -551,12 +544,11 @@ public final class MemoryWindow extends VerbsObject {
      * Deallocates the window ({@code ibv_dealloc_mw(3)}), which invalidates its binding and releases its region.
      * Idempotent. Refused with {@link IllegalStateException} while the newest bind or local invalidation that names
      * it is outstanding (until its completion is polled): the device resolves the window when it executes the WR, and
-     * a deallocated window's key may already name another object by then. A type 1 {@link #bind} on another thread
-     * publishes its WR before it calls the provider: the close marks the window, runs the closer side of
-     * {@link Handshake}, then reads the newest WR; the bind runs the post side, then re-reads the mark: either the
-     * bind refuses or this does (as {@link AddressHandle#close()}), so {@code ibv_bind_mw} never runs on a freed window.
-     * Refused too while an open {@link PostBatch} binds or invalidates it, or a chain's post does (type 2), or a
-     * type 1 bind on another thread is in progress.
+     * a deallocated window's key may already name another object by then. Refused too while an open {@link PostBatch}
+     * binds or invalidates it, or a chain's post does (type 2), or a type 1 {@link #bind} on another thread is in
+     * progress: each pins the window ({@link #tryPin}) under the monitor this holds from the check to the dealloc, and
+     * names its WR before it unpins, so {@code ibv_bind_mw} never runs on a freed window and the WR read here is the
+     * newest (no close/post handshake needed: {@code CloseRaceHostTest} races both).
      *
      * <p>The closes that nothing refuses, its region's arena tie and its PD's cascade, deallocate it whatever names
      * it, except that they wait for a provider call reading the {@code ibv_mw} on another thread to return (however
@@ -571,12 +563,9 @@ public final class MemoryWindow extends VerbsObject {
                         + "a type 1 bind on another thread); submit or close the batch, or let the post return, "
                         + "first");
             }
-            closing = true;
-            Handshake.closerSide(() -> closing = false); // membarrier (the posts: a compiler barrier), or a fence
-            WorkQueueTracker t = lastWrQueue;
+            WorkQueueTracker t = lastWrQueue; // written inside a pin, read under the monitor after its unpin
             long p = lastWrPosition;
             if (t != null && t.isOutstanding(p)) {
-                closing = false;
                 throw new IllegalStateException("ibv_dealloc_mw: " + this + " is named by an outstanding "
                         + "work request (a bind or local invalidation: the device resolves the window when it "
                         + "executes it); poll its completion (or move the QP to ERR and poll the flushes, or close "

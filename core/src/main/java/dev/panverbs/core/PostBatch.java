@@ -76,6 +76,8 @@ public final class PostBatch implements AutoCloseable {
     /** The current WR's send flags (its inline setters check {@link SendFlag#INLINE_BIT}). */
     private int currentFlags;
     private int count;
+    /** The current WR's record in the tracker ({@link WorkQueueTracker#slot}), from begin: stage computes no index. */
+    private int slot;
     private int room;
     /** The tracker position of the batch's first WR. */
     private long base;
@@ -134,14 +136,16 @@ public final class PostBatch implements AutoCloseable {
             guard.exit();
             throw e;
         }
+        long tail = tracker.tail(); // one read of the producer's own tail, for the room and the base
+        int free = tracker.room(tail); // the fields below after its acquire: begin takes them from these stores
         active = true;
         batch++;
         count = 0;
         anyKey = false;
         oneKey = true;
-        room = tracker.room();
-        base = tracker.tail();
-        queue.requests.reserve(base, room); // the batch is staged at the tail: a classic chain moves after it
+        room = free;
+        base = tail;
+        queue.requests.reserve(tail, free); // the batch is staged at the tail: a classic chain moves after it
         return this;
     }
 
@@ -260,8 +264,8 @@ public final class PostBatch implements AutoCloseable {
         if (writesLocally) {
             rules.checkLocalWrite(k, length, "an RDMA READ or atomic");
         }
+        stage(k, 0); // before the call, while the batch's fields are still in registers (a downcall clobbers them)
         ops.ibv_wr_set_sge(k.lkey, k.address + offset, length);
-        stage(k, 0);
         return this;
     }
 
@@ -271,13 +275,8 @@ public final class PostBatch implements AutoCloseable {
      */
     public PostBatch setSgeList(LocalKey[] regions, long[] offsets, int[] lengths, int n) {
         current();
-        if (n < 0 || n > maxSge) {
-            throw rules.tooManySges(maxSge);
-        }
-        if (regions.length < n || offsets.length < n || lengths.length < n) {
-            throw PostBatchRefusals.shortList("ibv_wr_set_sge_list", n, Math.min(regions.length,
-                    Math.min(offsets.length, lengths.length)));
-        }
+        PostBatchRefusals.checkList(rules, maxSge, "ibv_wr_set_sge_list", n,
+                Math.min(regions.length, Math.min(offsets.length, lengths.length)));
         for (int i = 0; i < n; i++) {
             KeySnapshot k = DataPathAccess.stagedSnapshot(regions[i]);
             rules.checkSge(k, offsets[i], lengths[i]);
@@ -321,12 +320,7 @@ public final class PostBatch implements AutoCloseable {
     /** {@code ibv_wr_set_inline_data_list}: the first {@code n} segments of the caller's array, copied now. */
     public PostBatch setInlineDataList(MemorySegment[] data, int n) {
         currentInline();
-        if (n < 0 || n > maxSge) {
-            throw rules.tooManySges(maxSge);
-        }
-        if (data.length < n) {
-            throw PostBatchRefusals.shortList("ibv_wr_set_inline_data_list", n, data.length);
-        }
+        PostBatchRefusals.checkList(rules, maxSge, "ibv_wr_set_inline_data_list", n, data.length);
         inlineBytes = 0;
         for (int i = 0; i < n; i++) {
             int len = rules.checkInline(data[i], inlineBytes);
@@ -401,11 +395,14 @@ public final class PostBatch implements AutoCloseable {
             throw notOpen("ibv_wr_complete");
         }
         if (destSetIn != null) { // XRC/UD: the provider would send to whatever SRQ number or address its WQE slot held
-            checkDestinations(); // nothing published or rung when it throws: the batch stays open
+            // nothing published or rung when it throws: the batch stays open
+            PostBatchRefusals.checkDestinations(qp, rules, destSetIn, count, batch);
         }
+        boolean single = oneKey; // the batch's own fields, read before the publish's fence: no reload after it
+        KeySnapshot only = anyKey ? lastKey : null;
         queue.requests.release(base + count); // a chain being built on this queue is staged after the batch
         tracker.publish(base + count); // the WRs were staged in the tracker as they were built
-        int stale = firstStaleKey();
+        int stale = firstStaleKey(single, only);
         int closedAh = udAh == null ? -1 : PostBatchRefusals.firstClosedAh(udAh, count);
         MemoryWindow closedMw = windowOps == null ? null : windowOps.firstClosed(); // deallocated by a forced close
         active = false;
@@ -437,10 +434,6 @@ public final class PostBatch implements AutoCloseable {
         }
     }
 
-    private void checkDestinations() {
-        PostBatchRefusals.checkDestinations(qp, rules, destSetIn, count, batch);
-    }
-
     /**
      * A key, AH or window closed since it was staged: aborts the batch ({@code ibv_wr_abort}) and returns the refusal.
      */
@@ -456,11 +449,10 @@ public final class PostBatch implements AutoCloseable {
         return PostBatchRefusals.stale(qp, rules, key, stale / maxSge, closedAh, udAh, closedMw);
     }
 
-    /** The first SGE slot whose key is no longer as staged, or -1 (see {@link WorkRequests#firstStaleKey}). */
-    private int firstStaleKey() {
-        if (oneKey) {
-            KeySnapshot k = lastKey;
-            if (!anyKey || DataPathAccess.snapshot(k.owner) == k && k.memoryAlive()) {
+    /** The first stale SGE slot, or -1; {@code single}: a one-key batch, its key {@code only} (null: none). */
+    private int firstStaleKey(boolean single, KeySnapshot only) {
+        if (single) {
+            if (only == null || DataPathAccess.snapshot(only.owner) == only && only.memoryAlive()) {
                 return -1;
             }
             // every SGE names it: the first is the one to name (-1: none left, as the walk)
@@ -523,6 +515,7 @@ public final class PostBatch implements AutoCloseable {
         }
         int i = count++;
         tracker.stageWr(base + i, wrId); // no key reference yet
+        slot = tracker.slot(base + i); // the same index as stageWr's: C2 computes it once
         currentFlags = sendFlags;
         currentOp = op.ordinal();
         writesLocally = op == SendOperation.RDMA_READ || op == SendOperation.ATOMIC_CMP_AND_SWP
@@ -558,7 +551,7 @@ public final class PostBatch implements AutoCloseable {
     }
 
     void stage(KeySnapshot key, int k) {
-        tracker.stageRef(base + count - 1, k, key.trackingId);
+        tracker.stageRefAt(slot, k, key.trackingId);
         if (key != lastKey || !oneKey) { // a one-key batch stores no per-SGE key: every one is lastKey
             stageOther(key, k);
         }

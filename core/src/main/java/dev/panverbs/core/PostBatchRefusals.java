@@ -51,6 +51,16 @@ final class PostBatchRefusals {
                 + "at a time");
     }
 
+    /** A list setter's {@code n}: at most {@code maxSge}, and inside its arrays (the shortest holds {@code length}). */
+    static void checkList(WorkRequestRules rules, int maxSge, String verb, int n, int length) {
+        if (n < 0 || n > maxSge) {
+            throw rules.tooManySges(maxSge);
+        }
+        if (length < n) {
+            throw shortList(verb, n, length);
+        }
+    }
+
     /** A list setter asked for the first {@code n} entries of arrays holding only {@code length}. Cold. */
     static IllegalArgumentException shortList(String verb, int n, int length) {
         return new IllegalArgumentException(verb + ": n = " + n + " entries asked for, but the arrays hold only "
@@ -111,7 +121,8 @@ final class PostBatchRefusals {
 
     static VerbsException completeFailed(QueuePair qp, int count, int rc) {
         return Errors.failure(Errors.call("ibv_wr_complete", "qp", qp, "wrs", count), rc,
-                rc == Errno.EINVAL ? "the batch was rolled back; the QP may not be in RTS" : "the batch was rolled back");
+                rc == Errno.EINVAL ? "the batch was rolled back; the QP may not be in RTS"
+                        : "the batch was rolled back");
     }
 
     static IllegalStateException noCurrentWr() {
@@ -153,7 +164,7 @@ final class PostBatchRefusals {
         return -1;
     }
 
-    /** The refusal of an aborted batch: WR {@code wr}'s stale {@code key}, else AH {@code closedAh}, else the window. */
+    /** The refusal of an aborted batch: WR {@code wr}'s stale {@code key}, else AH {@code closedAh}, else the MW. */
     static IllegalStateException stale(QueuePair qp, WorkRequestRules rules, KeySnapshot key, int wr, int closedAh,
                                        AddressHandle[] udAh, MemoryWindow closedMw) {
         return key != null ? rules.staleKey("ibv_wr_complete", key, wr)

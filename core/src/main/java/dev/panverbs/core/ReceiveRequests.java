@@ -29,7 +29,12 @@ public final class ReceiveRequests extends WorkRequests<ReceiveRequests> {
 
     /** A chain for {@code verb}: {@code ibv_post_recv}, or {@code ibv_post_srq_recv} for a {@link SharedReceiveQueue}. */
     ReceiveRequests(String verb, WorkRequestRules rules, int capacity, int maxSge) {
-        super(verb, rules, capacity, maxSge, WR_SIZE);
+        super(verb, rules, capacity, maxSge);
+    }
+
+    @Override
+    long structSize() {
+        return WR_SIZE;
     }
 
     /** Starts a receive WR with id {@code wrId}; add its buffers with {@link #sge}. */

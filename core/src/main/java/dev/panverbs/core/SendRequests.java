@@ -88,6 +88,7 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     final boolean[] udAddressed;
     /** The AH each UD WR names: its handle is in the WR, so the post refuses one closed since (cold, UD only). */
     final AddressHandle[] udAh;
+    /** The inline bytes of WR {@link #inlineWr} so far (any other WR: 0): not reset per WR, one store fewer. */
     private int inlineBytes;
     /** Where {@link #inline} copies its data ({@code null} until first used); kept alive by this chain. */
     private HotMemory inlineMemory;
@@ -106,13 +107,18 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     private ChainWindowOps windowOps;
 
     SendRequests(WorkRequestRules rules, int capacity, int maxSge) {
-        super("ibv_post_send", rules, capacity, maxSge, WR_SIZE);
+        super("ibv_post_send", rules, capacity, maxSge);
         this.udAddressed = new boolean[capacity];
         this.udAh = new AddressHandle[capacity];
         // each WR's AH is tracked like a key: AddressHandle.close() refuses (a DCI's batch names one per WR too)
         if (rules.type() == QueuePairType.UD || rules.type() == QueuePairType.DC_INITIATOR) {
             tracker.trackAddressHandles();
         }
+    }
+
+    @Override
+    long structSize() {
+        return WR_SIZE;
     }
 
     /** {@code IBV_WR_SEND}. */
@@ -215,7 +221,7 @@ public final class SendRequests extends WorkRequests<SendRequests> {
         MemorySegment mwHandle = mw.resource.handle("ibv_post_send");
         MemorySegment mrHandle = mr.resource.handle("ibv_post_send");
         start(WorkRequestOpcode.BIND_MW, OP_BIND_MW, wrId, sendFlags);
-        long w = (count - 1) * WR_SIZE; // an offset in wrs (cold: checked segment stores)
+        long w = wrOffset(count - 1); // an offset in wrs (cold: checked segment stores)
         wrs.set(INT, w + IMM_DATA, 0); // rxe refuses a BIND_MW whose imm_data is not 0
         wrs.set(ValueLayout.ADDRESS_UNALIGNED, w + BIND_MW_MW, mwHandle);
         wrs.set(INT, w + BIND_MW_RKEY, rkey);
@@ -260,6 +266,23 @@ public final class SendRequests extends WorkRequests<SendRequests> {
      */
     public SendRequests sge(LocalKey key, long offset, int length) {
         KeySnapshot k = DataPathAccess.stagedSnapshot(key);
+        if (!isPlainChainKey(k) || sgeChecks != 0) { // another key, an ODP key, or a READ/atomic/INLINE/bind WR
+            return sgeChecked(k, offset, length);
+        }
+        // the chain's key (the common case): checked in full when first staged on this queue, re-checked by the post
+        // after its fence; here its range (and at a chain's first SGE its memory, as before). The rest of the checks
+        // live in sgeChecked: a call C2 leaves out of line keeps this path small enough to inline whole into a
+        // caller's per-WR loop (C2 cut it at NodeCountInliningCutoff with them inlined).
+        if (!chainStarted() && !k.memoryAlive()) {
+            throw rules.unusableSge(k);
+        }
+        rules.checkSgeRange(k, offset, length);
+        appendChainKeySge(k.address + offset, length, k.lkey, k);
+        return this;
+    }
+
+    /** {@link #sge} of any key and WR: every check. */
+    private SendRequests sgeChecked(KeySnapshot k, long offset, int length) {
         boolean chainKey = isChainKey(k);
         if (chainKey) { // checked in full when first staged on this queue; the post re-checks it after its fence
             if (!chainStarted() && !k.memoryAlive()) { // a chain's first SGE: its memory checked again, as before
@@ -296,12 +319,14 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     public SendRequests inline(MemorySegment data) {
         try {
             int wr = current();
-            long w = wr * WR_SIZE;
-            int len = rules.checkInline(data, inlineBytes);
+            long w = wrOffset(wr);
+            int used = inlineUsed(wr);
+            int len = rules.checkInline(data, used);
             MemorySegment area = inlineArea();
-            long at = (long) wr * rules.maxInlineData() + inlineBytes;
+            long at = (long) wr * rules.maxInlineData() + used;
             MemorySegment.copy(data, 0, area, at, len);
-            inlineBytes += len;
+            inlineBytes = used + len;
+            inlineWr = wr;
             wrs.set(INT, w + SEND_FLAGS, wrs.get(INT, w + SEND_FLAGS) | SendFlag.INLINE_BIT);
             appendSge(area.address() + at, len, 0, null);
             return this;
@@ -326,7 +351,7 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     public SendRequests ud(AddressHandle ah, int remoteQpn, int remoteQkey) {
         try {
             int i = current();
-            long w = i * WR_SIZE;
+            long w = wrOffset(i);
             rules.checkUd(ah);
             wrs.set(ValueLayout.ADDRESS_UNALIGNED, w + UD_AH, ah.resource.handle("ibv_post_send"));
             wrs.set(INT, w + UD_QPN, remoteQpn);
@@ -351,7 +376,7 @@ public final class SendRequests extends WorkRequests<SendRequests> {
         if (rules.type() != QueuePairType.XRC_SEND) {
             throw rules.notXrc("ibv_post_send(qp_type.xrc.remote_srqn)");
         }
-        wrs.set(INT, i * WR_SIZE + XRC_SRQN, remoteSrqn);
+        wrs.set(INT, wrOffset(i) + XRC_SRQN, remoteSrqn);
         udAddressed[i] = true;
         return this;
     }
@@ -368,10 +393,14 @@ public final class SendRequests extends WorkRequests<SendRequests> {
             udAddressed[count - 1] = false;
             udAh[count - 1] = null;
         }
-        inlineBytes = 0;
         sgeChecks = (opcode.writesLocalSges() ? SGE_LOCAL_WRITE : 0)
                 | ((sendFlags & SendFlag.INLINE_BIT) != 0 ? SGE_INLINE : 0);
         return wa;
+    }
+
+    /** The inline bytes WR {@code wr} carries so far. */
+    private int inlineUsed(int wr) {
+        return inlineWr == wr ? inlineBytes : 0;
     }
 
     private void checkSpecialSge(KeySnapshot key, int length) {
@@ -383,7 +412,9 @@ public final class SendRequests extends WorkRequests<SendRequests> {
             rules.checkLocalWrite(key, length, "an RDMA READ or atomic");
         }
         if ((sgeChecks & SGE_INLINE) != 0) {
-            inlineBytes = rules.checkInlineSge(length, inlineBytes);
+            int wr = count - 1;
+            inlineBytes = rules.checkInlineSge(length, inlineUsed(wr));
+            inlineWr = wr;
         }
     }
 
@@ -404,12 +435,12 @@ public final class SendRequests extends WorkRequests<SendRequests> {
 
     /** The {@code bind_mw.mw} handle written into WR {@code i} (window bookkeeping). */
     long bindMwHandle(int i) {
-        return wrs.get(ValueLayout.ADDRESS_UNALIGNED, i * WR_SIZE + BIND_MW_MW).address();
+        return wrs.get(ValueLayout.ADDRESS_UNALIGNED, wrOffset(i) + BIND_MW_MW).address();
     }
 
     /** The {@code invalidate_rkey} of WR {@code i} (window bookkeeping). */
     int invalidateRkey(int i) {
-        return wrs.get(INT, i * WR_SIZE + IMM_DATA);
+        return wrs.get(INT, wrOffset(i) + IMM_DATA);
     }
 
     /**
@@ -433,6 +464,6 @@ public final class SendRequests extends WorkRequests<SendRequests> {
 
     /** The opcode of WR {@code i} (messages). */
     int opcodeValue(int i) {
-        return wrs.get(INT, i * WR_SIZE + OPCODE);
+        return wrs.get(INT, wrOffset(i) + OPCODE);
     }
 }

@@ -99,7 +99,7 @@ final class SrqQueue extends PostTarget {
             throw wrs.staleKey(VERB, stale, from);
         }
         int last = from + take - 1;
-        wrs.terminate(last);
+        wrs.cutAfter(last);
         int rc;
         MemorySegment badWr = wrs.badWr;
         wrs.clearBadWr();
@@ -109,7 +109,6 @@ final class SrqQueue extends PostTarget {
             tracker.release(slots, 0, take);
             throw e;
         } finally {
-            wrs.relink(last);
             wrs.memory.keepAlive();
         }
         int accepted = take;

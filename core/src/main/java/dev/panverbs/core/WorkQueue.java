@@ -121,7 +121,7 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
             }
         }
         int last = from + take - 1;
-        wrs.terminate(last);
+        wrs.cutAfter(last); // usually already cut there (the previous post's length)
         int rc;
         wrs.clearBadWr();
         try {
@@ -130,7 +130,6 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
             tracker.rollback(t);
             throw e;
         } finally {
-            wrs.relink(last);
             wrs.memory.keepAlive();
         }
         int accepted = rc == 0 ? take : accepted(wrs.badIndex(), from, take);

@@ -155,6 +155,11 @@ final class WorkQueueTracker {
         return capacity - outstanding();
     }
 
+    /** {@link #room()} given the producer's own {@link #tail()} (read once by a caller that needs both). */
+    int room(long tail) {
+        return capacity - (int) (tail - (long) HEAD.getAcquire(this));
+    }
+
     /** The next free position (producer only). */
     long tail() {
         return (long) TAIL.get(this);
@@ -197,6 +202,18 @@ final class WorkQueueTracker {
         int b = ((int) position & mask) * stride;
         r[b + REFS + n] = keyId;
         r[b + COUNT] = n + 1;
+    }
+
+    /** The index of {@code position}'s record in the slots: a producer staging several fields of one WR keeps it. */
+    int slot(long position) {
+        return ((int) position & mask) * stride;
+    }
+
+    /** {@link #stageRef} into the record at {@code slot} (from {@link #slot}). */
+    void stageRefAt(int slot, int n, long keyId) {
+        long[] r = slots;
+        r[slot + REFS + n] = keyId;
+        r[slot + COUNT] = n + 1;
     }
 
     /** Sets how many key references the staged WR at {@code position} carries (a list setter, inline data). */

@@ -88,19 +88,21 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     /** The allocation's size (a power of two) - 1: {@link #at} masks every offset with it. */
     private final long memMask;
     /**
-     * {@link #memMask} without the low bits of a WR (of an SGE): {@link #wrAt} ({@link #sgeAt}) yields an aligned
-     * struct start at most {@code size - wrSize} ({@code size - SGE_SIZE}) into the allocation, so a store at it plus
-     * a field offset of that struct stays inside whatever the offset was; one masked address per struct, its fields
-     * are then written at constant displacements (one {@code mov} each).
+     * {@link #memMask} without the low bits of a WR's slot: {@link #wrAt} yields an aligned slot start at most
+     * {@code size - wrSize} into the allocation, so a store at it plus an offset inside the slot (a field of the
+     * struct, or of an SGE of its list: {@link #appendSge} checks the SGE index first) stays inside the allocation;
+     * one masked address per WR, its fields and its SGEs are then written at displacements from it (one {@code mov}
+     * each, constant ones for the first SGE).
      */
     private final long wrMask;
-    private final long sgeMask;
+    /**
+     * The stride of the WRs in the allocation (a power of two): each WR's slot holds its struct
+     * ({@code structSize} bytes) and then its own SGE list ({@code maxSge} entries), so an SGE's address is its WR's
+     * address plus a constant, with no multiply, mask or field load per SGE.
+     */
     private final long wrSize;
-    /** log2 of {@link #wrSize} (128 and 32 bytes): the hot offsets shift instead of multiplying by a field. */
+    /** log2 of {@link #wrSize}: the hot offsets shift instead of multiplying by a field. */
     private final int wrShift;
-    /** Where the SGE lists start in {@link #wrs}, which spans them too: an SGE and its WR's {@code num_sge} are
-     * written through one segment, so C2 checks that segment (class, bounds base, liveness) once per SGE. */
-    private final long sgeStart;
     final WorkRequestRules rules;
     private final int capacity;
     final int maxSge;
@@ -118,6 +120,11 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
      * never nulled, so a chain that reuses the previous chain's key stores no reference.
      */
     private KeySnapshot topKey;
+    /**
+     * {@link #topKey} when it is not an on-demand-paging key, else null (updated with it): a send SGE naming it needs
+     * no per-SGE ODP check ({@link SendRequests#sge}: the check depends on each WR's opcode).
+     */
+    private KeySnapshot plainTopKey;
     private int topFirst;
     private int topLast;
     /**
@@ -141,19 +148,26 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
      * the batch is open starts after them. Producer only.
      */
     private int reserved;
+    /** The WR whose inline bytes {@link SendRequests} counts (-1: none of this chain); per chain, not reset per WR. */
+    int inlineWr = -1;
+    /** The WR whose {@code next} is cut ({@link #cutAfter}), -1 when the chain is fully linked. */
+    private int cut = -1;
     /** {@link #chainFrom} slices, made on first use. */
     private final MemorySegment[] heads;
     int count;
     /** WRs of this chain already accepted by the provider (a partial post left the rest pending). */
     int posted;
-    /** SGEs of the current (last) WR. */
-    int currentSges;
+    /**
+     * SGEs of the current (last) WR; -1 when there is none ({@code count == posted}: set by {@link #clear()}, which a
+     * full post runs): the SGE path tests this one field, which C2 knows right after {@link #startWr}.
+     */
+    int currentSges = -1;
     /** The queue this chain posts to (a QP's work queue or an SRQ); set once by the queue. */
     PostTarget queue;
     /** {@code ibv_post_send} or {@code ibv_post_recv}, for messages. */
     private final String verb;
 
-    WorkRequests(String verb, WorkRequestRules rules, int capacity, int maxSge, long wrSize) {
+    WorkRequests(String verb, WorkRequestRules rules, int capacity, int maxSge) {
         this.verb = verb;
         if (capacity < 1) {
             throw new IllegalArgumentException("a work-request chain needs at least one WR");
@@ -161,23 +175,19 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         this.rules = rules;
         this.capacity = capacity;
         this.maxSge = Math.max(maxSge, 1);
-        this.wrSize = wrSize;
-        if (Long.bitCount(wrSize) != 1) {
-            throw new IllegalArgumentException("work request size " + wrSize + " is not a power of two");
-        }
-        this.wrShift = Long.numberOfTrailingZeros(wrSize);
-        long chainBytes = capacity * wrSize;
-        long sgeBytes = (long) capacity * this.maxSge * SGE_SIZE;
-        long bytes = chainBytes + sgeBytes + Long.BYTES;
+        long structSize = structSize(); // a subclass constant (its static WR_SIZE), safe to call here
+        long slot = maskableSize(structSize + this.maxSge * SGE_SIZE); // the struct, then its SGE list
+        this.wrSize = slot;
+        this.wrShift = Long.numberOfTrailingZeros(slot);
+        long chainBytes = capacity * slot;
+        long bytes = chainBytes + Long.BYTES;
         long size = maskableSize(bytes); // a power of two: at() keeps any offset inside
         this.memory = HotMemory.allocate(size, Long.BYTES);
         this.memMask = size - 1;
-        this.wrMask = memMask & -wrSize; // wrSize and SGE_SIZE are powers of two <= size
-        this.sgeMask = memMask & -SGE_SIZE;
+        this.wrMask = memMask & -slot; // slot is a power of two <= size
         this.wrs = memory.segment; // spans the WRs, their SGE lists and the bad_wr cell
-        this.badWrAt = chainBytes + sgeBytes;
-        this.sgeStart = chainBytes;
-        this.badWr = memory.segment.asSlice(chainBytes + sgeBytes, Long.BYTES);
+        this.badWrAt = chainBytes;
+        this.badWr = memory.segment.asSlice(chainBytes, Long.BYTES);
         this.wrsAddress = wrs.address();
         this.badWrAddress = badWr.address();
         checkMaskable(wrsAddress);
@@ -186,10 +196,9 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         this.stagedLast = new int[capacity * this.maxSge];
         this.tracker = new WorkQueueTracker(capacity, this.maxSge);
         this.heads = new MemorySegment[capacity];
-        long sgesAddress = wrs.address() + chainBytes;
         for (int i = 0; i < capacity; i++) {
-            wrs.set(LONG, i * wrSize + SG_LIST, sgesAddress + i * this.maxSge * SGE_SIZE);
-            relink(i); // pre-linked: posting n WRs only cuts the chain after WR n-1 for the duration of the call
+            wrs.set(LONG, i * slot + SG_LIST, wrsAddress + i * slot + structSize);
+            relink(i); // pre-linked: a post of WRs ..n-1 cuts the chain after WR n-1 only (cutAfter)
         }
     }
 
@@ -212,9 +221,9 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         return (wrsAddress & ADDR_BITS) + (offset & wrMask & OFFSET_BITS);
     }
 
-    /** The native address of the SGE at {@code offset} in the allocation, for stores of its fields. */
-    final long sgeAt(long offset) {
-        return (wrsAddress & ADDR_BITS) + (offset & sgeMask & OFFSET_BITS);
+    /** Where WR {@code i}'s struct starts in {@link #wrs} (cold accesses through the checked segment). */
+    final long wrOffset(int i) {
+        return (long) i << wrShift;
     }
 
     /**
@@ -268,6 +277,7 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         count = 0;
         posted = 0;
         nStaged = 0;
+        currentSges = -1;
         return self();
     }
 
@@ -292,20 +302,27 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         return queue.post(this);
     }
 
+    /**
+     * The size of this chain's C struct ({@code sizeof(struct ibv_send_wr)} or {@code ibv_recv_wr}): a WR's SGE list
+     * starts there in its slot. Each final subclass returns its constant, which C2 folds where it inlines this.
+     */
+    abstract long structSize();
+
     /** Appends an SGE to the current WR; {@code key} null for inline data. Checks done by the caller. */
     final void appendSge(long addr, int length, int lkey, KeySnapshot key) {
-        if (count == posted) {
+        int n = currentSges;
+        if (n < 0) { // count == posted: no current WR (after a full post or clear())
             throw rules.noCurrentWr();
         }
         int wr = count - 1;
-        int n = currentSges;
         if (n == maxSge) {
             throw rules.tooManySges(maxSge);
         }
-        long sa = sgeAt(sgeStart + ((long) wr * maxSge + n) * SGE_SIZE);
+        long wa = wrAt((long) wr << wrShift);
+        long sa = wa + structSize() + n * SGE_SIZE; // n < maxSge: inside the WR's slot
         NATIVE.set(LONG, sa + SGE_ADDR, addr);
         NATIVE.set(LONG, sa + SGE_LENGTH, pair(length, lkey));
-        NATIVE.set(INT, wrAt((long) wr << wrShift) + NUM_SGE, n + 1);
+        NATIVE.set(INT, wa + NUM_SGE, n + 1);
         tracker.stageRef(base + wr, n, key == null ? 0L : key.trackingId);
         if (key != null) {
             if (nStaged > 0 && topKey == key) { // the common case: the same key as the previous SGE
@@ -330,6 +347,11 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         return key == topKey;
     }
 
+    /** {@link #isChainKey}, and {@code key} is not an ODP key: its SGEs need no ODP check. */
+    final boolean isPlainChainKey(KeySnapshot key) {
+        return key == plainTopKey;
+    }
+
     /** Whether this chain staged a key already (an SGE or a window bind since {@link #clear()}). */
     final boolean chainStarted() {
         return nStaged > 0;
@@ -337,18 +359,19 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
 
     /** {@link #appendSge} of the key {@link #isChainKey} returned true for. Checks done by the caller. */
     final void appendChainKeySge(long addr, int length, int lkey, KeySnapshot key) {
-        if (count == posted) {
+        int n = currentSges;
+        if (n < 0) { // count == posted: no current WR (after a full post or clear())
             throw rules.noCurrentWr();
         }
         int wr = count - 1;
-        int n = currentSges;
         if (n == maxSge) {
             throw rules.tooManySges(maxSge);
         }
-        long sa = sgeAt(sgeStart + ((long) wr * maxSge + n) * SGE_SIZE);
+        long wa = wrAt((long) wr << wrShift);
+        long sa = wa + structSize() + n * SGE_SIZE; // n < maxSge: inside the WR's slot
         NATIVE.set(LONG, sa + SGE_ADDR, addr);
         NATIVE.set(LONG, sa + SGE_LENGTH, pair(length, lkey));
-        NATIVE.set(INT, wrAt((long) wr << wrShift) + NUM_SGE, n + 1);
+        NATIVE.set(INT, wa + NUM_SGE, n + 1);
         tracker.stageRef(base + wr, n, key.trackingId);
         if (nStaged == 0) { // the chain's first key: the previous chain's top key, staged again (stage() without
             nStaged = 1;    // the reference store: topKey is already this key)
@@ -385,6 +408,7 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         }
         if (topKey != key) {
             topKey = key;
+            plainTopKey = key.odp ? null : key;
         }
         topFirst = wr;
         topLast = wr;
@@ -419,6 +443,7 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         int i = count;
         if (i == 0) {
             base = tracker.tail() + reserved;
+            inlineWr = -1;
         }
         long p = base + i;
         long w = (long) i << wrShift;
@@ -500,7 +525,24 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         return rules.staleKey(verb, stagedKey(i), Math.max(stagedFirst(i), from));
     }
 
-    /** Cuts the chain after WR {@code last} (for the duration of one post). */
+    /**
+     * Makes WR {@code last} the end of the chain a post hands the provider: restores the WR cut before (if another)
+     * and cuts after {@code last}. The cut stays after the post (the provider reads the chain only inside its call,
+     * and every other {@code next} stays pre-linked), so a queue posting chains of one length, the common case,
+     * writes no {@code next} per post. Producer only.
+     */
+    final void cutAfter(int last) {
+        int c = cut;
+        if (c != last) {
+            if (c >= 0) {
+                relink(c);
+            }
+            terminate(last);
+            cut = last;
+        }
+    }
+
+    /** Cuts the chain after WR {@code last}. */
     final void terminate(int last) {
         NATIVE.set(LONG, at(last * wrSize + NEXT), 0L);
     }

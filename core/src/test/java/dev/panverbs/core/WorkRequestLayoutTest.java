@@ -29,7 +29,7 @@ class WorkRequestLayoutTest {
     }
 
     private static MemorySegment wr(SendRequests s, int i) {
-        return s.wrs.asSlice(i * SendRequests.WR_SIZE, ibv_send_wr.layout());
+        return s.wrs.asSlice(s.wrOffset(i), ibv_send_wr.layout());
     }
 
     @Test
@@ -80,17 +80,41 @@ class WorkRequestLayoutTest {
         SendRequests s = send(QueuePairType.RC, false, 3, 1);
         s.send(1, 0).send(2, 0).send(3, 0);
         long base = s.wrs.address();
-        assertThat(ibv_send_wr.next(wr(s, 0)).address()).isEqualTo(base + 128);
-        assertThat(ibv_send_wr.next(wr(s, 1)).address()).isEqualTo(base + 256);
+        long stride = s.wrOffset(1); // a WR's slot: its 128-byte struct, then its SGE list (a power of two)
+        assertThat(stride).isEqualTo(256);
+        assertThat(ibv_send_wr.next(wr(s, 0)).address()).isEqualTo(base + stride);
+        assertThat(ibv_send_wr.next(wr(s, 1)).address()).isEqualTo(base + 2 * stride);
         assertThat(ibv_send_wr.next(wr(s, 2)).address()).isZero();
+        assertThat(ibv_send_wr.sg_list(wr(s, 1)).address()).isEqualTo(base + stride + 128);
         s.terminate(1);
         assertThat(ibv_send_wr.next(wr(s, 1)).address()).isZero();
         s.relink(1);
-        assertThat(ibv_send_wr.next(wr(s, 1)).address()).isEqualTo(base + 256);
-        assertThat(s.indexOf(base + 256)).isEqualTo(2);
+        assertThat(ibv_send_wr.next(wr(s, 1)).address()).isEqualTo(base + 2 * stride);
+        assertThat(s.indexOf(base + 2 * stride)).isEqualTo(2);
         assertThatThrownBy(() -> s.send(4, 0)).hasMessageContaining("is full (3 WRs)");
         s.clear();
         assertThat(s.count()).isZero();
+    }
+
+    @Test
+    void aPostsCutStaysWhereTheChainEndedAndMovesWhenTheLengthChanges() {
+        SendRequests s = send(QueuePairType.RC, false, 4, 1);
+        long base = s.wrs.address();
+        long stride = s.wrOffset(1);
+        s.cutAfter(1); // a post of WRs 0..1
+        assertThat(ibv_send_wr.next(wr(s, 0)).address()).isEqualTo(base + stride);
+        assertThat(ibv_send_wr.next(wr(s, 1)).address()).isZero();
+        assertThat(ibv_send_wr.next(wr(s, 2)).address()).isEqualTo(base + 3 * stride);
+        s.cutAfter(1); // the same length again: nothing to write, the same chain
+        assertThat(ibv_send_wr.next(wr(s, 1)).address()).isZero();
+        s.cutAfter(2); // a longer chain: the old cut relinked, the new one made
+        assertThat(ibv_send_wr.next(wr(s, 1)).address()).isEqualTo(base + 2 * stride);
+        assertThat(ibv_send_wr.next(wr(s, 2)).address()).isZero();
+        s.cutAfter(0); // a retry from mid-chain, or a shorter chain
+        assertThat(ibv_send_wr.next(wr(s, 0)).address()).isZero();
+        assertThat(ibv_send_wr.next(wr(s, 1)).address()).isEqualTo(base + 2 * stride);
+        assertThat(ibv_send_wr.next(wr(s, 2)).address()).isEqualTo(base + 3 * stride);
+        assertThat(ibv_send_wr.next(wr(s, 3)).address()).isZero();
     }
 
     @Test
@@ -106,7 +130,8 @@ class WorkRequestLayoutTest {
         assertThat(ibv_sge.addr(sge)).isEqualTo(0x3000);
         assertThat(ibv_sge.length(sge)).isEqualTo(4096);
         assertThat(ibv_sge.lkey(sge)).isEqualTo(7);
-        assertThat(ibv_recv_wr.next(w).address()).isEqualTo(r.wrs.address() + 32);
+        assertThat(ibv_recv_wr.next(w).address()).isEqualTo(r.wrs.address() + 64); // 32-byte struct + 1 SGE
+        assertThat(ibv_recv_wr.sg_list(w).address()).isEqualTo(r.wrs.address() + 32);
         assertThatThrownBy(() -> r.appendSge(0, 1, 1, null)).hasMessageContaining("at most 1 SGEs");
     }
 
