@@ -7,7 +7,8 @@
  * CQE (REQ_ERR, syndrome) for a WQE that fails, after which the QP is in error and every later WQE is flushed
  * (WR_FLUSH_ERR); receive-side CQEs of SENDs and WRITE_WITH_IMM go to the responder CQ with the receive buffers
  * posted by model_post_recv. It is written from the PRM's segment formats, not from the Java code: it parses what
- * is in the ring.
+ * is in the ring. UMR WQEs configure indirect mkeys (interleaved repeat blocks or KLM lists) through which RDMA WRITEs
+ * scatter.
  */
 #include <endian.h>
 #include <stdatomic.h>
@@ -18,6 +19,7 @@
 struct key { uint32_t key; uint64_t addr, len; int access; };
 static struct key keys[MAXKEYS];
 static int nkeys;
+static int nmkeys; /* indirect mkeys configured by UMRs (below) */
 enum { LOCAL_WRITE = 1, REMOTE_WRITE = 2, REMOTE_READ = 4, REMOTE_ATOMIC = 8 };
 
 struct cq { uint8_t *buf; uint32_t ncqe; uint32_t pi; };
@@ -29,7 +31,7 @@ static struct {
     uint8_t *rq; uint32_t rq_cnt, rq_stride, rq_ci; uint32_t *rq_dbrec; /* the receiver's RQ ring, if any */
 } m;
 
-void model_reset(void) { memset(&m, 0, sizeof m); nkeys = 0; }
+void model_reset(void) { memset(&m, 0, sizeof m); nkeys = 0; nmkeys = 0; }
 
 void model_reg(uint32_t key, uint64_t addr, uint64_t len, int access) {
     keys[nkeys].key = key; keys[nkeys].addr = addr; keys[nkeys].len = len; keys[nkeys].access = access; nkeys++;
@@ -157,6 +159,106 @@ static int deliver_rq(long n, int resp_opcode, uint32_t imm_be) {
     return 0;
 }
 
+/*
+ * Indirect mkeys configured by UMR WQEs (PRM: UMR control segment, mkey context segment, then inline translations:
+ * a repeat block -- byte_count, op 0x400, repeat_count, num_ent, then 16-byte entries of stride, byte_count, memkey,
+ * va -- or 16-byte KLMs of byte_count, mkey, address). Keyed by the mkey in the control segment's imm; the mkey's
+ * address space is zero-based (the start address is not in the UMR's mask).
+ */
+#define MAXMKEYS 16
+#define MAXENT 64
+struct ent { uint64_t va; uint32_t count, stride, key; };
+struct mkey { uint32_t key; int access; uint64_t len; int repeat_block; uint32_t repeat, n, block; struct ent e[MAXENT]; };
+static struct mkey mkeys[MAXMKEYS];
+
+static struct mkey *find_mkey(uint32_t key) {
+    for (int i = 0; i < nmkeys; i++)
+        if (mkeys[i].key == key) return &mkeys[i];
+    return NULL;
+}
+
+static int umr(uint32_t idx, int ds, uint32_t mkey_be) {
+    uint8_t *uc = seg(idx, 1);
+    if (!(uc[0] & 0x80)) return 0x02; /* only inline translations are modelled */
+    uint32_t octowords = be16toh(*(uint16_t *)(uc + 4));
+    uint8_t *mk = seg(idx, 4);
+    uint32_t key = be32toh(mkey_be);
+    struct mkey *k = find_mkey(key);
+    if (!k) {
+        if (nmkeys == MAXMKEYS) return 0x02;
+        k = &mkeys[nmkeys++];
+    }
+    memset(k, 0, sizeof *k);
+    k->key = key;
+    uint8_t acc = mk[2];
+    k->access = (acc & 0x08 ? LOCAL_WRITE : 0) | (acc & 0x20 ? REMOTE_WRITE : 0) | (acc & 0x10 ? REMOTE_READ : 0)
+            | (acc & 0x40 ? REMOTE_ATOMIC : 0);
+    k->len = be64toh(*(uint64_t *)(mk + 24));
+    uint8_t *d = seg(idx, 8);
+    if (be32toh(*(uint32_t *)(d + 4)) == 0x400) { /* repeat block */
+        k->repeat_block = 1;
+        k->block = be32toh(*(uint32_t *)d);
+        k->repeat = be32toh(*(uint32_t *)(d + 8));
+        k->n = be16toh(*(uint16_t *)(d + 14));
+        if (k->n > MAXENT || 9 + (int)k->n > ds) return 0x02;
+        for (uint32_t i = 0; i < k->n; i++) {
+            uint8_t *e = seg(idx, 9 + (int)i);
+            k->e[i].stride = be16toh(*(uint16_t *)e);
+            k->e[i].count = be16toh(*(uint16_t *)(e + 2));
+            k->e[i].key = be32toh(*(uint32_t *)(e + 4));
+            k->e[i].va = be64toh(*(uint64_t *)(e + 8));
+        }
+    } else { /* KLMs: zero-length padding entries translate nothing */
+        k->n = octowords;
+        if (k->n > MAXENT || 8 + (int)k->n > ds) return 0x02;
+        for (uint32_t i = 0; i < k->n; i++) {
+            uint8_t *e = seg(idx, 8 + (int)i);
+            k->e[i].count = be32toh(*(uint32_t *)e);
+            k->e[i].key = be32toh(*(uint32_t *)(e + 4));
+            k->e[i].va = be64toh(*(uint64_t *)(e + 8));
+        }
+    }
+    return 0;
+}
+
+/* writes n bytes at mkey offset off through k's translation; 0, or a syndrome (remote access error) */
+static int write_indirect(struct mkey *k, uint64_t off, const uint8_t *src, uint64_t n) {
+    if (!(k->access & REMOTE_WRITE) || off + n > k->len || off + n < off) return 0x13;
+    while (n > 0) {
+        uint64_t target = 0, chunk = 0;
+        uint32_t key = 0;
+        if (k->repeat_block) {
+            uint64_t rep = off / k->block, within = off % k->block;
+            for (uint32_t i = 0; i < k->n; i++) {
+                if (within < k->e[i].count) {
+                    target = k->e[i].va + rep * k->e[i].stride + within;
+                    chunk = k->e[i].count - within;
+                    key = k->e[i].key;
+                    break;
+                }
+                within -= k->e[i].count;
+            }
+        } else {
+            uint64_t within = off;
+            for (uint32_t i = 0; i < k->n; i++) {
+                if (within < k->e[i].count) {
+                    target = k->e[i].va + within;
+                    chunk = k->e[i].count - within;
+                    key = k->e[i].key;
+                    break;
+                }
+                within -= k->e[i].count;
+            }
+        }
+        if (chunk == 0) return 0x13;
+        if (chunk > n) chunk = n;
+        if (!check(key, target, chunk, LOCAL_WRITE)) return 0x13;
+        memcpy((void *)(uintptr_t)target, src, chunk);
+        src += chunk; off += chunk; n -= chunk;
+    }
+    return 0;
+}
+
 /* executes one WQE; returns 0 or an error syndrome */
 static int execute(uint32_t idx, int op, int ds, uint32_t imm_be, uint32_t *byte_cnt) {
     uint8_t *r = seg(idx, 1);
@@ -166,8 +268,13 @@ static int execute(uint32_t idx, int op, int ds, uint32_t imm_be, uint32_t *byte
     switch (op) {
     case 0x08: case 0x09: /* RDMA WRITE (+imm) */
         if ((n = gather(idx, 2, ds, payload, sizeof payload)) < 0) return 0x04;
-        if (!check(rkey, raddr, n, REMOTE_WRITE)) return 0x13;
-        memcpy((void *)(uintptr_t)raddr, payload, n);
+        if (find_mkey(rkey)) { /* an indirect mkey: scattered through its UMR translation */
+            int rc = write_indirect(find_mkey(rkey), raddr, payload, (uint64_t)n);
+            if (rc) return rc;
+        } else {
+            if (!check(rkey, raddr, n, REMOTE_WRITE)) return 0x13;
+            memcpy((void *)(uintptr_t)raddr, payload, n);
+        }
         if (op == 0x09) {
             if (m.rtail == m.rhead) return 0x16; /* RNR: no receive posted */
             uint32_t i = m.rtail++ & 255;
@@ -205,6 +312,8 @@ static int execute(uint32_t idx, int op, int ds, uint32_t imm_be, uint32_t *byte
         *byte_cnt = 8;
         return 0;
     }
+    case 0x25: /* UMR */
+        return umr(idx, ds, imm_be);
     default:
         return 0x02; /* local QP operation error */
     }

@@ -248,3 +248,47 @@ uint64_t mlx5ip_model_only(int n, int all_signaled) {
     d.cq_dbrec[0] = htobe32(d.cons_index & 0xffffff);
     return 0;
 }
+
+/* ---- UMR (the host proof of dev.panverbs.core.mlx5's IndirectMkey/UmrQueuePair against libmlx5's builders) ---- */
+
+/* rdma-core 44.0's struct mlx5_mkey (providers/mlx5/mlx5.h), no source: the fields the UMR builders read/write */
+struct o_mkey {
+    struct mlx5dv_mkey dv_mkey; void *devx_obj; uint16_t num_desc; uint64_t length; void *sig; void *crypto;
+};
+_Static_assert(offsetof(struct o_mkey, num_desc) == 16 && offsetof(struct o_mkey, length) == 24
+               && sizeof(struct o_mkey) == 48, "mlx5_mkey (rdma-core 44)");
+
+/*
+ * After mlx5ip_setup: re-fills the fake QP's builders with the mlx5dv UMR send ops (MR_INTERLEAVED | MR_LIST, as
+ * mlx5dv_create_qp does for them) plus LOCAL_INV, and sets its max_inline_data; out[0] = its ibv_qp_ex,
+ * out[1] = its mlx5dv_qp_ex. Returns 0 or -1.
+ */
+int mlx5ip_umr_setup(int max_inline_data, void **out) {
+    struct ibv_qp_init_attr_ex attr = { .qp_type = IBV_QPT_RC, .comp_mask = IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+        .send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_LOCAL_INV };
+    struct mlx5dv_qp_init_attr dv = { .comp_mask = MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS,
+        .send_ops_flags = MLX5DV_QP_EX_WITH_MR_INTERLEAVED | MLX5DV_QP_EX_WITH_MR_LIST };
+    if (RC(mlx5_qp_fill_wr_pfns)(qp, &attr, &dv)) return -1;
+    qp->max_inline_data = max_inline_data;
+    out[0] = &qp->verbs_qp.qp_ex;
+    out[1] = &qp->dv_qp;
+    return 0;
+}
+
+/* a fake struct mlx5_mkey with lkey = rkey = key and num_desc translation entries */
+void *mlx5ip_umr_mkey(uint32_t key, uint16_t num_desc) {
+    struct o_mkey *m = calloc(1, sizeof(*m));
+    m->dv_mkey.lkey = m->dv_mkey.rkey = key;
+    m->num_desc = num_desc;
+    return m;
+}
+
+/* the mkey length libmlx5 recorded (mkey->length) */
+uint64_t mlx5ip_umr_mkey_length(void *mkey) { return ((struct o_mkey *) mkey)->length; }
+
+/* the send queue's producer index (WQEBBs) and fm_cache; retires every posted WQE (sq.tail = sq.head) */
+uint32_t mlx5ip_umr_state(uint32_t *fm_cache) {
+    *fm_cache = qp->fm_cache;
+    qp->sq.tail = qp->sq.head;
+    return qp->sq.cur_post;
+}

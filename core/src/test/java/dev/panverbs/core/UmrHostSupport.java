@@ -20,4 +20,9 @@ public final class UmrHostSupport {
     public static int outstandingSends(QueuePair qp) {
         return qp.sendQueue.tracker.outstanding();
     }
+
+    /** Retires every outstanding WR of {@code qp}'s send queue (a fixture whose device never completes). */
+    public static void retireAllSends(QueuePair qp) {
+        qp.sendQueue.tracker.retireAll();
+    }
 }

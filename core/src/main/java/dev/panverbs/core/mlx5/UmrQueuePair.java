@@ -186,53 +186,63 @@ public final class UmrQueuePair {
         int accessMask = Access.mask(access);
         synchronized (mkey) { // the provider reads the mkey: no destroy meanwhile
             mkey.checkOpen(verb);
-            int repeat = 0;
-            if (layout instanceof MkeyLayout.Interleaved il) {
-                repeat = il.repeatCount();
-                List<MkeyLayout.Entry> entries = il.entries();
-                for (int i = 0; i < n; i++) {
-                    MkeyLayout.Entry e = entries.get(i);
-                    Object k = PATH.checkRegion(pd, e.region(), e.offset(), e.span(Integer.toUnsignedLong(repeat)),
-                            verb);
-                    snapshots[i] = k;
-                    MemorySegment d = data.segment.asSlice(i * ENTRY_SIZE, ENTRY_SIZE);
-                    mlx5dv_mr_interleaved.addr(d, PATH.address(k) + e.offset());
-                    mlx5dv_mr_interleaved.bytes_count(d, e.bytesCount());
-                    mlx5dv_mr_interleaved.bytes_skip(d, e.bytesSkip());
-                    mlx5dv_mr_interleaved.lkey(d, PATH.lkey(k));
-                }
-            } else {
-                List<MkeyLayout.Sge> sges = ((MkeyLayout.SgeList) layout).sges();
-                for (int i = 0; i < n; i++) {
-                    MkeyLayout.Sge s = sges.get(i);
-                    Object k = PATH.checkRegion(pd, s.region(), s.offset(), s.length(), verb);
-                    snapshots[i] = k;
-                    long o = i * SGE_SIZE;
-                    data.segment.set(ValueLayout.JAVA_LONG, o, PATH.address(k) + s.offset());
-                    data.segment.set(ValueLayout.JAVA_INT, o + 8, s.length());
-                    data.segment.set(ValueLayout.JAVA_INT, o + 12, PATH.lkey(k));
-                }
-            }
-            List<MemoryRegion> regions = layout.regions();
-            List<MemoryRegion> added = regions.stream().filter(r -> !mkey.holding(r)).toList();
-            for (MemoryRegion r : added) { // before the post's barrier: a racing close sees the hold or we see it
-                PATH.hold(r, mkey.holds);
-            }
-            boolean posted = false;
+            enter(verb); // the producer guard before the shared arrays are written: one UMR at a time per QP
             try {
-                post(verb, interleaved ? KIND_INTERLEAVED : KIND_LIST, wrId, sendFlags | SendFlag.INLINE_BIT, mkey,
-                        accessMaskToIbv(access), repeat, n);
-                posted = true;
+                configureEntered(verb, wrId, sendFlags, mkey, access, layout, interleaved, n, accessMask, pd);
             } finally {
-                java.util.Arrays.fill(snapshots, 0, n, null);
-                if (!posted) {
-                    for (MemoryRegion r : added) {
-                        PATH.release(r, mkey.holds);
-                    }
+                side.exit();
+            }
+        }
+    }
+
+    private void configureEntered(String verb, long wrId, int sendFlags, IndirectMkey mkey, Set<Access> access,
+                                  MkeyLayout layout, boolean interleaved, int n, int accessMask, ProtectionDomain pd) {
+        int repeat = 0;
+        if (layout instanceof MkeyLayout.Interleaved il) {
+            repeat = il.repeatCount();
+            List<MkeyLayout.Entry> entries = il.entries();
+            for (int i = 0; i < n; i++) {
+                MkeyLayout.Entry e = entries.get(i);
+                Object k = PATH.checkRegion(pd, e.region(), e.offset(), e.span(Integer.toUnsignedLong(repeat)),
+                        verb);
+                snapshots[i] = k;
+                MemorySegment d = data.segment.asSlice(i * ENTRY_SIZE, ENTRY_SIZE);
+                mlx5dv_mr_interleaved.addr(d, PATH.address(k) + e.offset());
+                mlx5dv_mr_interleaved.bytes_count(d, e.bytesCount());
+                mlx5dv_mr_interleaved.bytes_skip(d, e.bytesSkip());
+                mlx5dv_mr_interleaved.lkey(d, PATH.lkey(k));
+            }
+        } else {
+            List<MkeyLayout.Sge> sges = ((MkeyLayout.SgeList) layout).sges();
+            for (int i = 0; i < n; i++) {
+                MkeyLayout.Sge s = sges.get(i);
+                Object k = PATH.checkRegion(pd, s.region(), s.offset(), s.length(), verb);
+                snapshots[i] = k;
+                long o = i * SGE_SIZE;
+                data.segment.set(ValueLayout.JAVA_LONG, o, PATH.address(k) + s.offset());
+                data.segment.set(ValueLayout.JAVA_INT, o + 8, s.length());
+                data.segment.set(ValueLayout.JAVA_INT, o + 12, PATH.lkey(k));
+            }
+        }
+        List<MemoryRegion> regions = layout.regions();
+        List<MemoryRegion> added = regions.stream().filter(r -> !mkey.holding(r)).toList();
+        for (MemoryRegion r : added) { // before the post's barrier: a racing close sees the hold or we see it
+            PATH.hold(r, mkey.holds);
+        }
+        boolean posted = false;
+        try {
+            post(verb, interleaved ? KIND_INTERLEAVED : KIND_LIST, wrId, sendFlags | SendFlag.INLINE_BIT, mkey,
+                    accessMaskToIbv(access), repeat, n);
+            posted = true;
+        } finally {
+            java.util.Arrays.fill(snapshots, 0, n, null);
+            if (!posted) {
+                for (MemoryRegion r : added) {
+                    PATH.release(r, mkey.holds);
                 }
             }
-            mkey.configured(layout, accessMask);
         }
+        mkey.configured(layout, accessMask);
     }
 
     /**
@@ -244,7 +254,12 @@ public final class UmrQueuePair {
         checkMkey(mkey, verb);
         synchronized (mkey) {
             mkey.checkOpen(verb);
-            post(verb, KIND_INVALIDATE, wrId, sendFlags, mkey, 0, 0, 0);
+            enter(verb);
+            try {
+                post(verb, KIND_INVALIDATE, wrId, sendFlags, mkey, 0, 0, 0);
+            } finally {
+                side.exit();
+            }
             mkey.invalidated();
         }
     }
@@ -260,76 +275,77 @@ public final class UmrQueuePair {
         return Access.mask(access);
     }
 
+    /** Takes the send queue's producer guard (one poster at a time; a close of the QP waits for it). */
+    private void enter(String verb) {
+        if (!side.enter()) {
+            throw side.busy(verb);
+        }
+    }
+
     /**
-     * One WR through the QP's send tracker and guard, as the core's post paths do: the record (caller wr_id, the
-     * mkey's tracking id) is published before the layout's regions are re-checked after the handshake's barrier;
-     * a region gone stale aborts the WR ({@code ibv_wr_abort}), nothing rung.
+     * One WR through the QP's send tracker, as the core's post paths do, under the producer guard ({@link #enter}; the
+     * caller exits it): the record (caller wr_id, the mkey's tracking id) is published before the layout's regions are
+     * re-checked after the handshake's barrier; a region gone stale aborts the WR ({@code ibv_wr_abort}), nothing
+     * rung.
      */
     private void post(String verb, int kind, long wrId, int flags, IndirectMkey mkey, int access, int repeat, int n) {
         DirectPath.SendSide s = side;
-        if (!s.enter()) {
-            throw s.busy(verb);
+        Handshake.postSide();
+        s.checkOpen(verb);
+        s.checkState(verb);
+        if (s.room() < 1) {
+            throw new IllegalStateException(verb + ": the send queue of " + qp + " is full (" + s.outstanding()
+                    + " outstanding WRs): poll completions first");
         }
+        long t = s.tail();
+        s.reserve(t, 1);
+        boolean reserved = true;
+        boolean started = false;
         try {
+            s.put(t, wrId, mkey.trackingId());
+            ops.ibv_wr_start();
+            started = true;
+            ops.wr_id(s.encode(t));
+            ops.wr_flags(flags);
+            switch (kind) {
+                case KIND_INTERLEAVED -> Mlx5dvInlineWr.mlx5dv_wr_mr_interleaved(dvQp, mkey.handle(), access,
+                        repeat, n, data.segment);
+                case KIND_LIST -> Mlx5dvInlineWr.mlx5dv_wr_mr_list(dvQp, mkey.handle(), access, n,
+                        data.segment);
+                default -> ops.ibv_wr_local_inv(mkey.lkey());
+            }
+            data.keepAlive();
+            s.release(t + 1);
+            reserved = false;
+            s.publish(t + 1); // the mkey's reference is visible before the regions are re-read
             Handshake.postSide();
-            s.checkOpen(verb);
-            s.checkState(verb);
-            if (s.room() < 1) {
-                throw new IllegalStateException(verb + ": the send queue of " + qp + " is full (" + s.outstanding()
-                        + " outstanding WRs): poll completions first");
+            for (int i = 0; i < n; i++) {
+                if (PATH.stale(snapshots[i])) {
+                    throw PATH.staleRegion(snapshots[i], verb);
+                }
             }
-            long t = s.tail();
-            s.reserve(t, 1);
-            boolean reserved = true;
-            boolean started = false;
-            try {
-                s.put(t, wrId, mkey.trackingId());
-                ops.ibv_wr_start();
-                started = true;
-                ops.wr_id(s.encode(t));
-                ops.wr_flags(flags);
-                switch (kind) {
-                    case KIND_INTERLEAVED -> Mlx5dvInlineWr.mlx5dv_wr_mr_interleaved(dvQp, mkey.handle(), access,
-                            repeat, n, data.segment);
-                    case KIND_LIST -> Mlx5dvInlineWr.mlx5dv_wr_mr_list(dvQp, mkey.handle(), access, n,
-                            data.segment);
-                    default -> ops.ibv_wr_local_inv(mkey.lkey());
-                }
-                data.keepAlive();
-                s.release(t + 1);
-                reserved = false;
-                s.publish(t + 1); // the mkey's reference is visible before the regions are re-read
-                Handshake.postSide();
-                for (int i = 0; i < n; i++) {
-                    if (PATH.stale(snapshots[i])) {
-                        throw PATH.staleRegion(snapshots[i], verb);
-                    }
-                }
-                started = false; // ibv_wr_complete ends the batch whatever it returns
-                int rc = ops.ibv_wr_complete();
-                if (rc != 0) {
-                    s.rollback(t);
-                    throw Errors.failure(Errors.call("ibv_wr_complete", "qp", qp, "wr", verb, "mkey", mkey), rc,
-                            "libmlx5 reports a UMR it could not build here (EINVAL: the mkey or flags; ENOMEM: "
-                                    + "too many entries; EOPNOTSUPP: the QP lacks the UMR send ops); nothing was "
-                                    + "posted");
-                }
-            } catch (RuntimeException | Error e) {
-                if (started) {
-                    try {
-                        ops.ibv_wr_abort();
-                    } catch (RuntimeException | Error suppressed) {
-                        e.addSuppressed(suppressed);
-                    }
-                    s.rollback(t);
-                }
-                if (reserved) {
-                    s.release(t);
-                }
-                throw e;
+            started = false; // ibv_wr_complete ends the batch whatever it returns
+            int rc = ops.ibv_wr_complete();
+            if (rc != 0) {
+                s.rollback(t);
+                throw Errors.failure(Errors.call("ibv_wr_complete", "qp", qp, "wr", verb, "mkey", mkey), rc,
+                        "libmlx5 reports a UMR it could not build here (EINVAL: the mkey or flags; ENOMEM: "
+                                + "too many entries; EOPNOTSUPP: the QP lacks the UMR send ops); nothing was "
+                                + "posted");
             }
-        } finally {
-            s.exit();
+        } catch (RuntimeException | Error e) {
+            if (started) {
+                try {
+                    ops.ibv_wr_abort();
+                } catch (RuntimeException | Error suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+                s.rollback(t);
+            }
+            if (reserved) {
+                s.release(t);
+            }
+            throw e;
         }
     }
 }

@@ -302,6 +302,46 @@ class IndirectMkeyHostTest {
     }
 
     @Test
+    void aSecondThreadsUmrWhileOneIsInTheProviderIsRefused() throws Exception {
+        MemoryRegion a = region();
+        IndirectMkey first = mkey(4);
+        IndirectMkey second = mkey(4);
+        Throwable[] seen = new Throwable[1];
+        fake.setPostHook(() -> { // inside the first UMR's ibv_wr_complete
+            Thread t = new Thread(() -> {
+                try {
+                    umr.configure(2L, 0, second, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(a, 0, 8)));
+                } catch (Throwable e) {
+                    seen[0] = e;
+                }
+            });
+            t.start();
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        try {
+            umr.configure(1L, SendFlag.SIGNALED_BIT, first, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(a, 0, 16)));
+        } finally {
+            fake.clearPostHook();
+        }
+        assertThat(seen[0]).isInstanceOf(IllegalStateException.class).hasMessageContaining("mlx5dv_wr_mr_list");
+        assertThat(second.layout()).isNull();
+        assertThat(first.layout()).isNotNull();
+        assertThat(rec(24)).as("the first UMR's entry count, untouched").isEqualTo(1);
+        assertThat(umrRecord.get(ValueLayout.JAVA_INT, 48)).isEqualTo(16);
+        WorkCompletions wcs = WorkCompletions.allocate(8);
+        while (cq.poll(wcs) > 0) {
+            Thread.onSpinWait();
+        }
+        first.close();
+        second.close();
+        a.close();
+    }
+
+    @Test
     void aCloseRacingAConfigurationNeverLetsBothSucceed() throws Exception {
         WorkCompletions wcs = WorkCompletions.allocate(64);
         for (int round = 0; round < 300; round++) {
