@@ -38,7 +38,9 @@ final class ArenaTie {
             order.add(w::forceClose); // not close(): an outstanding bind must not keep the memory reachable
         }
         for (RegionHolder h : r.holders) {
-            order.add(h::forceRelease); // an mkey whose layout names it: destroyed, whatever names it
+            if (h.holds(r)) { // an mkey whose layout may still name it: destroyed, whatever names it
+                order.add(h::forceRelease);
+            } // else a stale entry (an earlier layout, confirmed replaced): holds() pruned it
         }
         order.add(() -> deregisterNow(r));
         CloseHelper.closeAll(order);

@@ -276,5 +276,10 @@ final class DirectPathAccess extends DirectPath {
         public int outstanding() {
             return q.tracker.outstanding();
         }
+
+        @Override
+        public boolean isOutstanding(long position) {
+            return q.tracker.isOutstanding(position);
+        }
     }
 }

@@ -188,6 +188,9 @@ public abstract class DirectPath {
 
         public abstract int outstanding();
 
+        /** Whether the WR at {@code position} ({@link #tail()} when it was put) was published and is not retired. */
+        public abstract boolean isOutstanding(long position);
+
         /** {@code ibv_qp_init_attr.sq_sig_all}. */
         public abstract boolean sigAll();
     }

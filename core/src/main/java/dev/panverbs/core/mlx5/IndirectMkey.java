@@ -8,6 +8,8 @@ import dev.panverbs.bindings.mlx5dv.mlx5dv_mkey_init_attr;
 import dev.panverbs.core.LocalKey;
 import dev.panverbs.core.MemoryRegion;
 import dev.panverbs.core.ProtectionDomain;
+import dev.panverbs.core.WorkCompletion;
+import dev.panverbs.core.internal.DirectPath;
 import dev.panverbs.core.internal.Errors;
 import dev.panverbs.core.internal.Handshake;
 import dev.panverbs.core.internal.MkeyPath;
@@ -39,8 +41,16 @@ import java.util.function.ToIntFunction;
  * (its UMR, an invalidation, an SGE over its lkey) is outstanding; closing the arena a region is tied to
  * ({@code deregisterWith}) destroys this mkey first (the NIC then fails what still names it). {@link #close()} is
  * refused while a work request naming it is outstanding; the protection domain's cascade destroys it after the QPs.
- * Reconfiguring or invalidating counts the old layout as reachable until those work requests are retired. SGEs staged
- * over this key before a reconfiguration, invalidation or close are refused at post (the key's snapshot changed).
+ * SGEs staged over this key before a reconfiguration, invalidation or close are refused at post (the key's snapshot
+ * changed).
+ *
+ * <p>Reconfiguring or invalidating keeps the old layout's regions registered until the device is known to have run
+ * that UMR: a UMR that completes in error, is flushed (QP to ERR) or discarded (QP to RESET) leaves the mkey's old
+ * translation in place, and the library does not inspect completions while polling. Signal the UMR (or invalidation)
+ * and hand its successful completion to {@link #completed(WorkCompletion)}: the old regions are released once no work
+ * request naming the mkey is outstanding either. Without that they stay registered until the mkey is destroyed. A
+ * UMR or invalidation of this mkey is refused while an earlier one is outstanding on another QP (two QPs may run
+ * them in either order); on one QP they run in order.
  */
 public final class IndirectMkey implements LocalKey, AutoCloseable {
     private static final MkeyPath PATH = MkeyPath.get();
@@ -61,6 +71,13 @@ public final class IndirectMkey implements LocalKey, AutoCloseable {
     private final Set<MemoryRegion> retired = Collections.newSetFromMap(new IdentityHashMap<>());
     private MkeyLayout layout;
     private boolean destroyed;
+    /** The newest UMR or invalidation posted: its queue, position, QP number and caller wr_id. */
+    private DirectPath.SendSide lastSide;
+    private long lastPosition;
+    private int lastQpNum;
+    private long lastWrId;
+    /** Whether the device is known to have run that UMR ({@link #completed}): only then may {@link #retired} go. */
+    private boolean confirmed = true;
 
     IndirectMkey(ProtectionDomain pd, MemorySegment mkey, int maxEntries, ToIntFunction<MemorySegment> destroy) {
         this.pd = pd;
@@ -177,6 +194,30 @@ public final class IndirectMkey implements LocalKey, AutoCloseable {
         resource.close();
     }
 
+    /**
+     * Brings the mkey's region holds up to date with a completion the application polled (cold; nothing is looked up
+     * when polling): the successful completion of this mkey's newest UMR or local invalidation (same QP number and
+     * {@code wr_id}, already retired) confirms that the device translates through the new layout, so the regions only
+     * earlier layouts named may close once no work request naming the mkey is outstanding. A completion in error or a
+     * flush changes nothing (the device may still translate through an earlier layout; its regions stay registered
+     * until a later UMR of this mkey is confirmed, or the mkey is destroyed). Returns whether the completion was that
+     * of the mkey's newest UMR or invalidation.
+     */
+    public synchronized boolean completed(WorkCompletion wc) {
+        DirectPath.SendSide side = lastSide;
+        if (side == null || confirmed || wc.qpNum() != lastQpNum || wc.wrId() != lastWrId
+                || side.isOutstanding(lastPosition)) {
+            return false;
+        }
+        if (wc.statusValue() == 0) {
+            confirmed = true;
+            if (PATH.inFlight(pd, trackingId) == 0) {
+                releaseRetired();
+            }
+        }
+        return true;
+    }
+
     @Override
     public String toString() {
         return resource.toString();
@@ -201,7 +242,35 @@ public final class IndirectMkey implements LocalKey, AutoCloseable {
         return current.contains(r) || retired.contains(r);
     }
 
-    /** A UMR configuring {@code newLayout} was posted: the old layout's regions stay held until nothing names this. */
+    /**
+     * Refuses a UMR or invalidation on {@code side} while this mkey's newest one is outstanding on another queue (the
+     * two QPs may run them in either order, and which translation the device keeps would be unknown).
+     */
+    void checkOrdered(DirectPath.SendSide side, Object qp, String verb) {
+        if (lastSide != null && lastSide != side && lastSide.isOutstanding(lastPosition)) {
+            throw new IllegalStateException(verb + ": " + this + " has a UMR or local invalidation outstanding on "
+                    + "another QP (wr_id " + lastWrId + ", QP number " + lastQpNum + "); poll its completion before "
+                    + "posting another on " + qp + " (two QPs may run them in either order)");
+        }
+    }
+
+    /** The UMR or invalidation just posted at {@code position} of {@code side}: the newest, not yet confirmed. */
+    void namedBy(DirectPath.SendSide side, long position, int qpNum, long wrId) {
+        lastSide = side;
+        lastPosition = position;
+        lastQpNum = qpNum;
+        lastWrId = wrId;
+        confirmed = false;
+    }
+
+    private void releaseRetired() {
+        for (MemoryRegion r : retired) {
+            PATH.release(r, holds);
+        }
+        retired.clear();
+    }
+
+    /** A UMR configuring {@code newLayout} was posted: the old layout's regions stay held until it is confirmed. */
     void configured(MkeyLayout newLayout, int accessMask) {
         retired.addAll(current);
         current = newLayout.regions();
@@ -210,7 +279,7 @@ public final class IndirectMkey implements LocalKey, AutoCloseable {
         snapshot = PATH.keySnapshot(this, newLayout.byteLength(), lkey, rkey, pd, accessMask, trackingId, true);
     }
 
-    /** A local invalidation was posted: free, its regions held until nothing names this. */
+    /** A local invalidation was posted: free, its regions held until it is confirmed. */
     void invalidated() {
         retired.addAll(current);
         current = List.of();
@@ -251,13 +320,10 @@ public final class IndirectMkey implements LocalKey, AutoCloseable {
                     return true;
                 }
                 if (retired.contains(region)) {
-                    if (PATH.inFlight(pd, trackingId) > 0) {
-                        return true;
+                    if (!confirmed || PATH.inFlight(pd, trackingId) > 0) {
+                        return true; // the device may still translate through an earlier layout
                     }
-                    for (MemoryRegion r : retired) {
-                        PATH.release(r, this);
-                    }
-                    retired.clear();
+                    releaseRetired();
                 }
                 return false;
             }

@@ -156,8 +156,9 @@ public final class UmrQueuePair {
      * mlx5dv_wr_mr_interleaved(mqp, mkey, access, repeat_count, n, data)} or {@code mlx5dv_wr_mr_list(mqp, mkey,
      * access, n, sge)} between {@code ibv_wr_start} and {@code ibv_wr_complete}, with {@code wr_id = wrId} and
      * {@code sendFlags | IBV_SEND_INLINE}. From now on the mkey's key snapshot has the layout's length and rights,
-     * and the layout's regions stay registered (see {@link IndirectMkey}); its earlier layout stays held until the
-     * work requests naming the mkey are retired.
+     * and the layout's regions stay registered (see {@link IndirectMkey}); its earlier layout stays held until this
+     * UMR's successful completion is handed to {@link IndirectMkey#completed} and no work request naming the mkey is
+     * outstanding. Refused while an earlier UMR or invalidation of the mkey is outstanding on another QP.
      *
      * <p>Refused before the provider: an mkey of another PD or closed, access other than LOCAL_WRITE and REMOTE_*,
      * more entries than {@link IndirectMkey#maxEntries()} or this QP's inline room, an entry outside its region or in
@@ -186,6 +187,7 @@ public final class UmrQueuePair {
         int accessMask = Access.mask(access);
         synchronized (mkey) { // the provider reads the mkey: no destroy meanwhile
             mkey.checkOpen(verb);
+            mkey.checkOrdered(side, qp, verb);
             enter(verb); // the producer guard before the shared arrays are written: one UMR at a time per QP
             try {
                 configureEntered(verb, wrId, sendFlags, mkey, access, layout, interleaved, n, accessMask, pd);
@@ -231,8 +233,9 @@ public final class UmrQueuePair {
         }
         boolean posted = false;
         try {
-            post(verb, interleaved ? KIND_INTERLEAVED : KIND_LIST, wrId, sendFlags | SendFlag.INLINE_BIT, mkey,
-                    accessMaskToIbv(access), repeat, n);
+            long position = post(verb, interleaved ? KIND_INTERLEAVED : KIND_LIST, wrId,
+                    sendFlags | SendFlag.INLINE_BIT, mkey, accessMaskToIbv(access), repeat, n);
+            mkey.namedBy(side, position, qp.qpNum(), wrId);
             posted = true;
         } finally {
             java.util.Arrays.fill(snapshots, 0, n, null);
@@ -247,16 +250,19 @@ public final class UmrQueuePair {
 
     /**
      * Posts a local invalidation of {@code mkey} ({@code ibv_wr_local_inv(qpx, mkey->lkey)}): the device frees it;
-     * its layout's regions stay held until the work requests naming the mkey (this one included) are retired.
+     * its layout's regions stay held until this WR's successful completion is handed to
+     * {@link IndirectMkey#completed} and no work request naming the mkey is outstanding (see {@link #configure}).
      */
     public void invalidate(long wrId, int sendFlags, IndirectMkey mkey) {
         String verb = "ibv_wr_local_inv";
         checkMkey(mkey, verb);
         synchronized (mkey) {
             mkey.checkOpen(verb);
+            mkey.checkOrdered(side, qp, verb);
             enter(verb);
             try {
-                post(verb, KIND_INVALIDATE, wrId, sendFlags, mkey, 0, 0, 0);
+                long position = post(verb, KIND_INVALIDATE, wrId, sendFlags, mkey, 0, 0, 0);
+                mkey.namedBy(side, position, qp.qpNum(), wrId);
             } finally {
                 side.exit();
             }
@@ -288,7 +294,7 @@ public final class UmrQueuePair {
      * re-checked after the handshake's barrier; a region gone stale aborts the WR ({@code ibv_wr_abort}), nothing
      * rung.
      */
-    private void post(String verb, int kind, long wrId, int flags, IndirectMkey mkey, int access, int repeat, int n) {
+    private long post(String verb, int kind, long wrId, int flags, IndirectMkey mkey, int access, int repeat, int n) {
         DirectPath.SendSide s = side;
         Handshake.postSide();
         s.checkOpen(verb);
@@ -333,6 +339,7 @@ public final class UmrQueuePair {
                                 + "too many entries; EOPNOTSUPP: the QP lacks the UMR send ops); nothing was "
                                 + "posted");
             }
+            return t;
         } catch (RuntimeException | Error e) {
             if (started) {
                 try {

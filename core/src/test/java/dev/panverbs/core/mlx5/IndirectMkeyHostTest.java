@@ -200,6 +200,9 @@ class IndirectMkeyHostTest {
                 IllegalStateException.class).hasMessageContaining(mk.toString());
         assertThat(pollAll(wcs)).isEqualTo(1);
         assertThat(wcs.get(0).wrId()).isEqualTo(6L);
+        assertThatThrownBy(a::close).as("retired, but its success not yet handed over").isInstanceOf(
+                IllegalStateException.class).hasMessageContaining(mk.toString());
+        assertThat(mk.completed(wcs.get(0))).isTrue();
         a.close();
         assertThat(a.isOpen()).isFalse();
         mk.close();
@@ -224,8 +227,126 @@ class IndirectMkeyHostTest {
                 IllegalStateException.class);
         assertThatThrownBy(b::close).isInstanceOf(IllegalStateException.class);
         assertThat(pollAll(wcs)).isEqualTo(1);
+        assertThat(mk.completed(wcs.get(0))).isTrue();
         a.close();
         assertThatThrownBy(b::close).isInstanceOf(IllegalStateException.class);
+        mk.close();
+        b.close();
+    }
+
+    /** The UMR from {@code a} to {@code b}, then what the device reported for it (nothing: status -1). */
+    private IndirectMkey movedFromAToB(MemoryRegion a, MemoryRegion b, int status, WorkCompletions wcs) {
+        IndirectMkey mk = mkey(4);
+        umr.configure(1L, SendFlag.SIGNALED_BIT, mk, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(a, 0, 64)));
+        assertThat(pollAll(wcs)).isEqualTo(1);
+        assertThat(mk.completed(wcs.get(0))).isTrue();
+        if (status > 0) {
+            fake.failNext(umr.queuePair(), status);
+        }
+        umr.configure(2L, status < 0 ? 0 : SendFlag.SIGNALED_BIT, mk, Set.of(),
+                MkeyLayout.list(new MkeyLayout.Sge(b, 0, 64)));
+        if (status < 0) { // QueuePair.modify(RESET) retires every WR without a completion: the fake has no RESET
+            UmrHostSupport.retireAllSends(umr.queuePair());
+        } else {
+            assertThat(cq.poll(wcs)).isEqualTo(1);
+            assertThat(wcs.get(0).statusValue()).isEqualTo(status);
+            assertThat(mk.completed(wcs.get(0))).as("the mkey's newest UMR").isTrue();
+        }
+        assertThat(UmrHostSupport.inFlight(pd, mk)).isZero();
+        return mk;
+    }
+
+    @Test
+    void aUmrThatFailedFlushedOrWasResetKeepsTheOldLayoutRegistered() {
+        WorkCompletions wcs = WorkCompletions.allocate(8);
+        for (int status : new int[] {4 /* LOC_PROT_ERR */, 5 /* WR_FLUSH_ERR: the QP went to ERR */, -1 /* RESET */}) {
+            MemoryRegion a = region();
+            MemoryRegion b = region();
+            IndirectMkey mk = movedFromAToB(a, b, status, wcs);
+            assertThatThrownBy(a::close).as("status " + status + ": the device may still translate into a")
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining(mk.toString());
+            // a later UMR that succeeds replaces whatever the device held
+            umr.configure(3L, SendFlag.SIGNALED_BIT, mk, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(b, 0, 8)));
+            assertThat(pollAll(wcs)).isEqualTo(1);
+            assertThatThrownBy(a::close).as("not handed over yet").isInstanceOf(IllegalStateException.class);
+            assertThat(mk.completed(wcs.get(0))).isTrue();
+            a.close();
+            mk.close();
+            b.close();
+        }
+    }
+
+    @Test
+    void anUnconfirmedUmrKeepsTheOldLayoutUntilTheMkeyIsDestroyed() {
+        MemoryRegion a = region();
+        MemoryRegion b = region();
+        WorkCompletions wcs = WorkCompletions.allocate(8);
+        IndirectMkey mk = movedFromAToB(a, b, 0, wcs);
+        a.close(); // confirmed
+        IndirectMkey unsignaled = mkey(4);
+        MemoryRegion c = region();
+        umr.configure(4L, 0, unsignaled, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(c, 0, 8)));
+        umr.configure(5L, SendFlag.SIGNALED_BIT, unsignaled, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(b, 0, 8)));
+        assertThat(pollAll(wcs)).isEqualTo(1);
+        assertThat(unsignaled.completed(wcs.get(0))).isTrue();
+        c.close(); // the newest UMR ran: the unsignaled one before it on the same QP too
+        // a stale completion (an earlier wr_id) confirms nothing
+        MemoryRegion d = region();
+        umr.configure(6L, SendFlag.SIGNALED_BIT, mk, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(d, 0, 8)));
+        assertThat(pollAll(wcs)).isEqualTo(1);
+        assertThat(mk.completed(wcs.get(0))).isTrue();
+        umr.configure(7L, 0, mk, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(region(), 0, 8)));
+        UmrHostSupport.retireAllSends(umr.queuePair());
+        assertThat(mk.completed(wcs.get(0))).isFalse();
+        assertThatThrownBy(d::close).isInstanceOf(IllegalStateException.class).hasMessageContaining(mk.toString());
+        mk.close(); // destroyed: nothing translates any more
+        d.close();
+        unsignaled.close();
+        b.close();
+    }
+
+    @Test
+    void aSecondUmrOfAnMkeyOnAnotherQpIsRefusedWhileTheFirstIsOutstanding() {
+        MemoryRegion a = region();
+        IndirectMkey mk = mkey(4);
+        QueuePair qp2 = fake.createRtsQp(pd, cq, cq, 64, 16, 1, QP_INLINE, EnumSet.of(SendOperation.LOCAL_INV));
+        UmrQueuePair other = UmrQueuePair.wrap(qp2, NativeHandles.handle(qp2, "test"), dvQpEx(qp2), QP_INLINE);
+        umr.configure(1L, SendFlag.SIGNALED_BIT, mk, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(a, 0, 64)));
+        int calls = rec(32);
+        assertThatThrownBy(() -> other.configure(2L, 0, mk, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(a, 0, 8))))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("mlx5dv_wr_mr_list")
+                .hasMessageContaining("another QP");
+        assertThatThrownBy(() -> other.invalidate(3L, 0, mk)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("ibv_wr_local_inv");
+        assertThat(rec(32)).isEqualTo(calls);
+        umr.configure(4L, SendFlag.SIGNALED_BIT, mk, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(a, 0, 8)));
+        WorkCompletions wcs = WorkCompletions.allocate(8);
+        assertThat(pollAll(wcs)).isEqualTo(2); // the same QP runs them in order
+        other.invalidate(5L, SendFlag.SIGNALED_BIT, mk);
+        assertThat(pollAll(wcs)).isEqualTo(1);
+        assertThat(mk.completed(wcs.get(0))).isTrue();
+        a.close();
+        mk.close();
+    }
+
+    @Test
+    void closingTheArenaOfARegionAnMkeyNoLongerHoldsLeavesTheMkeyAlone() {
+        Arena arena = Arena.ofShared();
+        MemoryRegion a = fake.register(arena.allocate(4096, 64), nextKey++);
+        UmrHostSupport.tie(a, arena);
+        MemoryRegion b = region();
+        IndirectMkey mk = mkey(4);
+        umr.configure(1L, 0, mk, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(a, 0, 64)));
+        umr.configure(2L, SendFlag.SIGNALED_BIT, mk, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(b, 0, 64)));
+        umr.queuePair().sendRequests().rdmaWrite(3L, SendFlag.SIGNALED_BIT, 0x99, 0).sge(mk, 0, 64).post();
+        WorkCompletions one = WorkCompletions.allocate(1);
+        assertThat(pollAll(one)).isEqualTo(1);
+        assertThat(mk.completed(one.get(0))).isTrue(); // confirmed while the WRITE still names the mkey
+        assertThat(pollAll(one)).isEqualTo(1); // a is unreachable now; its entry in a's holders is stale
+        arena.close();
+        assertThat(a.isOpen()).isFalse();
+        assertThat(mk.isOpen()).as("peers still use its rkey over b").isTrue();
+        assertThat(destroyed).hasValue(0);
         mk.close();
         b.close();
     }

@@ -112,6 +112,7 @@ class UmrMkeyIT {
         umr.invalidate(3, SendFlag.SIGNALED_BIT, mk);
         wc = poll(cq, wcs);
         assertThat(wc.status()).isEqualTo(WorkCompletionStatus.SUCCESS);
+        assertThat(mk.completed(wc)).isTrue(); // the device ran it: a is no longer reachable through mk
         a.close();
         mk.close();
         b.close();
