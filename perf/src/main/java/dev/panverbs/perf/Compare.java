@@ -1,20 +1,13 @@
 package dev.panverbs.perf;
 
+import static dev.panverbs.perf.CompareRuns.cpu;
+import static dev.panverbs.perf.CompareRuns.secondary;
+
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import org.openjdk.jmh.profile.GCProfiler;
-import org.openjdk.jmh.results.Result;
 import org.openjdk.jmh.results.RunResult;
-import org.openjdk.jmh.runner.Runner;
-import org.openjdk.jmh.runner.RunnerException;
-import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
-import org.openjdk.jmh.runner.options.CommandLineOptions;
-import org.openjdk.jmh.runner.options.OptionsBuilder;
-import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
  * {@code perf/run --compare}: one JMH run of every hot-path benchmark in its three forms -- C through the provider
@@ -37,38 +30,16 @@ public final class Compare {
     private Compare() {}
 
     public static void main(String[] args) throws Exception {
-        CommandLineOptions cli = new CommandLineOptions(args);
         List<String> names = new ArrayList<>();
         for (Row r : ROWS) {
             names.add(r.panverbs());
             names.add(r.raw());
             names.add(r.c());
         }
-        ChainedOptionsBuilder b = new OptionsBuilder().parent(cli)
-                .include("DataPathBenchmark\\.(" + String.join("|", names) + ")$")
-                .addProfiler(CpuTimeProfiler.class)
-                .addProfiler(GCProfiler.class);
-        if (cli.getWarmupIterations().hasValue() == false) {
-            b.warmupIterations(3).warmupTime(TimeValue.seconds(2));
-        }
-        if (cli.getMeasurementIterations().hasValue() == false) {
-            b.measurementIterations(5).measurementTime(TimeValue.seconds(2));
-        }
-        if (cli.getForkCount().hasValue() == false) {
-            b.forks(1);
-        }
-        Collection<RunResult> results = run(b);
-        Map<String, RunResult> byName = new LinkedHashMap<>();
-        for (RunResult r : results) {
-            String label = r.getParams().getBenchmark();
-            byName.put(label.substring(label.lastIndexOf('.') + 1), r);
-        }
+        Map<String, RunResult> byName = CompareRuns.run(args,
+                "DataPathBenchmark\\.(" + String.join("|", names) + ")$", 2);
         System.out.println();
         System.out.println(table(byName));
-    }
-
-    private static Collection<RunResult> run(ChainedOptionsBuilder b) throws RunnerException {
-        return new Runner(b.build()).run();
     }
 
     /** The Markdown table: CPU ns/op of the three forms, the ratios, the goal, B/op and the CPU share. */
@@ -93,17 +64,5 @@ public final class Compare {
                     secondary(results.get(row.panverbs()), "cpu.share")));
         }
         return sb.toString();
-    }
-
-    private static double cpu(RunResult r) {
-        return secondary(r, "cpu.time.norm");
-    }
-
-    private static double secondary(RunResult r, String key) {
-        if (r == null) {
-            return Double.NaN;
-        }
-        Result<?> s = r.getAggregatedResult().getSecondaryResults().get(key);
-        return s == null ? Double.NaN : s.getScore();
     }
 }

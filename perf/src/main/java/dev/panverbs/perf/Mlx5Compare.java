@@ -1,17 +1,12 @@
 package dev.panverbs.perf;
 
-import java.util.Collection;
-import java.util.LinkedHashMap;
+import static dev.panverbs.perf.CompareRuns.cpu;
+import static dev.panverbs.perf.CompareRuns.err;
+import static dev.panverbs.perf.CompareRuns.secondary;
+
 import java.util.Locale;
 import java.util.Map;
-import org.openjdk.jmh.profile.GCProfiler;
-import org.openjdk.jmh.results.Result;
 import org.openjdk.jmh.results.RunResult;
-import org.openjdk.jmh.runner.Runner;
-import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
-import org.openjdk.jmh.runner.options.CommandLineOptions;
-import org.openjdk.jmh.runner.options.OptionsBuilder;
-import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
  * {@code perf/run --compare-mlx5}: one JMH run of {@link Mlx5DirectBenchmark} (Java Direct WQE and direct CQE poll,
@@ -41,26 +36,7 @@ public final class Mlx5Compare {
     private Mlx5Compare() {}
 
     public static void main(String[] args) throws Exception {
-        CommandLineOptions cli = new CommandLineOptions(args);
-        ChainedOptionsBuilder b = new OptionsBuilder().parent(cli)
-                .include("Mlx5DirectBenchmark\\.")
-                .addProfiler(CpuTimeProfiler.class)
-                .addProfiler(GCProfiler.class);
-        if (cli.getWarmupIterations().hasValue() == false) {
-            b.warmupIterations(3).warmupTime(TimeValue.seconds(1));
-        }
-        if (cli.getMeasurementIterations().hasValue() == false) {
-            b.measurementIterations(5).measurementTime(TimeValue.seconds(1));
-        }
-        if (cli.getForkCount().hasValue() == false) {
-            b.forks(1);
-        }
-        Collection<RunResult> results = new Runner(b.build()).run();
-        Map<String, RunResult> byName = new LinkedHashMap<>();
-        for (RunResult r : results) {
-            String label = r.getParams().getBenchmark();
-            byName.put(label.substring(label.lastIndexOf('.') + 1), r);
-        }
+        Map<String, RunResult> byName = CompareRuns.run(args, "Mlx5DirectBenchmark\\.", 1);
         System.out.println();
         System.out.println(table(byName));
     }
@@ -158,32 +134,11 @@ public final class Mlx5Compare {
                 Double.isNaN(ratio) || ratio < 0 ? "? (noise: rerun idle)" : ratio <= goal ? "yes" : "no"));
     }
 
-    private static double cpu(RunResult r) {
-        return secondary(r, "cpu.time.norm");
-    }
-
     private static double alloc(RunResult r) {
         return secondary(r, "gc.alloc.rate.norm");
     }
 
     private static double share(RunResult r) {
         return secondary(r, "cpu.share");
-    }
-
-    /** The 99.9 % error of a row's CPU ns/op (NaN with fewer than two iterations). */
-    private static double err(RunResult r) {
-        if (r == null) {
-            return Double.NaN;
-        }
-        Result<?> s = r.getAggregatedResult().getSecondaryResults().get("cpu.time.norm");
-        return s == null ? Double.NaN : s.getScoreError();
-    }
-
-    private static double secondary(RunResult r, String key) {
-        if (r == null) {
-            return Double.NaN;
-        }
-        Result<?> s = r.getAggregatedResult().getSecondaryResults().get(key);
-        return s == null ? Double.NaN : s.getScore();
     }
 }

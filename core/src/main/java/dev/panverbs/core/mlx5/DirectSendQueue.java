@@ -347,10 +347,16 @@ public final class DirectSendQueue {
     private DirectSendQueue start(int op, long wrId, int sendFlags, int immOrInv, long ra, int rk, long sw, long ca) {
         checkFlags(sendFlags);
         int i = next();
-        int idx = writer.begin(op, sendFlags, immOrInv, ra, rk, sw, ca);
-        sq[idx] = token | ((chainTail + i) & positionMask); // the caller's wrId: in the slot record below
+        started(op, wrId, i, writer.begin(op, sendFlags, immOrInv, ra, rk, sw, ca));
+        return this;
+    }
+
+    /** Builder WR {@code i} of opcode {@code op} was begun at WQE {@code idx}: its provider wr_id, record, state. */
+    private long started(int op, long wrId, int i, int idx) {
+        long position = chainTail + i;
+        sq[idx] = token | (position & positionMask); // the caller's wrId: in the slot record below
         long[] r = rec;
-        int b = ((int) (chainTail + i) & recMask) * stride;
+        int b = ((int) position & recMask) * stride;
         r[b] = wrId;
         r[b + 1] = 0;
         curOp = op;
@@ -360,7 +366,7 @@ public final class DirectSendQueue {
         curOpen = true;
         fast = 0; // the next WR ends this one (next())
         count = i + 1;
-        return this;
+        return position;
     }
 
     /**
@@ -371,21 +377,7 @@ public final class DirectSendQueue {
     long startDc(int op, long wrId, int sendFlags, int immOrInv, long ra, int rk, long sw, long ca, long[] av) {
         checkFlags(sendFlags);
         int i = next();
-        int idx = writer.beginDc(op, sendFlags, immOrInv, ra, rk, sw, ca, av);
-        long position = chainTail + i;
-        sq[idx] = token | (position & positionMask);
-        long[] r = rec;
-        int b = ((int) position & recMask) * stride;
-        r[b] = wrId;
-        r[b + 1] = 0;
-        curOp = op;
-        curPieces = 0;
-        curInline = false;
-        curInlineBytes = 0;
-        curOpen = true;
-        fast = 0;
-        count = i + 1;
-        return position;
+        return started(op, wrId, i, writer.beginDc(op, sendFlags, immOrInv, ra, rk, sw, ca, av));
     }
 
     /**
@@ -422,11 +414,11 @@ public final class DirectSendQueue {
             if ((writer.dbrecCounter() & 0xFFFF) != (writer.curPost & 0xFFFF)) {
                 // checked before any WQE is written: this queue's producer index is stale (another queue or
                 // libmlx5 posted, or a RESET restarted the record), so writing at it could overwrite rung WQEs
-                throw staleRecord();
+                throw DirectSendChecks.staleRecord(qp);
             }
             int r = s.room();
             if (r <= 0) {
-                throw full(0);
+                throw DirectSendChecks.full(qp, 0, capacity);
             }
             room = r;
         } catch (RuntimeException e) {
@@ -446,7 +438,7 @@ public final class DirectSendQueue {
     private void moreRoom(int i) {
         int r = side.room();
         if (r <= i) {
-            throw full(i);
+            throw DirectSendChecks.full(qp, i, capacity);
         }
         room = r;
         reserved = r;
@@ -473,14 +465,6 @@ public final class DirectSendQueue {
             return closed;
         }
         return DirectSendChecks.otherThread(qp, count);
-    }
-
-    private IllegalStateException staleRecord() {
-        return DirectSendChecks.staleRecord(qp);
-    }
-
-    private IllegalStateException full(int pending) {
-        return DirectSendChecks.full(qp, pending, capacity);
     }
 
     private int current(String what) {
@@ -563,7 +547,7 @@ public final class DirectSendQueue {
             // open since open(): a close on another thread waits for this post, one on this thread fails held()
             s.checkState(VERB);
             if ((w.dbrecCounter() & 0xFFFF) != (chainStart & 0xFFFF)) {
-                throw staleRecord();
+                throw DirectSendChecks.staleRecord(qp);
             }
             long t = chainTail;
             // the records are in the tracker's slots already (written in place); a pending classic chain moves to
