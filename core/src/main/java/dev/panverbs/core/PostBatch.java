@@ -14,7 +14,9 @@ import java.lang.foreign.ValueLayout;
  * A batch of send work requests built with the extended {@code ibv_wr_*} API ({@code ibv_wr_post(3)}), from
  * {@link QueuePair#startSend()} ({@code ibv_wr_start}). Each operation method ({@link #send}, {@link #rdmaWrite},
  * ...) builds one WR with its {@code wr_id} and flags; {@link #setSge}, {@link #setInlineData} and their list
- * forms give its data. {@link #submit()} posts the batch ({@code ibv_wr_complete}); {@link #close()} without
+ * forms give its data: exactly one for every operation but {@code localInv} and {@code bindMw} (a zero-length
+ * message is {@code setSge(key, 0, 0)}); a WR without one, or with two, is refused by the next operation or
+ * {@code submit} naming it. {@link #submit()} posts the batch ({@code ibv_wr_complete}); {@link #close()} without
  * submit aborts it ({@code ibv_wr_abort}), so try-with-resources is the safe shape:
  *
  * <pre>{@code
@@ -33,12 +35,11 @@ import java.lang.foreign.ValueLayout;
  * {@code startSend} and {@code submit}/{@code close} the provider holds the send-queue lock, and all calls must come
  * from that thread: a second {@code startSend} or a classic send post on the same QP, which would spin forever on that
  * lock, and a {@code submit} from another thread throw {@link IllegalStateException}; the operations and setters,
- * per WR, check only that a batch is open. Closing the QP on the batch's thread
- * aborts the batch; closing it on another thread waits (up to 5 s) for the batch to be submitted or closed.
+ * per WR, check only that a batch is open. Closing the QP on the batch's thread aborts the batch; closing it on
+ * another thread waits (up to 5 s) for the batch to be submitted or closed.
  */
 public final class PostBatch implements AutoCloseable {
     private static final long SGE_SIZE = ibv_sge.layout().byteSize();
-    private static final long BUF_SIZE = ibv_data_buf.layout().byteSize();
 
     private final SendQueue queue;
     private final QueuePair qp;
@@ -76,12 +77,13 @@ public final class PostBatch implements AutoCloseable {
     /** The current WR's send flags (its inline setters check {@link SendFlag#INLINE_BIT}). */
     private int currentFlags;
     private int count;
+    /** Data setters the current WR still owes (1 per data operation, -1 per setter): non-zero is refused (mlx5). */
+    private int dataOwed;
     /** The current WR's record in the tracker ({@link WorkQueueTracker#slot}), from begin: stage computes no index. */
     private int slot;
     private int room;
     /** The tracker position of the batch's first WR. */
     private long base;
-    private int inlineBytes;
     /**
      * XRC initiators and UD QPs only (else null): the batch number ({@link #batch}) in which WR {@code i} was given
      * its destination (remote SRQ number, or UD address); submit refuses a WR of the batch without one, as the classic
@@ -141,6 +143,7 @@ public final class PostBatch implements AutoCloseable {
         active = true;
         batch++;
         count = 0;
+        dataOwed = 0;
         anyKey = false;
         oneKey = true;
         room = free;
@@ -242,12 +245,10 @@ public final class PostBatch implements AutoCloseable {
     }
 
     private WindowOps windowOps() {
-        WindowOps w = windowOps;
-        if (w == null) {
-            w = new WindowOps(qp, ops, capacity);
-            windowOps = w;
+        if (windowOps == null) { // the QP's first window operation
+            windowOps = new WindowOps(qp, ops, capacity);
         }
-        return w;
+        return windowOps;
     }
 
     /**
@@ -265,6 +266,7 @@ public final class PostBatch implements AutoCloseable {
             rules.checkLocalWrite(k, length, "an RDMA READ or atomic");
         }
         stage(k, 0); // before the call, while the batch's fields are still in registers (a downcall clobbers them)
+        dataOwed--;
         ops.ibv_wr_set_sge(k.lkey, k.address + offset, length);
         return this;
     }
@@ -293,6 +295,7 @@ public final class PostBatch implements AutoCloseable {
             stage(k, i);
         }
         tracker.stageRefCount(base + count - 1, n);
+        dataOwed--;
         ops.ibv_wr_set_sge_list(n, sgeList);
         lists.keepAlive();
         return this;
@@ -311,6 +314,7 @@ public final class PostBatch implements AutoCloseable {
         } catch (WrongThreadException e) {
             throw Errors.wrongThread("ibv_wr_set_inline_data", "the inline data segment", e);
         }
+        dataOwed--;
         ops.ibv_wr_set_inline_data(inlineArea, len); // the provider copies it into the WQE now
         lists.keepAlive();
         tracker.stageRefCount(base + count - 1, 0);
@@ -321,20 +325,8 @@ public final class PostBatch implements AutoCloseable {
     public PostBatch setInlineDataList(MemorySegment[] data, int n) {
         currentInline();
         PostBatchRefusals.checkList(rules, maxSge, "ibv_wr_set_inline_data_list", n, data.length);
-        inlineBytes = 0;
-        for (int i = 0; i < n; i++) {
-            int len = rules.checkInline(data[i], inlineBytes);
-            if (len > 0) { // the provider reads the copy: no arena of the caller's can free it during the call
-                try {
-                    MemorySegment.copy(data[i], 0, inlineArea, inlineBytes, len);
-                } catch (WrongThreadException e) {
-                    throw Errors.wrongThread("ibv_wr_set_inline_data_list", "inline data segment " + i, e);
-                }
-            }
-            bufList.set(ValueLayout.JAVA_LONG, i * BUF_SIZE, inlineArea.address() + inlineBytes);
-            bufList.set(ValueLayout.JAVA_LONG, i * BUF_SIZE + 8, len);
-            inlineBytes += len;
-        }
+        PostBatchRefusals.copyInlineList(rules, data, n, inlineArea, bufList);
+        dataOwed--;
         ops.ibv_wr_set_inline_data_list(n, bufList);
         lists.keepAlive();
         tracker.stageRefCount(base + count - 1, 0);
@@ -383,9 +375,9 @@ public final class PostBatch implements AutoCloseable {
      * MemoryWindow)} deallocated since by its region's arena tie or its PD's cascade) aborts the whole batch
      * ({@code ibv_wr_abort}) with {@link IllegalStateException} naming it.
      *
-     * <p>An XRC initiator's WR without {@link #setXrcSrqn}, or a UD QP's without {@link #setUdAddr}, is refused
-     * ({@link IllegalStateException} naming it) before anything is published or reaches the provider; the batch stays
-     * open.
+     * <p>A WR without its data setter (or with two), an XRC initiator's WR without {@link #setXrcSrqn}, or a UD QP's
+     * without {@link #setUdAddr}, is refused ({@link IllegalStateException} naming it) before anything is published
+     * or reaches the provider; the batch stays open.
      *
      * <p>Errors: a non-zero return (the provider rolled back every WR of the batch) → {@link VerbsException};
      * {@code ENOMEM}: the send queue overflowed.
@@ -394,8 +386,10 @@ public final class PostBatch implements AutoCloseable {
         if (!active || !queue.guard.heldBy(Thread.currentThread())) {
             throw notOpen("ibv_wr_complete");
         }
+        if (dataOwed != 0) { // nothing published or rung when these throw: the batch stays open
+            throw PostBatchRefusals.dataSetters(qp, null, count - 1, dataOwed);
+        }
         if (destSetIn != null) { // XRC/UD: the provider would send to whatever SRQ number or address its WQE slot held
-            // nothing published or rung when it throws: the batch stays open
             PostBatchRefusals.checkDestinations(qp, rules, destSetIn, count, batch);
         }
         boolean single = oneKey; // the batch's own fields, read before the publish's fence: no reload after it
@@ -510,6 +504,9 @@ public final class PostBatch implements AutoCloseable {
         if ((enabledOps & 1 << op.ordinal()) == 0) {
             throw PostBatchRefusals.notEnabled(qp, op);
         }
+        if (dataOwed != 0) { // the previous WR's data setters (1: none, -1: two)
+            throw PostBatchRefusals.dataSetters(qp, op, count - 1, dataOwed);
+        }
         if (count == room) {
             throw PostBatchRefusals.full(qp, room);
         }
@@ -520,6 +517,7 @@ public final class PostBatch implements AutoCloseable {
         currentOp = op.ordinal();
         writesLocally = op == SendOperation.RDMA_READ || op == SendOperation.ATOMIC_CMP_AND_SWP
                 || op == SendOperation.ATOMIC_FETCH_AND_ADD;
+        dataOwed = op == SendOperation.LOCAL_INV || op == SendOperation.BIND_MW ? 0 : 1; // ibv_wr_post(3): NONE
         ops.wr_id(tracker.encode(base + i)); // the completion names the slot; the caller's id is returned by poll
         ops.wr_flags(sendFlags);
     }

@@ -1,11 +1,15 @@
 package dev.panverbs.core;
 
 import dev.panverbs.bindings.Errno;
+import dev.panverbs.bindings.verbs.ibv_data_buf;
 import dev.panverbs.core.internal.Errors;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
 /**
- * The cold refusals of {@link PostBatch}, its destination and address-handle checks at submit, and what its stale-key
- * refusal looks up.
+ * The cold refusals of {@link PostBatch}, its destination and address-handle checks at submit, what its stale-key
+ * refusal looks up, and its inline list setter's copy.
  */
 final class PostBatchRefusals {
     private PostBatchRefusals() {
@@ -61,6 +65,29 @@ final class PostBatchRefusals {
         }
     }
 
+    /**
+     * {@link PostBatch#setInlineDataList}'s copy of the first {@code n} segments of {@code data} into {@code area},
+     * each checked against {@code max_inline_data}, and their {@code struct ibv_data_buf[]} in {@code bufList}.
+     */
+    static void copyInlineList(WorkRequestRules rules, MemorySegment[] data, int n, MemorySegment area,
+                               MemorySegment bufList) {
+        long bufSize = ibv_data_buf.layout().byteSize();
+        int used = 0;
+        for (int i = 0; i < n; i++) {
+            int len = rules.checkInline(data[i], used);
+            if (len > 0) { // the provider reads the copy: no arena of the caller's can free it during the call
+                try {
+                    MemorySegment.copy(data[i], 0, area, used, len);
+                } catch (WrongThreadException e) {
+                    throw Errors.wrongThread("ibv_wr_set_inline_data_list", "inline data segment " + i, e);
+                }
+            }
+            bufList.set(ValueLayout.JAVA_LONG, i * bufSize, area.address() + used);
+            bufList.set(ValueLayout.JAVA_LONG, i * bufSize + 8, len);
+            used += len;
+        }
+    }
+
     /** A list setter asked for the first {@code n} entries of arrays holding only {@code length}. Cold. */
     static IllegalArgumentException shortList(String verb, int n, int length) {
         return new IllegalArgumentException(verb + ": n = " + n + " entries asked for, but the arrays hold only "
@@ -74,6 +101,21 @@ final class PostBatchRefusals {
                 throw noDestination(qp, rules, i);
             }
         }
+    }
+
+    /**
+     * Work request {@code index} owes {@code owed} data setters: 1, it got none; -1, two. libmlx5 finishes a WQE in
+     * its data setter only: without one the WR is overwritten by the next or never rung, with two its slot is finished
+     * twice. Nothing was published. {@code next}: the operation refused (null: the submit).
+     */
+    static IllegalStateException dataSetters(QueuePair qp, SendOperation next, int index, int owed) {
+        String verb = next == null ? "ibv_wr_complete" : "ibv_wr_* (" + next + ")";
+        return new IllegalStateException(verb + ": work request " + index + " of the batch of " + qp
+                + (owed > 0 ? " was given no data" : " was given data twice (or an operation that carries none was)")
+                + ": each operation but localInv and bindMw takes exactly one of setSge, setSgeList, setInlineData, "
+                + "setInlineDataList (ibv_wr_post(3)'s DATA setters; a zero-length message is setSge(key, 0, 0)). "
+                + "Nothing was posted; " + (owed > 0 ? "the batch stays open (close() aborts it)"
+                        : "close() aborts the batch"));
     }
 
     static IllegalStateException noDestination(QueuePair qp, WorkRequestRules rules, int index) {

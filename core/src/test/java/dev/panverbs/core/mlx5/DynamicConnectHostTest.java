@@ -169,6 +169,24 @@ class DynamicConnectHostTest {
     }
 
     @Test
+    void aWorkRequestWithItsDcAddressButNoDataIsRefusedNamingIt() {
+        CompletionQueue cq = fake.createCq(64);
+        DcInitiator dci = dci(cq);
+        AddressHandle ah = FakeProvider.fakeAh(fake.protectionDomain(), new AtomicInteger());
+        try (PostBatch b = dci.startSend()) { // libmlx5 finishes a DCI WQE at its second setter: never, here
+            b.send(1, SendFlag.SIGNALED_BIT);
+            dci.setDcAddr(b, ah, 1, 2);
+            assertThatThrownBy(() -> b.send(2, 0)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("work request 0").hasMessageContaining("no data");
+            assertThatThrownBy(b::submit).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("work request 0").hasMessageContaining("no data");
+        }
+        assertThat(drain(cq)).as("nothing was posted").isZero();
+        ah.close();
+        dci.close();
+    }
+
+    @Test
     void aClosedAddressHandleIsRefusedNamingTheVerbAndOneClosedAfterItsSetterAbortsTheBatch() throws Throwable {
         CompletionQueue cq = fake.createCq(64);
         DcInitiator dci = dci(cq);
