@@ -211,7 +211,8 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
             snapshot = current;
             throw new IllegalStateException(verb + ": " + this + " is named by the UMR layout of " + by + ": the "
                     + "device translates those keys into this memory; invalidate, reconfigure or close the mkeys "
-                    + "(and poll the completions of the work requests that name them) first");
+                    + "(poll the completions of the work requests that name them, and hand the UMR's successful "
+                    + "completion to IndirectMkey.completed) first");
         }
     }
 

@@ -534,7 +534,7 @@ class IndirectMkeyHostTest {
     void aCloseRacingAConfigurationNeverLetsBothSucceed() {
         WorkCompletions wcs = WorkCompletions.allocate(64);
         Arena arena = Arena.ofShared();
-        int[] outcomes = SteeredRace.run("MR close vs UMR", SteeredRace.Steering.ADDITIVE, n -> {
+        int[] outcomes = SteeredRace.run("MR close vs UMR", SteeredRace.Steering.MULTIPLICATIVE, n -> {
             MemoryRegion r = fake.register(arena.allocate(4096, 64), nextKey++);
             IndirectMkey mk = mkey(4);
             return new SteeredRace.Round() {
