@@ -24,7 +24,7 @@ public enum QueuePairType {
     /**
      * {@code IBV_QPT_DRIVER} with mlx5's {@code MLX5DV_DCTYPE_DCI}: a DC initiator ({@code mlx5dv_create_qp(3)}),
      * send-only, each WR addressed with {@code mlx5dv_wr_set_dc_addr}; see {@code dev.panverbs.core.mlx5.DcInitiator}.
-     * {@link #of} maps {@code IBV_QPT_DRIVER} here (the C type does not tell a DCI from a DCT).
+     * {@link #of} refuses {@code IBV_QPT_DRIVER}: the C type does not tell a DCI from a DCT or another provider's QP.
      */
     DC_INITIATOR(verbs_h.IBV_QPT_DRIVER()),
     /**
@@ -44,8 +44,17 @@ public enum QueuePairType {
         return value;
     }
 
-    /** The constant for a C {@code enum ibv_qp_type} value. */
+    /**
+     * The constant for a C {@code enum ibv_qp_type} value. {@code IBV_QPT_DRIVER} is refused
+     * ({@link IllegalArgumentException}): a provider-specific QP (an mlx5 DCI or DCT, an EFA SRD QP...) that the value
+     * alone does not identify.
+     */
     public static QueuePairType of(int value) {
+        if (value == verbs_h.IBV_QPT_DRIVER()) {
+            throw new IllegalArgumentException("ibv_qp_type IBV_QPT_DRIVER (" + value + ") is a provider-specific QP "
+                    + "(an mlx5 DC initiator or target, another provider's own type): the value alone does not tell "
+                    + "which");
+        }
         for (QueuePairType t : values()) {
             if (t.value == value) {
                 return t;

@@ -276,4 +276,13 @@ class ConnectionExchangeTest {
         assertThatThrownBy(() -> QueuePairEndpoint.of(QueuePairType.XRC_SEND, 0, Gid.ZERO, 1, 1, Mtu.MTU_256))
                 .hasMessageContaining("only RC, UC and UD");
     }
+
+    @Test
+    void aPeersDriverQueuePairTypeIsRefusedAsSuchNotTakenForADcInitiator() {
+        ByteBuffer p = ByteBuffer.allocate(56);
+        p.put((byte) dev.panverbs.bindings.verbs.verbs_h.IBV_QPT_DRIVER()).put((byte) 3); // a DCT, an EFA SRD QP...
+        p.rewind();
+        assertThatThrownBy(() -> ConnectionExchange.decodeEndpoint(p)).isInstanceOf(ProtocolException.class)
+                .hasMessageContaining("QP type 255").hasMessageNotContaining("DC_INITIATOR");
+    }
 }

@@ -12,6 +12,7 @@ import dev.panverbs.bindings.verbs.ibv_qp_init_attr_ex;
 import dev.panverbs.bindings.verbs.verbs_h;
 import dev.panverbs.core.AddressHandle;
 import dev.panverbs.core.AddressVector;
+import dev.panverbs.core.AtomicCapability;
 import dev.panverbs.core.CompletionQueue;
 import dev.panverbs.core.Context;
 import dev.panverbs.core.Mtu;
@@ -183,7 +184,8 @@ public final class DcInitiator implements AutoCloseable {
 
         /**
          * {@code send_ops_flags} (default SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ): what
-         * libmlx5 builds for a DCI ({@code MLX5_SUPPORTED_SEND_OPS_FLAGS_DCI}, RC's); must not be empty.
+         * libmlx5 builds for a DCI ({@code MLX5_SUPPORTED_SEND_OPS_FLAGS_DCI}, RC's); must not be empty. The atomics
+         * need a device whose {@code atomicCap} is not NONE (else the build's EOPNOTSUPP says so).
          */
         public Builder sendOps(Set<SendOperation> ops) {
             if (ops == null || ops.isEmpty()) {
@@ -225,8 +227,9 @@ public final class DcInitiator implements AutoCloseable {
                 MemorySegment handle = LibMlx5.mlx5dv_create_qp(errno, NativeHandles.context(context, CREATE), attr,
                         dv);
                 if (handle.address() == 0) {
-                    throw DynamicConnect.createFailed(call, context.device().name(), Errno.get(errno),
-                            "MLX5DV_DCTYPE_DCI");
+                    int e = Errno.get(errno);
+                    throw DynamicConnect.createFailed(call, context.device().name(), e, "MLX5DV_DCTYPE_DCI",
+                            e == verbs_h.EOPNOTSUPP() && atomicsOff(context));
                 }
                 QueuePair wrapped;
                 try {
@@ -238,6 +241,19 @@ public final class DcInitiator implements AutoCloseable {
                 }
                 return new DcInitiator(wrapped,
                         LibMlx5.mlx5dv_qp_ex_from_ibv_qp_ex(LibIbverbsQueues.ibv_qp_to_qp_ex(handle)));
+            }
+        }
+
+        /** Atomics asked for on a device without them ({@code atomic_cap} NONE): libmlx5's EOPNOTSUPP then. */
+        private boolean atomicsOff(Context context) {
+            if (!sendOps.contains(SendOperation.ATOMIC_CMP_AND_SWP)
+                    && !sendOps.contains(SendOperation.ATOMIC_FETCH_AND_ADD)) {
+                return false;
+            }
+            try { // after the failure only: it must not hide the create's error
+                return context.queryDevice().atomicCap() == AtomicCapability.NONE;
+            } catch (RuntimeException e) {
+                return false;
             }
         }
 

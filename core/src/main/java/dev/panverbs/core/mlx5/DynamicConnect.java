@@ -58,7 +58,19 @@ public final class DynamicConnect {
 
     /** A NULL from {@code mlx5dv_create_qp}: EOPNOTSUPP names the missing DC support, EINVAL the usual suspects. */
     static RuntimeException createFailed(String call, String device, int errno, String dcType) {
-        String hint = errno == verbs_h.EOPNOTSUPP() || errno == verbs_h.EPROTONOSUPPORT()
+        return createFailed(call, device, errno, dcType, false);
+    }
+
+    /**
+     * The same; {@code atomicsOff}: a DCI asked for atomics on a device whose {@code atomic_cap} is NONE, which
+     * libmlx5 refuses with EOPNOTSUPP itself ({@code mlx5_qp_fill_wr_pfns}), DC support or not. (Every
+     * {@link dev.panverbs.core.SendOperation} is in {@code MLX5_SUPPORTED_SEND_OPS_FLAGS_DCI}: no other is refused.)
+     */
+    static RuntimeException createFailed(String call, String device, int errno, String dcType, boolean atomicsOff) {
+        String hint = atomicsOff && errno == verbs_h.EOPNOTSUPP()
+                ? device + " has no atomics (atomic_cap IBV_ATOMIC_NONE) and libmlx5 refuses a QP with "
+                + "ATOMIC_CMP_AND_SWP or ATOMIC_FETCH_AND_ADD in sendOps: leave them out"
+                : errno == verbs_h.EOPNOTSUPP() || errno == verbs_h.EPROTONOSUPPORT()
                 ? device + " (its kernel driver or firmware) does not create " + dcType + " queue pairs: no DC support"
                 : errno == verbs_h.EINVAL() ? "check the queue sizes against the device's limits (DeviceAttributes)"
                 + " and that the CQ" + (dcType.endsWith("DCT") ? ", the SRQ" : "") + " and the PD share the context"

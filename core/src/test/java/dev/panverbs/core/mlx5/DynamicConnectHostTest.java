@@ -107,6 +107,18 @@ class DynamicConnectHostTest {
     }
 
     @Test
+    void aDciRefusedForItsAtomicsIsNotReportedAsADeviceWithoutDc() {
+        int eopnotsupp = dev.panverbs.bindings.verbs.verbs_h.EOPNOTSUPP();
+        RuntimeException atomics = DynamicConnect.createFailed("mlx5dv_create_qp(dc_type=MLX5DV_DCTYPE_DCI)",
+                "mlx5_0", eopnotsupp, "MLX5DV_DCTYPE_DCI", true); // libmlx5's own refusal: atomic_cap NONE
+        assertThat(atomics).isInstanceOf(UnsupportedVerbException.class).hasMessageContaining("mlx5_0 has no atomics")
+                .hasMessageContaining("ATOMIC_FETCH_AND_ADD").hasMessageNotContaining("no DC support");
+        RuntimeException noDc = DynamicConnect.createFailed("mlx5dv_create_qp(dc_type=MLX5DV_DCTYPE_DCI)", "mlx5_0",
+                eopnotsupp, "MLX5DV_DCTYPE_DCI", false);
+        assertThat(noDc).hasMessageContaining("no DC support").hasMessageNotContaining("atomics");
+    }
+
+    @Test
     void aTargetWithoutASharedReceiveQueueOrWithNullsIsRefusedByName() {
         CompletionQueue cq = fake.createCq(8);
         assertThatThrownBy(() -> DcTarget.create(fake.protectionDomain(), cq, null, 7))
