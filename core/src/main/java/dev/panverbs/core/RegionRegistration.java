@@ -37,11 +37,18 @@ final class RegionRegistration {
         if (r != null) { // posts from now on refuse the key (a cascade or the arena tie, not close())
             r.snapshot = r.snapshot.closed();
         }
-        int rc = dereg.applyAsInt(mr);
-        if (rc != 0) {
-            failed = mr; // not before the call: an arena tie retrying it meanwhile would deregister it twice
-            throw Errors.failure(Errors.call("ibv_dereg_mr", "mr", Units.hex(mr.address())), rc,
-                    "the registered memory is not freed (the NIC may still use it)");
+        boolean done = false;
+        try {
+            int rc = dereg.applyAsInt(mr);
+            if (rc != 0) {
+                throw Errors.failure(Errors.call("ibv_dereg_mr", "mr", Units.hex(mr.address())), rc,
+                        "the registered memory is not freed (the NIC may still use it)");
+            }
+            done = true;
+        } finally {
+            if (!done) { // only once the call returned: a tie retrying it meanwhile would deregister it twice
+                failed = mr;
+            }
         }
         failed = null;
         tie.set(null); // deregistered: the caller's arena no longer needs to reach this MR
