@@ -64,6 +64,10 @@ static void run_hook(void) {
         post_hook();
 }
 
+/* runs inside wr_set_ud_addr and wr_set_dc_addr, where libmlx5 copies the AH's address vector */
+static void (*ah_hook)(void);
+void fake_set_ah_hook(void (*fn)(void)) { ah_hook = fn; }
+
 static void push(struct fake_cq *cq, uint64_t wr_id, uint32_t status, uint32_t opcode, uint32_t len, uint32_t qpn) {
     if (cq->tail - cq->head == RING)
         return; /* overrun: dropped */
@@ -351,6 +355,8 @@ static void fake_wr_local_inv(struct ibv_qp_ex *qp, uint32_t rkey) { build(qp, I
 
 static void fake_wr_set_ud_addr(struct ibv_qp_ex *qp, struct ibv_ah *ah, uint32_t remote_qpn, uint32_t remote_qkey) {
     (void) qp; (void) ah; (void) remote_qpn; (void) remote_qkey; /* executed like an RC send */
+    if (ah_hook)
+        ah_hook();
 }
 
 /* the remote SRQ number last set through ibv_wr_set_xrc_srqn */
@@ -564,6 +570,8 @@ void fake_wr_set_dc_addr(void *mqp, struct ibv_ah *ah, uint32_t remote_dctn, uin
     fake_dc_addr[2] = remote_dctn;
     fake_dc_addr[3] = remote_dc_key;
     fake_dc_addr_calls++;
+    if (ah_hook)
+        ah_hook();
 }
 
 /* the arguments of the last fake_wr_set_dc_addr into out[0..3]; returns the number of calls so far */

@@ -101,6 +101,14 @@ public final class AddressHandle extends VerbsObject {
         super.close();
     }
 
+    /**
+     * {@code ibv_wr_set_ud_addr} under this AH's monitor, which {@link #close()} holds: the provider copies the AH's
+     * address vector (libmlx5: {@code mlx5_ah.av}), which {@code ibv_destroy_ah} frees.
+     */
+    synchronized void setUdAddr(dev.panverbs.bindings.ibverbs.QpExOps ops, int remoteQpn, int remoteQkey) {
+        ops.ibv_wr_set_ud_addr(resource.handle("ibv_wr_set_ud_addr"), remoteQpn, remoteQkey);
+    }
+
     /** Closing or closed: a post re-reads this after publishing its WRs (the post side of {@link #close()}). */
     boolean isClosing() {
         return closing || resource.isClosedRelaxed();

@@ -78,8 +78,13 @@ final class DcAddressing extends DcPath {
         ah.resource.checkOpen(VERB);
     }
 
-    /** The provider's setter: copies the AH's {@code struct mlx5_ah.av} into the WQE's datagram segment. */
+    /**
+     * The provider's setter: copies the AH's {@code struct mlx5_ah.av} into the WQE's datagram segment, under the AH's
+     * monitor, which {@link AddressHandle#close()} holds: {@code ibv_destroy_ah} cannot free it during the copy.
+     */
     static void set(MemorySegment mqp, AddressHandle ah, int remoteDctn, long remoteDcKey) {
-        Mlx5dvInlineWr.mlx5dv_wr_set_dc_addr(mqp, ah.resource.handle(VERB), remoteDctn, remoteDcKey);
+        synchronized (ah) {
+            Mlx5dvInlineWr.mlx5dv_wr_set_dc_addr(mqp, ah.resource.handle(VERB), remoteDctn, remoteDcKey);
+        }
     }
 }

@@ -337,7 +337,7 @@ public final class PostBatch implements AutoCloseable {
     public PostBatch setUdAddr(AddressHandle ah, int remoteQpn, int remoteQkey) {
         current();
         rules.checkUd(ah);
-        ops.ibv_wr_set_ud_addr(ah.resource.handle("ibv_wr_set_ud_addr"), remoteQpn, remoteQkey);
+        ah.setUdAddr(ops, remoteQpn, remoteQkey); // under the AH's monitor: close() waits for the copy
         destSetIn[count - 1] = batch; // checkUd passed: a UD QP
         udAh[count - 1] = ah;
         tracker.stageAh(base + count - 1, ah.trackingId); // published at submit: the AH's close then refuses

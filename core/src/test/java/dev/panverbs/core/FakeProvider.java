@@ -339,6 +339,21 @@ public final class FakeProvider {
         invokeVoid("fake_set_post_hook", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS), MemorySegment.NULL);
     }
 
+    /** Runs {@code hook} (null: none) inside the fake's {@code wr_set_ud_addr} and {@code wr_set_dc_addr}. */
+    public void setAhHook(Runnable hook) {
+        MemorySegment stub = MemorySegment.NULL;
+        if (hook != null) {
+            try {
+                MethodHandle target = MethodHandles.lookup().findVirtual(Runnable.class, "run",
+                        MethodType.methodType(void.class)).bindTo(hook);
+                stub = LINKER.upcallStub(target, FunctionDescriptor.ofVoid(), Arena.global());
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        invokeVoid("fake_set_ah_hook", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS), stub);
+    }
+
     /** The native handle of a panverbs object ({@code ibv_qp *}, {@code ibv_cq *}, ...), for the C baselines. */
     public static MemorySegment handle(Object verbsObject) {
         return ((VerbsObject) verbsObject).resource.handle("benchmark");

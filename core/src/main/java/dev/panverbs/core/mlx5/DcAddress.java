@@ -69,6 +69,12 @@ public final class DcAddress {
     public static DcAddress of(AddressHandle ah, int remoteDctn, long remoteDcKey) {
         Objects.requireNonNull(ah, "mlx5dv_init_obj(MLX5DV_OBJ_AH): ah");
         DynamicConnect.requireMlx5(ah.protectionDomain().context(), "mlx5dv_init_obj(MLX5DV_OBJ_AH)");
+        synchronized (ah) { // AddressHandle.close() holds it: ibv_destroy_ah cannot free mlx5_ah.av during the read
+            return resolve(ah, remoteDctn, remoteDcKey);
+        }
+    }
+
+    private static DcAddress resolve(AddressHandle ah, int remoteDctn, long remoteDcKey) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment obj = arena.allocate(mlx5dv_obj.layout());
             MemorySegment out = arena.allocate(mlx5dv_ah.layout());

@@ -25,10 +25,12 @@ import java.lang.foreign.MemorySegment;
  * and starts a WR, {@link #sge} and {@link #inline} add its data, {@link #post()} rings.
  *
  * <p>DMA safety is {@link DirectSendQueue}'s (the same tracker, key checks, guard and completion retirement through
- * {@link DirectCompletionQueue}); each WR also records its address handle, so {@link AddressHandle#close()} is refused
- * until the WR's completion is polled, and a WR naming the address of an AH closed since is refused when it starts.
- * The address vector was copied when the {@link DcAddress} was made: the NIC and this path never read the
- * {@code ibv_ah} of a posted WR. Single producer; allocation-free per WR.
+ * {@link DirectCompletionQueue}); each WR also records its address handle, so once posted {@link AddressHandle#close()}
+ * is refused until the WR's completion is polled, and a WR naming the address of an AH closed before it starts is
+ * refused then. A close on another thread racing the start or the post is not ordered against them (no re-check
+ * after the post's fence, unlike a key's) and may succeed while the WR goes out: harmless, since the address vector was
+ * copied when the {@link DcAddress} was made and the NIC and this path never read the {@code ibv_ah} of a WR.
+ * Single producer; allocation-free per WR.
  */
 public final class DirectDcQueue {
     private static final String VERB = "mlx5 Direct WQE post (DCI)";
