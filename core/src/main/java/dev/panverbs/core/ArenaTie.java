@@ -58,7 +58,7 @@ final class ArenaTie {
         } catch (RuntimeException e) {
             failed = e;
         }
-        r.resource.awaitClosed();
+        r.resource.awaitClosedUnbounded(); // however long: the JDK frees the memory when this returns
         try {
             r.registration.retryFailed();
         } catch (RuntimeException e) {

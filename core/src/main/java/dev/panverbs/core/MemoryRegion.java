@@ -41,7 +41,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
     private final MemorySegment handle;
     private volatile MemorySegment buffer;
     private volatile Set<Access> access;
-    final Registration registration;
+    final RegionRegistration registration;
     /**
      * Everything the post paths read (keys, iova, length, PD, rights, tracking id, memory scope), replaced as a whole
      * on rereg and close; see {@link KeySnapshot}. Volatile: a close publishes a not-open snapshot before it scans
@@ -54,12 +54,12 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
     final Set<dev.panverbs.core.internal.RegionHolder> holders = new CopyOnWriteArraySet<>();
 
     private MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment buffer, long length, long iova,
-                         String what, Set<Access> access, Registration registration) {
+                         String what, Set<Access> access, RegionRegistration registration) {
         this(pd, mr, buffer, length, iova, what, access, registration, pd.resource);
     }
 
     private MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment buffer, long length, long iova,
-                         String what, Set<Access> access, Registration registration,
+                         String what, Set<Access> access, RegionRegistration registration,
                          dev.panverbs.core.internal.Resource... parents) {
         super(ResourceKind.MEMORY_REGION, "MemoryRegion[" + Units.bytes(length) + " at " + what + ", mr "
                 + Units.hex(mr.address()) + " on " + pd.context().device().name() + "]",
@@ -77,7 +77,8 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
     /** Wraps an MR registered over a DMA-BUF ({@code ibv_reg_dmabuf_mr}): no CPU-visible buffer. */
     static MemoryRegion ofDmabuf(ProtectionDomain pd, MemorySegment mr, long length, long iova, int fd,
                                  Set<Access> access) {
-        return new MemoryRegion(pd, mr, null, length, iova, "dmabuf fd " + fd, access, new Registration(null));
+        return new MemoryRegion(pd, mr, null, length, iova, "dmabuf fd " + fd, access,
+                new RegionRegistration(null));
     }
 
     /**
@@ -92,7 +93,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
     /** The same with {@code dereg} as the destroy verb (the fake provider's in host tests). */
     static MemoryRegion ofDeviceMemory(ProtectionDomain pd, DeviceMemory dm, MemorySegment mr, long length,
                                        Set<Access> access, ToIntFunction<MemorySegment> dereg) {
-        Registration r = new Registration(null);
+        RegionRegistration r = new RegionRegistration(null);
         r.dereg = dereg;
         return new MemoryRegion(pd, mr, null, length, 0, dm.toString(), access, r, pd.resource, dm.resource);
     }
@@ -103,7 +104,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
      */
     static MemoryRegion ofImplicitOdp(ProtectionDomain pd, MemorySegment mr, Set<Access> access) {
         return new MemoryRegion(pd, mr, null, Long.MAX_VALUE, 0, "the whole address space (implicit ODP)", access,
-                new Registration(null));
+                new RegionRegistration(null));
     }
 
     /**
@@ -148,7 +149,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
      */
     static MemoryRegion wrap(ProtectionDomain pd, MemorySegment mr, MemorySegment buffer, Set<Access> access,
                              ToIntFunction<MemorySegment> dereg) {
-        Registration r = new Registration(null);
+        RegionRegistration r = new RegionRegistration(null);
         r.dereg = dereg;
         return new MemoryRegion(pd, mr, buffer, buffer.byteSize(), buffer.address(), Units.hex(buffer.address()),
                 access, r);
@@ -158,63 +159,6 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
     void tieTo(Arena arena) {
         ArenaTie.tieTo("deregisterWith", arena, buffer, registration.tie);
         registration.tie.set(this);
-    }
-
-    /**
-     * What deregistration must undo besides the verb: the owned arena (freed only after a successful
-     * {@code ibv_dereg_mr}: if deregistration fails the NIC may still write, so the memory is leaked rather
-     * than freed) and the caller-arena tie. Runs from {@link #close()} and from a parent's cascade alike.
-     */
-    static final class Registration {
-        volatile Arena owned;
-        /**
-         * What the tied arena's cleanup deregisters (null inside: nothing); replaced when a rereg moves the MR to
-         * memory of another arena, so that the old arena's close no longer reaches it.
-         */
-        volatile AtomicReference<MemoryRegion> tie = new AtomicReference<>();
-        MemoryRegion region;
-        /** {@code ibv_dereg_mr}, or another library's destroy verb for a wrapped MR. */
-        ToIntFunction<MemorySegment> dereg = LibIbverbs::ibv_dereg_mr;
-
-        Registration(Arena owned) {
-            this.owned = owned;
-        }
-
-        /** A handle whose {@code ibv_dereg_mr} failed (or runs): the tie stays, the arena's close retries it. */
-        volatile MemorySegment failed;
-
-        void deregister(MemorySegment mr) {
-            MemoryRegion r = region;
-            if (r != null) { // posts from now on refuse the key (a cascade or the arena tie, not close())
-                r.snapshot = r.snapshot.closed();
-            }
-            failed = mr;
-            int rc = dereg.applyAsInt(mr);
-            if (rc != 0) {
-                throw Errors.failure(Errors.call("ibv_dereg_mr", "mr", Units.hex(mr.address())), rc,
-                        "the registered memory is not freed (the NIC may still use it)");
-            }
-            failed = null;
-            tie.set(null); // deregistered: the caller's arena no longer needs to reach this MR
-            Arena a = owned;
-            owned = null;
-            if (a != null) {
-                a.close();
-            }
-        }
-
-        /** The tied arena is closing: a deregistration that failed earlier is retried, the memory is freed next. */
-        void retryFailed() {
-            MemorySegment mr = failed;
-            if (mr != null) {
-                int rc = dereg.applyAsInt(mr);
-                if (rc != 0) {
-                    throw Errors.failure(Errors.call("ibv_dereg_mr", "mr", Units.hex(mr.address())), rc,
-                            "retried as its arena closed; the JDK frees the memory now whatever this says");
-                }
-                failed = null;
-            }
-        }
     }
 
     /**
@@ -267,7 +211,8 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
             snapshot = current;
             throw new IllegalStateException(verb + ": " + this + " is named by the UMR layout of " + by + ": the "
                     + "device translates those keys into this memory; invalidate, reconfigure or close the mkeys "
-                    + "(and poll the completions of the work requests that name them) first");
+                    + "(poll the completions of the work requests that name them, and hand the UMR's successful "
+                    + "completion to IndirectMkey.completed) first");
         }
     }
 
@@ -443,7 +388,7 @@ public final class MemoryRegion extends VerbsObject implements LocalKey {
                 if (access.contains(Access.ON_DEMAND)) {
                     RegistrationChecks.requireOdp(pd, Errors.call(verb, "access", access), false);
                 }
-                Registration registration = new Registration(owned);
+                RegionRegistration registration = new RegionRegistration(owned);
                 if (tie != null) { // before the verb: a confined arena of another thread refuses, nothing registered
                     ArenaTie.tieTo(verb, tie, segment, registration.tie);
                 }

@@ -522,7 +522,7 @@ public final class MemoryWindow extends VerbsObject {
      */
     void forceClose() {
         resource.close();
-        resource.awaitClosed(); // a cascade on another thread deallocating it (after its readers) ends first
+        resource.awaitClosedUnbounded(); // a cascade deallocating it on another thread (after its readers) ends first
         if (isClosed()) {
             unbound();
         }

@@ -282,9 +282,11 @@ final class WorkRequestRules {
                 : verb + ": " + key;
         KeySnapshot now = DataPathAccess.snapshot(key);
         if (!key.isOpen()) {
-            return new IllegalStateException(where + ", which is closed (deregistered)" + (wrIndex >= 0
+            return new IllegalStateException(where + ", which is closed (" + (key instanceof MemoryRegion
+                    ? "deregistered" : "destroyed") + ")" + (wrIndex >= 0
                     ? " since the SGE was added; a staged work request counts as a use: post or clear() it before "
-                    + "closing the region" : "") + ". Nothing was posted");
+                    + "closing " + (key instanceof MemoryRegion ? "the region" : "the mkey") : "")
+                    + ". Nothing was posted");
         }
         if (!staged.memoryAlive()) {
             return new IllegalStateException(where + ", whose memory's arena was closed while it was still "
@@ -296,6 +298,11 @@ final class WorkRequestRules {
         if (!now.open) {
             return new IllegalStateException(where + ", which another thread is closing or re-registering right "
                     + "now. Nothing was posted");
+        }
+        if (!(key instanceof MemoryRegion)) { // an mlx5 indirect mkey: a UMR changed it
+            return new IllegalStateException(where + ", which a UMR reconfigured or invalidated since the SGE was "
+                    + "added: its length or rights may have changed. Nothing was posted; clear() the chain and add "
+                    + "the SGE again");
         }
         return new IllegalStateException(where + ", which was re-registered (ibv_rereg_mr) since the SGE was added: "
                 + "its keys or range may have changed. Nothing was posted; clear() the chain and add the SGE again");

@@ -6,6 +6,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.EnumSet;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -64,5 +67,52 @@ class ArenaTieHostTest {
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ibv_rereg_mr");
         }
         mr.close();
+    }
+
+    /**
+     * Another thread's {@code ibv_dereg_mr} of a tied region outlasts the tie's old 10 s bound (a large pinned MR):
+     * the arena's close waits for it, however long, and never deregisters the same {@code ibv_mr} a second time (a
+     * double free, or EINVAL and the memory freed while still registered).
+     */
+    @Test
+    void theTieWaitsForAnotherThreadsDeregistrationHoweverLongAndNeverRunsItTwice() throws Exception {
+        Arena arena = Arena.ofShared();
+        AtomicInteger calls = new AtomicInteger();
+        CountDownLatch inDereg = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        MemoryRegion mr = fake.register(fake.protectionDomain(), arena.allocate(4096, 64), 0x79,
+                EnumSet.of(Access.LOCAL_WRITE), h -> {
+                    if (calls.incrementAndGet() > 1) {
+                        throw new AssertionError("a second ibv_dereg_mr of " + h);
+                    }
+                    inDereg.countDown();
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+        mr.tieTo(arena);
+        Thread closer = new Thread(mr::close);
+        closer.start();
+        inDereg.await();
+        AtomicReference<Throwable> tieFailure = new AtomicReference<>();
+        Thread tie = new Thread(() -> {
+            try {
+                arena.close();
+            } catch (Throwable t) {
+                tieFailure.set(t);
+            }
+        });
+        tie.start();
+        tie.join(11_000); // past the 10 s the tie used to give up after
+        boolean waited = tie.isAlive();
+        release.countDown();
+        tie.join();
+        closer.join();
+        assertThat(waited).as("the arena's close still waits for the other thread's ibv_dereg_mr").isTrue();
+        assertThat(tieFailure.get()).isNull();
+        assertThat(calls).hasValue(1);
+        assertThat(mr.isOpen()).isFalse();
     }
 }

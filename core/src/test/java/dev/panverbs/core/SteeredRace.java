@@ -12,9 +12,10 @@ import java.util.function.IntFunction;
  * counter, so they start together, and the close first spins for a head start steered each round towards where the two
  * overlap (the operation won: shorter; the close won: longer), with a random jitter around it. What the rounds assert
  * is up to their {@link Round}; the close/post races of {@link CloseRaceHostTest} and
- * {@link WindowForcedCloseRaceHostTest} run here.
+ * {@link WindowForcedCloseRaceHostTest} run here, and the region close/UMR race of the mlx5 package's
+ * {@code IndirectMkeyHostTest} (hence public).
  */
-final class SteeredRace {
+public final class SteeredRace {
     private SteeredRace() {
     }
 
@@ -22,7 +23,7 @@ final class SteeredRace {
     static final int ROUNDS = Integer.getInteger("panverbs.closeRaceRounds", 1500);
 
     /** One round's two sides, made fresh for each round. */
-    interface Round {
+    public interface Round {
         /** The second thread's operation: whether it happened (false: refused). */
         boolean post();
 
@@ -34,7 +35,7 @@ final class SteeredRace {
     }
 
     /** How the head start moves from one round to the next. */
-    enum Steering {
+    public enum Steering {
         /** One spin per round (closes whose cost is close to the operation's). */
         ADDITIVE(64, 4096) {
             @Override
@@ -65,7 +66,7 @@ final class SteeredRace {
      * Runs {@link #ROUNDS} rounds of {@code setup}'s round and prints how they ended. Returns the outcomes indexed by
      * {@code (posted ? 1 : 0) + (closed ? 2 : 0)}.
      */
-    static int[] run(String what, Steering steering, IntFunction<Round> setup) {
+    public static int[] run(String what, Steering steering, IntFunction<Round> setup) {
         AtomicInteger go = new AtomicInteger();
         AtomicInteger done = new AtomicInteger();
         AtomicInteger ready = new AtomicInteger(); // the poster spins for this round (so it runs when go moves)

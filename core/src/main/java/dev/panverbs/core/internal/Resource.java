@@ -238,6 +238,26 @@ public final class Resource implements AutoCloseable {
     }
 
     /**
+     * {@link #awaitClosed()} without the bound, for the closes that must not give up: an arena tie (the JDK frees the
+     * memory once the tie's action returns, whatever it throws) waiting for another thread's destroy verb of an object
+     * that keeps the memory reachable. That verb runs no application code, so it ends. Keeps an interrupt pending.
+     */
+    public void awaitClosedUnbounded() {
+        boolean interrupted = false;
+        for (int spins = 0; state != CLOSED; spins++) {
+            if (spins < 1_000) {
+                Thread.onSpinWait();
+            } else {
+                java.util.concurrent.locks.LockSupport.parkNanos(50_000);
+                interrupted |= Thread.interrupted(); // parkNanos returns at once while the flag is set
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
      * Closes the live children, then destroys the native object, then unregisters from the parents.
      * Idempotent: returns at once if the resource is already closed or being closed by another thread. A child
      * being closed by another thread is waited for (up to 10 s) before this object's own destroy verb.

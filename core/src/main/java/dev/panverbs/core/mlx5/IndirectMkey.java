@@ -5,6 +5,7 @@ import dev.panverbs.bindings.mlx5.LibMlx5;
 import dev.panverbs.bindings.mlx5dv.mlx5dv_h;
 import dev.panverbs.bindings.mlx5dv.mlx5dv_mkey;
 import dev.panverbs.bindings.mlx5dv.mlx5dv_mkey_init_attr;
+import dev.panverbs.bindings.verbs.verbs_h;
 import dev.panverbs.core.LocalKey;
 import dev.panverbs.core.MemoryRegion;
 import dev.panverbs.core.ProtectionDomain;
@@ -23,6 +24,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.function.ToIntFunction;
 
@@ -100,6 +102,7 @@ public final class IndirectMkey implements LocalKey, AutoCloseable {
      */
     public static IndirectMkey create(ProtectionDomain pd, int maxEntries) {
         String verb = "mlx5dv_create_mkey";
+        Objects.requireNonNull(pd, verb + ": pd");
         Mlx5.requireMlx5(pd.context(), verb);
         if (maxEntries < 1 || maxEntries > 0xFFFC) {
             throw new IllegalArgumentException(verb + ": maxEntries " + maxEntries + " must be in [1, 65532]");
@@ -114,8 +117,9 @@ public final class IndirectMkey implements LocalKey, AutoCloseable {
             MemorySegment mkey = LibMlx5.mlx5dv_create_mkey(errno, attr);
             if (mkey.address() == 0) {
                 int e = Errno.get(errno);
-                throw Errors.failure(call, e, "indirect mkeys are created through DEVX (ConnectX-5 or later, "
-                        + "a kernel with mlx5 DEVX and a user context allowed to use it)");
+                throw Errors.failure(call, e, e == verbs_h.EOPNOTSUPP() ? "indirect mkeys are created through "
+                        + "DEVX (ConnectX-5 or later, a kernel with mlx5 DEVX and a user context allowed to use it)"
+                        : null);
             }
             int granted = Short.toUnsignedInt(mlx5dv_mkey_init_attr.max_entries(attr));
             return new IndirectMkey(pd, mkey, granted, LibMlx5::mlx5dv_destroy_mkey);
@@ -331,9 +335,10 @@ public final class IndirectMkey implements LocalKey, AutoCloseable {
 
         @Override
         public void forceRelease() {
-            synchronized (IndirectMkey.this) {
-                resource.close(); // mlx5dv_destroy_mkey whatever names it: the NIC fails those work requests
-            }
+            resource.close(); // mlx5dv_destroy_mkey whatever names it: the NIC fails those work requests
+            // a close on another thread (its own, the PD's cascade) returned the call above at once: its destroy must
+            // end before the tie deregisters the region. Not under the monitor, which that destroy takes.
+            resource.awaitClosedUnbounded();
         }
 
         @Override

@@ -56,9 +56,10 @@ public sealed interface MkeyLayout permits MkeyLayout.Interleaved, MkeyLayout.Sg
     record Sge(MemoryRegion region, long offset, int length) {
         public Sge {
             Objects.requireNonNull(region, "region");
-            if (offset < 0 || length < 0) {
+            if (offset < 0 || length <= 0) { // a KLM byte_count of 0 is not "nothing" (mlx5 data segments: 2 GiB)
                 throw new IllegalArgumentException("ibv_sge: offset " + offset + " and length " + length
-                        + " must be >= 0");
+                        + ": the offset must be >= 0 and the length > 0 (libmlx5 copies the length into the KLM's "
+                        + "byte_count, where mlx5 reads 0 as 2 GiB in data segments and the PRM leaves it unspecified)");
             }
         }
     }

@@ -32,6 +32,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -92,6 +93,11 @@ public final class UmrQueuePair {
     public static UmrQueuePair create(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
                                       int maxSendWr, int maxRecvWr, int maxInlineData, Set<SendOperation> sendOps) {
         String verb = "mlx5dv_create_qp";
+        if (maxSendWr < 1 || maxRecvWr < 0 || maxInlineData < 0) { // else EINVAL, read as "no UMR support"
+            throw new IllegalArgumentException(verb + ": maxSendWr " + maxSendWr + ", maxRecvWr " + maxRecvWr
+                    + ", maxInlineData " + maxInlineData + ": maxSendWr must be >= 1, the others >= 0");
+        }
+        Objects.requireNonNull(sendOps, verb + ": sendOps");
         Mlx5.requireMlx5(pd.context(), verb);
         Set<SendOperation> ops = EnumSet.of(SendOperation.LOCAL_INV);
         ops.addAll(sendOps);
@@ -120,8 +126,9 @@ public final class UmrQueuePair {
             MemorySegment handle = LibMlx5.mlx5dv_create_qp(errno, NativeHandles.context(pd.context(), verb), attr,
                     dv);
             if (handle.address() == 0) {
-                throw Errors.failure(call, Errno.get(errno), "UMR QPs need an mlx5 device with UMR support "
-                        + "(ConnectX-5 or later)");
+                int e = Errno.get(errno);
+                throw Errors.failure(call, e, e == verbs_h.EOPNOTSUPP() ? "UMR QPs need an mlx5 device with UMR "
+                        + "support (ConnectX-5 or later)" : null);
             }
             int granted = ibv_qp_cap.max_inline_data(cap);
             QueuePair q = NativeHandles.access().adoptQueuePair(pd, sendCq, recvCq, QueuePairType.RC, handle, ops,
@@ -167,8 +174,10 @@ public final class UmrQueuePair {
      * {@code ENOMEM}, {@code EOPNOTSUPP}) → {@link dev.panverbs.core.VerbsException}; nothing was posted.
      */
     public void configure(long wrId, int sendFlags, IndirectMkey mkey, Set<Access> access, MkeyLayout layout) {
+        Objects.requireNonNull(layout, "mlx5dv_wr_mr_interleaved/mlx5dv_wr_mr_list: layout");
         boolean interleaved = layout instanceof MkeyLayout.Interleaved;
         String verb = interleaved ? "mlx5dv_wr_mr_interleaved" : "mlx5dv_wr_mr_list";
+        Objects.requireNonNull(access, verb + ": access");
         checkMkey(mkey, verb);
         for (Access a : access) {
             if (!UMR_ACCESS.contains(a)) {
@@ -271,6 +280,7 @@ public final class UmrQueuePair {
     }
 
     private void checkMkey(IndirectMkey mkey, String verb) {
+        Objects.requireNonNull(mkey, verb + ": mkey");
         if (mkey.protectionDomain() != qp.protectionDomain()) {
             throw new IllegalArgumentException(verb + ": " + mkey + " belongs to " + mkey.protectionDomain()
                     + ", not to the PD of " + qp + "; a UMR configures mkeys of its QP's PD");

@@ -135,7 +135,7 @@ class UmrOracleTest {
             } else {
                 List<MkeyLayout.Sge> sges = new ArrayList<>();
                 for (int e = 0; e < n; e++) {
-                    int len = rnd.nextInt(rnd.nextBoolean() ? 65 : 65536);
+                    int len = 1 + rnd.nextInt(rnd.nextBoolean() ? 64 : 65535); // MkeyLayout.Sge refuses 0
                     sges.add(new MkeyLayout.Sge(regions.get(rnd.nextInt(4)), rnd.nextInt((1 << 20) - len + 1), len));
                 }
                 layout = new MkeyLayout.SgeList(sges);
