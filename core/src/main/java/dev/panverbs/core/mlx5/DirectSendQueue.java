@@ -156,6 +156,7 @@ public final class DirectSendQueue {
         return new DirectSendQueue(qp, view, sendCq, view.blueFlameSize() != 0, preferBf, shutUpBf);
     }
 
+    /** The queue pair this path posts to (its state, capabilities and close; {@code ibv_qp}). */
     public QueuePair queuePair() {
         return qp;
     }
@@ -371,13 +372,13 @@ public final class DirectSendQueue {
 
     /**
      * The builder form of a DC initiator's WR ({@link DirectDcQueue}): {@link #start} with the datagram segment
-     * {@code av} after the control segment ({@link WqeWriter#beginDc}). Returns the WR's tracker position (its AH is
+     * {@code av} after the control segment ({@link DcWqe#beginDc}). Returns the WR's tracker position (its AH is
      * staged there).
      */
     long startDc(int op, long wrId, int sendFlags, int immOrInv, long ra, int rk, long sw, long ca, long[] av) {
         checkFlags(sendFlags);
         int i = next();
-        return started(op, wrId, i, writer.beginDc(op, sendFlags, immOrInv, ra, rk, sw, ca, av));
+        return started(op, wrId, i, DcWqe.beginDc(writer, op, sendFlags, immOrInv, ra, rk, sw, ca, av));
     }
 
     /**

@@ -35,10 +35,10 @@ final class WqeWriter {
     private static final int INLINE_SEG = mlx5dv_h.MLX5_INLINE_SEG();
     private static final int ATOMIC_SIZE = 8;
     /** Bit {@code ibv_wr_opcode} set: the WR carries an immediate / a remote-address segment / an atomic segment. */
-    private static final int IMM_OPS = 1 << WR_RDMA_WRITE_WITH_IMM | 1 << WR_SEND_WITH_IMM | 1 << WR_SEND_WITH_INV;
-    private static final int RADDR_OPS = 1 << WR_RDMA_WRITE | 1 << WR_RDMA_WRITE_WITH_IMM | 1 << WR_RDMA_READ
+    static final int IMM_OPS = 1 << WR_RDMA_WRITE_WITH_IMM | 1 << WR_SEND_WITH_IMM | 1 << WR_SEND_WITH_INV;
+    static final int RADDR_OPS = 1 << WR_RDMA_WRITE | 1 << WR_RDMA_WRITE_WITH_IMM | 1 << WR_RDMA_READ
             | 1 << WR_ATOMIC_CMP_AND_SWP | 1 << WR_ATOMIC_FETCH_AND_ADD;
-    private static final int ATOMIC_OPS = 1 << WR_ATOMIC_CMP_AND_SWP | 1 << WR_ATOMIC_FETCH_AND_ADD;
+    static final int ATOMIC_OPS = 1 << WR_ATOMIC_CMP_AND_SWP | 1 << WR_ATOMIC_FETCH_AND_ADD;
     /**
      * The control segment's fm_ce_se bits (FENCE, CQ_UPDATE, SOLICITED) by {@code flags & 7}: a constant array of
      * constant length, so C2 indexes it with no range check and no branch on the flags.
@@ -47,7 +47,7 @@ final class WqeWriter {
     /** {@link #FM_CE_SE} as control-segment bytes 8-15 (native order: fm_ce_se is byte 11), the immediate 0. */
     private static final long[] CTRL_WORD1 = ctrlWord1Table();
     /** {@code mlx5_ib_opcode[]} of qp.c, indexed by {@code ibv_wr_opcode}; -1 where this path has no WQE. */
-    private static final int[] MLX5_OPCODE = {
+    static final int[] MLX5_OPCODE = {
         mlx5dv_h.MLX5_OPCODE_RDMA_WRITE(), mlx5dv_h.MLX5_OPCODE_RDMA_WRITE_IMM(), mlx5dv_h.MLX5_OPCODE_SEND(),
         mlx5dv_h.MLX5_OPCODE_SEND_IMM(), mlx5dv_h.MLX5_OPCODE_RDMA_READ(), mlx5dv_h.MLX5_OPCODE_ATOMIC_CS(),
         mlx5dv_h.MLX5_OPCODE_ATOMIC_FA(), -1, -1, mlx5dv_h.MLX5_OPCODE_SEND_INVAL(),
@@ -70,8 +70,8 @@ final class WqeWriter {
     /** The ring's address and {@code (qend - 1) & ~7}: {@code sqBase + (off & putMask)} is an 8-byte slot in it. */
     private final long sqBase;
     private final long putMask;
-    private final long qend;
-    private final int wqeMask;
+    final long qend;
+    final int wqeMask;
     private final MemorySegment dbrec;
     private final MemorySegment bf;
     /** The send counter's address in the doorbell record, and the BlueFlame register's: {@link #NATIVE} accesses. */
@@ -232,14 +232,14 @@ final class WqeWriter {
     // cur_post. Each 8 bytes of a segment are one native-order store of byte-swapped values.
 
     /** The WR being built: its control segment's offset, next segment's offset, size in 16-byte units. */
-    private long wCtrl;
-    private long wSeg;
-    private int wSize;
+    long wCtrl;
+    long wSeg;
+    int wSize;
     /** Its control word 0 (WQE index, opcode) byte-swapped; atomic data segments; inline payload bytes so far. */
-    private int wWord0;
-    private boolean wAtomic;
-    private boolean wInline;
-    private int wInlineBytes;
+    int wWord0;
+    boolean wAtomic;
+    boolean wInline;
+    int wInlineBytes;
 
     /**
      * Starts a WR at {@code cur_post}: control segment bytes 8-15 (signal, fence and solicited bits, immediate), and
@@ -259,49 +259,6 @@ final class WqeWriter {
         int size = 1;
         if (((RADDR_OPS >>> opcode) & 1) != 0) {
             put(seg, Long.reverseBytes(raddr)); // set_raddr_seg
-            put(seg + 8, Integer.reverseBytes(rkey) & 0xFFFF_FFFFL);
-            seg += 16;
-            size++;
-        }
-        boolean atomic = ((ATOMIC_OPS >>> opcode) & 1) != 0;
-        if (atomic) {
-            atomicSeg(seg, opcode, swap, compareAdd);
-            seg += 16;
-            size++;
-        }
-        wCtrl = ctrl;
-        wSeg = seg;
-        wSize = size;
-        wWord0 = Integer.reverseBytes(((cp & 0xffff) << 8) | MLX5_OPCODE[opcode]);
-        wAtomic = atomic;
-        wInline = false;
-        wInlineBytes = 0;
-        return idx;
-    }
-
-    /**
-     * {@link #begin} of a DC initiator's WR, as libmlx5's {@code ibv_wr_<op>} on an {@code IBV_QPT_DRIVER} QP followed
-     * by {@code mlx5_send_wr_set_dc_addr}: the 48-byte datagram segment {@code av} ({@code struct mlx5_wqe_av} with the
-     * DC key and the DCT number, as {@link DcAddress} holds it: six native-order words) fills the rest of the control
-     * segment's WQEBB, so the segments after it start at the next WQEBB, the ring's first when the control segment is
-     * in its last one (libmlx5: "in DC raddr_seg may overrun the SQ").
-     */
-    int beginDc(int opcode, int flags, int immOrInv, long raddr, int rkey, long swap, long compareAdd, long[] av) {
-        int cp = curPost;
-        int idx = cp & wqeMask;
-        long ctrl = (long) idx * WQEBB;
-        int imm = ((IMM_OPS >>> opcode) & 1) != 0 ? Integer.reverseBytes(immOrInv) : 0;
-        put(ctrl + 8, ((long) fmCeSe(flags) << 24) | ((long) imm << 32));
-        put(ctrl + 16, av[0]);
-        put(ctrl + 24, av[1]);
-        put(ctrl + 32, av[2]);
-        put(ctrl + 40, av[3]);
-        put(ctrl + 48, av[4]);
-        put(ctrl + 56, av[5]);
-        long seg = ctrl + WQEBB == qend ? 0 : ctrl + WQEBB;
-        int size = 4;
-        if (((RADDR_OPS >>> opcode) & 1) != 0) {
-            put(seg, Long.reverseBytes(raddr));
             put(seg + 8, Integer.reverseBytes(rkey) & 0xFFFF_FFFFL);
             seg += 16;
             size++;
@@ -420,7 +377,7 @@ final class WqeWriter {
     }
 
     /** Stores 8 bytes at ring offset {@code off} (8-aligned, below {@code qend}; the mask keeps it in the ring). */
-    private void put(long off, long v) {
+    void put(long off, long v) {
         NATIVE.set(RAW64, (sqBase & ADDR_BITS) + (off & putMask & RING_BITS), v);
     }
 
@@ -442,7 +399,7 @@ final class WqeWriter {
     }
 
     /** The control segment's fm_ce_se byte for {@code flags} (consumes the fence a previous WR asked for). */
-    private int fmCeSe(int flags) {
+    int fmCeSe(int flags) {
         // libmlx5's fm_cache (a fence asked for by a previous local invalidate or bind) is always 0: this path writes
         // neither, so it is not kept
         return sqSignalBits | FM_CE_SE[flags & 7];
@@ -463,7 +420,7 @@ final class WqeWriter {
     }
 
     /** set_atomic_seg: FA writes only swap_add (compare stays as it was, the HCA ignores it). */
-    private void atomicSeg(long seg, int opcode, long swap, long compareAdd) {
+    void atomicSeg(long seg, int opcode, long swap, long compareAdd) {
         if (opcode == WR_ATOMIC_CMP_AND_SWP) {
             put(seg, Long.reverseBytes(swap));
             put(seg + 8, Long.reverseBytes(compareAdd));

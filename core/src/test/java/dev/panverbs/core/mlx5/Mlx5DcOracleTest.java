@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
  * MLX5_SHUT_UP_BF) go through libmlx5's {@code ibv_wr_<op>}, {@code mlx5dv_wr_set_dc_addr}
  * ({@code mlx5_send_wr_set_dc_addr}), {@code ibv_wr_set_*} and {@code ibv_wr_complete} on a fake DCI
  * ({@code qp_type IBV_QPT_DRIVER}, {@code dc_type MLX5DV_DCTYPE_DCI}, rdma-core 44's {@code struct mlx5_qp}), and
- * through {@link WqeWriter#beginDc} with a {@link DcAddress} on identically prepared memory: the WQEBBs written, a hash
+ * through {@link DcWqe#beginDc} with a {@link DcAddress} on identically prepared memory: the WQEBBs written, a hash
  * of the whole ring, the doorbell record, both BlueFlame halves, the return code and the counters must be equal.
  */
 class Mlx5DcOracleTest {
@@ -103,8 +103,8 @@ class Mlx5DcOracleTest {
                         Wr x = ch.wrs.get(i);
                         Dc d = ch.dcs.get(i);
                         DcAddress to = new DcAddress(null, 0, c.avs[d.ah], d.dctn, d.key);
-                        int idx = w.beginDc(x.opcode(), x.flags(), x.imm(), x.raddr(), x.rkey(), x.swap(), x.cmp(),
-                                to.av);
+                        int idx = DcWqe.beginDc(w, x.opcode(), x.flags(), x.imm(), x.raddr(), x.rkey(), x.swap(),
+                                x.cmp(), to.av);
                         if (((idx + 1) & (q.wqeCnt() - 1)) == 0) {
                             wrapsAfterAv++;
                         }
