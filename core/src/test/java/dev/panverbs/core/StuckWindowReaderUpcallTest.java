@@ -151,6 +151,62 @@ class StuckWindowReaderUpcallTest {
         assertThat(fake.mwDeadUses()).as("no provider call read a deallocated window").isZero();
     }
 
+    /**
+     * The PD's cascade deallocating the window is stuck behind a provider call reading it, past the 10 s that
+     * {@code Resource.awaitClosed} allows, when the arena of the window's region closes: the tie waits for that
+     * dealloc however long, so the region is never deregistered, nor its memory freed, while the window is bound.
+     */
+    @Test
+    void theArenaTieWaitsForACascadeStuckDeallocatingTheSameWindowHoweverLong() throws Exception {
+        Scenario s = new Scenario(false);
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        fake.setPostHook(() -> {
+            if (Thread.currentThread().getName().equals("stuck binder")) {
+                entered.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        AtomicReference<Throwable> tieFailure = new AtomicReference<>();
+        Thread tie = null;
+        boolean waited;
+        try {
+            s.startBinder();
+            assertThat(entered.await(30, TimeUnit.SECONDS)).as("the binder inside the provider").isTrue();
+            s.startCloser("cascade", s.mw.resource::close); // what the PD's cascade runs on a window
+            while (s.closer.getState() == Thread.State.RUNNABLE || s.closer.getState() == Thread.State.NEW) {
+                Thread.onSpinWait(); // until it waits for the binder's call
+            }
+            tie = Thread.ofPlatform().name("arena closer").start(() -> {
+                try {
+                    s.arena.close();
+                } catch (Throwable t) {
+                    tieFailure.set(t);
+                }
+            });
+            tie.join(11_000); // past the 10 s the tie used to give up after
+            waited = tie.isAlive();
+            assertThat(s.events).as("nothing deregistered or freed under the bound window").isEmpty();
+        } finally {
+            release.countDown();
+            s.binder.join();
+            s.closer.join();
+            if (tie != null) {
+                tie.join();
+            }
+            fake.clearPostHook();
+        }
+        assertThat(waited).as("the arena's close still waits for the cascade's dealloc").isTrue();
+        assertThat(tieFailure.get()).isNull();
+        assertThat(s.closeFailure.get()).isNull();
+        assertThat(s.deallocated()).isTrue();
+        assertThat(s.events).containsExactly("dereg", "free");
+    }
+
     @Test
     void theArenaTieRetriesADeregistrationThatFailedBeforeItFreesTheMemory() {
         Scenario s = new Scenario(true);
