@@ -24,14 +24,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * does, with {@code ibv_destroy_qp}'s result kept. One per {@link CmId}, under the ID's lock of native calls.
  */
 final class CmIdQueuePair {
-    private final CmId owner;
+    private final Object owner; // the ID, named in refusals (no back-reference to CmId's API)
     private final MemorySegment id;
     private final Resource resource;
     private final ReentrantLock calls;
     private final PortSpace portSpace;
     private volatile QueuePair qp;
 
-    CmIdQueuePair(CmId owner, MemorySegment id, Resource resource, ReentrantLock calls, PortSpace portSpace) {
+    CmIdQueuePair(Object owner, MemorySegment id, Resource resource, ReentrantLock calls, PortSpace portSpace) {
         this.owner = owner;
         this.id = id;
         this.resource = resource;
