@@ -16,10 +16,8 @@ import dev.panverbs.core.SendRequests;
 import dev.panverbs.core.WorkCompletion;
 import dev.panverbs.core.WorkCompletions;
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.concurrent.TimeUnit;
@@ -81,11 +79,6 @@ public class DataPathBenchmark {
     private long local;
     private int lkey;
     private long wrId;
-    private MethodHandle nop;
-    private MethodHandle nopCritical;
-    private MethodHandle cPostSend;
-    private MethodHandle cPostBatch1;
-    private MethodHandle cExtendedPoll16;
     // raw FFM baselines: the same slots, no library
     private QpExOps rawQpEx;
     private CqExOps rawCqEx;
@@ -120,14 +113,6 @@ public class DataPathBenchmark {
         unsignaledWr.set(ValueLayout.JAVA_INT, 136, 64);                            // sge.length
         unsignaledWr.set(ValueLayout.JAVA_INT, 140, lkey);                          // sge.lkey
         badWr = Arena.global().allocate(ValueLayout.ADDRESS);
-        ValueLayout.OfLong j = ValueLayout.JAVA_LONG;
-        ValueLayout.OfInt i = ValueLayout.JAVA_INT;
-        ValueLayout p = ValueLayout.ADDRESS;
-        nop = fake.downcall("fake_nop", FunctionDescriptor.ofVoid(), false);
-        nopCritical = fake.downcall("fake_nop", FunctionDescriptor.ofVoid(), true);
-        cPostSend = fake.downcall("fake_c_post_send", FunctionDescriptor.of(j, p, p, i, i, j, j, i, j, i), true);
-        cPostBatch1 = fake.downcall("fake_c_post_batch1", FunctionDescriptor.of(j, p, p, j, j, i, j, i), true);
-        cExtendedPoll16 = fake.downcall("fake_c_extended_poll16", FunctionDescriptor.of(j, p, p, j, j, i, j, i), true);
         rawWrs = Arena.global().allocate(16 * RAW_WR + 16 * RAW_SGE, 8);
         rawWcs = Arena.global().allocate(16 * RAW_WC, 8);
         rawPollAttr = Arena.global().allocate(8, 8);
@@ -142,13 +127,13 @@ public class DataPathBenchmark {
     /** An empty C function through a plain downcall handle: the JDK's transition cost on this machine. */
     @Benchmark
     public void downcallEmpty() throws Throwable {
-        nop.invokeExact();
+        CBaselines.NOP.invokeExact();
     }
 
     /** The same with {@code Linker.Option.critical(false)}. */
     @Benchmark
     public void downcallEmptyCritical() throws Throwable {
-        nopCritical.invokeExact();
+        CBaselines.NOP_CRITICAL.invokeExact();
     }
 
     /** {@code ops.post_send} of one prebuilt unsignaled WR through the bound slot: no Java-side work at all. */
@@ -172,7 +157,7 @@ public class DataPathBenchmark {
     @Benchmark
     public long cPostSend1() throws Throwable {
         long id = wrId++;
-        return (long) cPostSend.invokeExact(qpHandle, cqHandle, 1, 0, id, local, lkey, REMOTE, RKEY);
+        return (long) CBaselines.POST_SEND.invokeExact(qpHandle, cqHandle, 1, 0, id, local, lkey, REMOTE, RKEY);
     }
 
     /** A chain of 16 RDMA WRITEs (the last signaled) in one ibv_post_send, then the one completion. */
@@ -191,7 +176,7 @@ public class DataPathBenchmark {
     public long cPostSend16() throws Throwable {
         long id = wrId;
         wrId += 16;
-        return (long) cPostSend.invokeExact(qpHandle, cqHandle, 16, 0, id, local, lkey, REMOTE, RKEY);
+        return (long) CBaselines.POST_SEND.invokeExact(qpHandle, cqHandle, 16, 0, id, local, lkey, REMOTE, RKEY);
     }
 
     /** 16 signaled RDMA WRITEs in one ibv_post_send, then one ibv_poll_cq of the 16 completions, each read. */
@@ -210,7 +195,7 @@ public class DataPathBenchmark {
     public long cPostSend16Poll16() throws Throwable {
         long id = wrId;
         wrId += 16;
-        return (long) cPostSend.invokeExact(qpHandle, cqHandle, 16, 1, id, local, lkey, REMOTE, RKEY);
+        return (long) CBaselines.POST_SEND.invokeExact(qpHandle, cqHandle, 16, 1, id, local, lkey, REMOTE, RKEY);
     }
 
     // ---- extended API: PostBatch (ibv_wr_*) + ExtendedCompletionQueue (ibv_start_poll ...) ----
@@ -252,7 +237,7 @@ public class DataPathBenchmark {
     @Benchmark
     public long cPostBatch1() throws Throwable {
         long id = wrId++;
-        return (long) cPostBatch1.invokeExact(qpExHandle, cqExHandle, id, local, lkey, REMOTE, RKEY);
+        return (long) CBaselines.POST_BATCH1.invokeExact(qpExHandle, cqExHandle, id, local, lkey, REMOTE, RKEY);
     }
 
     /** 16 signaled WRITEs (one ibv_post_send), then one extended poll pass reading wr_id, status, byte_len. */
@@ -279,7 +264,7 @@ public class DataPathBenchmark {
         long id = wrId;
         wrId += 16;
         // the ibv_qp_ex starts with its ibv_qp
-        return (long) cExtendedPoll16.invokeExact(qpExHandle, cqExHandle, id, local, lkey, REMOTE, RKEY);
+        return (long) CBaselines.EXTENDED_POLL16.invokeExact(qpExHandle, cqExHandle, id, local, lkey, REMOTE, RKEY);
     }
 
     /** Polls the {@code expected} completions (as the C baseline does), reading each through the flyweight. */

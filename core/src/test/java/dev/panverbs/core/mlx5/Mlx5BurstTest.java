@@ -77,6 +77,30 @@ class Mlx5BurstTest extends Mlx5Fixture {
     }
 
     @Test
+    void aWrIdStrideGivesEachWrItsWrIdAndZeroGivesAllTheSame() throws Throwable {
+        int rk = mrRemote.rkey();
+        long ra = remote.address();
+        for (long stride : new long[] {0, 1, 3, -2}) {
+            dsq.rdmaWriteBurst(100, stride, 5, SIG, SIG, rk, ra, 64, mrLocal, 0, 64, 32)
+                    .rdmaReadBurst(200, stride, 3, SIG, SIG, rk, ra + 1024, 8, mrLocal, 2048, 8, 8);
+            assertThat(dsq.post()).isEqualTo(8);
+            assertThat(ring()).isEqualTo(8);
+            long[] got = new long[8];
+            for (int n = 0; n < 8; ) {
+                int k = dcq.poll(wcs);
+                assertThat(k).isPositive();
+                for (int c = 0; c < k; c++) {
+                    assertThat(wcs.get(c).ok()).isTrue();
+                    got[n + c] = wcs.get(c).wrId();
+                }
+                n += k;
+            }
+            assertThat(got).containsExactly(100, 100 + stride, 100 + 2 * stride, 100 + 3 * stride, 100 + 4 * stride,
+                    200, 200 + stride, 200 + 2 * stride);
+        }
+    }
+
+    @Test
     void burstsMixWithOneCallAndBuilderWrsAndPinTheKeyUntilTheirLastWrIsPolled() throws Throwable {
         int rk = mrRemote.rkey();
         long ra = remote.address();
