@@ -49,19 +49,32 @@ final class DirectSendBurst {
         long[] q = s.sq;
         long[] r = s.rec;
         long tracking = s.kTracking;
-        long token = s.token;
         long positionMask = s.positionMask;
         int recMask = s.recMask;
         int stride = s.stride;
+        int qMask = q.length - 1; // a power of two: WR j's provider wr_id at (idx + j) & qMask
         long w = wrId;
-        for (int j = 0; j < n; j++) { // one WQEBB per WR: WR j's WQE is at idx + j
+        for (int j = 0; j < n; ) {
+            // the WRs up to the first wrap of the record ring, of the provider wr_id ring or of the position bits are
+            // one run: within it the slots and the provider wr_ids are linear (no mask per WR, q's index checked
+            // once for the run)
             long pos = t + j;
-            q[(idx + j) & (q.length - 1)] = token | (pos & positionMask);
-            int b = ((int) pos & recMask) * stride;
-            r[b] = w;
-            w += wrIdStride;
-            r[b + 1] = 1;
-            r[b + 2] = tracking;
+            int slot = (int) pos & recMask;
+            int qi = (idx + j) & qMask;
+            long p = pos & positionMask;
+            int run = (int) Math.min(Math.min(n - j, recMask + 1 - slot),
+                    Math.min(qMask + 1 - qi, positionMask + 1 - p));
+            long word = s.token | p;
+            int b = slot * stride;
+            for (int e = qi + run; qi < e; qi++) {
+                q[qi] = word++;
+                r[b] = w;
+                r[b + 1] = 1;
+                r[b + 2] = tracking;
+                b += stride;
+                w += wrIdStride;
+            }
+            j += run;
         }
         s.count = i + n;
         return s;
