@@ -8,9 +8,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -31,29 +28,12 @@ class DmaSafetyIT extends DataPathResources {
         MemoryRegion src = pd.allocate(4096, ALL_REMOTE);
         MemoryRegion dst = pd.allocate(4096, ALL_REMOTE);
         String srcName = src.toString(); // "(closed)" is appended once it is
-        AtomicBoolean closed = new AtomicBoolean();
-        AtomicLong refusals = new AtomicLong();
-        AtomicReference<Throwable> closerFailure = new AtomicReference<>();
-        Thread closer = new Thread(() -> { // keeps trying to deregister src while the poster uses it
-            try {
-                while (!closed.get()) {
-                    try {
-                        src.close();
-                        closed.set(true);
-                    } catch (IllegalStateException inUse) {
-                        refusals.incrementAndGet();
-                        Thread.onSpinWait();
-                    }
-                }
-            } catch (Throwable t) {
-                closerFailure.set(t);
-            }
-        }, "closer");
+        RetryingCloser closer = new RetryingCloser(src::close, () -> true); // deregisters src while it is used
         List<WorkCompletionStatus> statuses = new ArrayList<>();
         long posts = 0;
         long deadline = System.nanoTime() + 20_000_000_000L;
         try {
-            while (!closed.get() && System.nanoTime() < deadline) {
+            while (!closer.over() && System.nanoTime() < deadline) {
                 try {
                     a.sendRequests().rdmaWrite(posts, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address())
                             .sge(src, 0, 4096).post();
@@ -69,16 +49,15 @@ class DmaSafetyIT extends DataPathResources {
                 statuses.add(pollOne(cq).status()); // keeps one WR in flight at most, as a ping-pong would
             }
         } finally {
-            closed.set(true);
-            closer.join(30_000);
+            closer.stop();
         }
-        assertThat(closerFailure.get()).isNull();
+        assertThat(closer.failure()).isNull();
         assertThat(posts).as("posts before the close won").isPositive();
         // before the fix the close could slip in while ibv_post_send ran, and the WR then failed with a
         // protection error (or, with the memory reused, wrote elsewhere)
         assertThat(statuses).as("every posted WR ran against registered memory").containsOnly(
                 WorkCompletionStatus.SUCCESS);
-        assertThat(src.isClosed() || refusals.get() > 0).isTrue();
+        assertThat(src.isClosed() || closer.refusals() > 0).isTrue();
     }
 
     @Test

@@ -3,7 +3,6 @@ package dev.panverbs.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -307,35 +306,14 @@ class SharedReceiveQueueIT extends DataPathResources {
         MemoryRegion rx = pd.allocate(4096, ALL_REMOTE);
         MemoryRegion tx = pd.allocate(4096, ALL_REMOTE);
         String rxName = rx.toString();
-        java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
-        java.util.concurrent.atomic.AtomicReference<Throwable> closerFailure =
-                new java.util.concurrent.atomic.AtomicReference<>();
         java.util.concurrent.atomic.AtomicBoolean started = new java.util.concurrent.atomic.AtomicBoolean();
-        java.util.concurrent.atomic.AtomicLong refusals = new java.util.concurrent.atomic.AtomicLong();
-        Thread closer = new Thread(() -> {
-            try {
-                while (!started.get() && !closed.get()) { // the race starts with a receive in flight
-                    Thread.onSpinWait();
-                }
-                while (!closed.get()) {
-                    try {
-                        rx.close();
-                        closed.set(true);
-                    } catch (IllegalStateException inUse) {
-                        refusals.incrementAndGet();
-                        Thread.onSpinWait();
-                    }
-                }
-            } catch (Throwable t) {
-                closerFailure.set(t);
-            }
-        }, "closer");
+        RetryingCloser closer = new RetryingCloser(rx::close, started::get); // starts with a receive in flight
         List<WorkCompletionStatus> statuses = new ArrayList<>();
         long posts = 0;
         long deadline = System.nanoTime() + 20_000_000_000L;
         closer.start();
         try {
-            while (!closed.get() && System.nanoTime() < deadline) {
+            while (!closer.over() && System.nanoTime() < deadline) {
                 try {
                     srq.receiveRequests().recv(posts).sge(rx, 0, 4096).post();
                 } catch (IllegalStateException refused) {
@@ -353,15 +331,14 @@ class SharedReceiveQueueIT extends DataPathResources {
                 }
             }
         } finally {
-            closed.set(true);
-            closer.join(30_000);
+            closer.stop();
         }
-        assertThat(closerFailure.get()).isNull();
+        assertThat(closer.failure()).isNull();
         assertThat(posts).as("receives posted before the close won").isPositive();
         assertThat(statuses).as("every posted receive ran against registered memory").containsOnly(
                 WorkCompletionStatus.SUCCESS);
         assertThat(srq.outstanding()).isZero();
-        assertThat(rx.isClosed() || refusals.get() > 0).as("the closer ran against posted receives").isTrue();
+        assertThat(rx.isClosed() || closer.refusals() > 0).as("the closer ran against posted receives").isTrue();
     }
 
     /**

@@ -81,11 +81,9 @@ class Mlx5DcOracleTest {
             for (int ci = 0; ci < cases.size(); ci++) {
                 Case c = cases.get(ci);
                 Qp q = c.qp;
-                MemorySegment sq = arena.allocate((long) q.wqeCnt() * 64, 64).fill((byte) 0xEE);
-                MemorySegment dbrec = arena.allocate(8).fill((byte) 0);
-                MemorySegment bf = arena.allocate(2L * q.bfSize(), 64);
-                WqeWriter w = new WqeWriter(sq, q.wqeCnt(), dbrec, bf, q.bfSize(), q.uuarn() != 0, q.prefer() != 0,
-                        q.shutUp() != 0, q.qpn(), q.sigBits(), q.maxPost(), q.maxGs(), q.maxInline(), q.curPost());
+                Mlx5Oracle.Ring ring = q.ring(arena);
+                WqeWriter w = ring.writer();
+                MemorySegment bf = ring.bf();
                 int head = q.curPost();
                 for (int si = 0; si < c.chains.size(); si++) {
                     Chain ch = c.chains.get(si);
@@ -122,7 +120,7 @@ class Mlx5DcOracleTest {
                         }
                     }
                     w.ring(false, ch.wrs.size());
-                    Mlx5Oracle.Checked checked = Mlx5Oracle.checkChain(out, w, sq, dbrec, bf, old, oldBf, 0, -1, noImm,
+                    Mlx5Oracle.Checked checked = Mlx5Oracle.checkChain(out, ring, old, oldBf, 0, -1, noImm,
                             ch.wrs.size(), where);
                     compared++;
                     if (checked.blueFlameCopy()) {

@@ -142,20 +142,25 @@ final class Mlx5Oracle {
         return h;
     }
 
+    /** A Java send queue under comparison: its ring, doorbell record, BlueFlame register and the writer over them. */
+    record Ring(MemorySegment sq, MemorySegment dbrec, MemorySegment bf, WqeWriter writer) {}
+
     /** What {@link #checkChain} saw: the chain's WQEBBs, and whether the BlueFlame register got a copy of it. */
     record Checked(int wqebbs, boolean blueFlameCopy) {}
 
     /**
-     * Checks libmlx5's report of one chain (its R, S, H, D and B lines from {@code out}) against the Java writer
-     * {@code w} after the same chain: rc and the refused WR, cur_post, head and BlueFlame offset, the chain's WQEBBs
-     * from {@code old} (cur_post before it) in ring {@code sq}, the whole ring's hash, the doorbell record and the
-     * BlueFlame register {@code bf} (zeroed before the chain; {@code oldBf}: its offset then). {@code noImm}: WQEs
-     * whose ctrl.imm {@code ibv_wr_<op>} leaves unwritten (the HCA ignores it): those 4 bytes are taken from
-     * libmlx5's ring, and from its BlueFlame copy for a chain of one WR, so the comparison covers the rest.
+     * Checks libmlx5's report of one chain (its R, S, H, D and B lines from {@code out}) against {@code ring} after
+     * the same chain: rc and the refused WR, cur_post, head and BlueFlame offset, the chain's WQEBBs from {@code old}
+     * (cur_post before it), the whole ring's hash, the doorbell record and the BlueFlame register (zeroed before the
+     * chain; {@code oldBf}: its offset then). {@code noImm}: WQEs whose ctrl.imm {@code ibv_wr_<op>} leaves unwritten
+     * (the HCA ignores it): those 4 bytes are taken from libmlx5's ring, and from its BlueFlame copy for a chain of one
+     * WR, so the comparison covers the rest.
      */
-    static Checked checkChain(Iterator<String> out, WqeWriter w, MemorySegment sq, MemorySegment dbrec,
-                              MemorySegment bf, int old, int oldBf, long rc, long bad, List<Integer> noImm,
-                              int chainLength, Function<String, Supplier<String>> where) {
+    static Checked checkChain(Iterator<String> out, Ring ring, int old, int oldBf, long rc, long bad,
+                              List<Integer> noImm, int chainLength, Function<String, Supplier<String>> where) {
+        WqeWriter w = ring.writer();
+        MemorySegment sq = ring.sq();
+        MemorySegment bf = ring.bf();
         int mask = (int) (sq.byteSize() / 64) - 1;
         String[] r = out.next().split(" ");
         assertThat(r[0]).isEqualTo("R");
@@ -179,7 +184,8 @@ final class Mlx5Oracle {
         assertThat(hex(javaBbs)).as(where.apply("WQEBBs from " + sLine[1])).isEqualTo(theirBbs);
         assertThat(Long.toHexString(fnv(sq.toArray(ValueLayout.JAVA_BYTE)))).as(where.apply("whole ring"))
                 .isEqualTo(Long.toHexString(Long.parseUnsignedLong(out.next().substring(2), 16)));
-        assertThat("D " + hex(dbrec.toArray(ValueLayout.JAVA_BYTE))).as(where.apply("dbrec")).isEqualTo(out.next());
+        assertThat("D " + hex(ring.dbrec().toArray(ValueLayout.JAVA_BYTE))).as(where.apply("dbrec"))
+                .isEqualTo(out.next());
         String theirBf = out.next();
         if (noImm.size() == 1 && chainLength == 1) { // the same 4 bytes in a BlueFlame copy
             MemorySegment.copy(unhex(theirBf.substring(2)), oldBf + 12, bf, ValueLayout.JAVA_BYTE, oldBf + 12, 4);

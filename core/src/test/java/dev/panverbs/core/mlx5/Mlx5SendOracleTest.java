@@ -54,6 +54,15 @@ class Mlx5SendOracleTest {
                     + bfSize + " " + uuarn + " " + prefer + " " + shutUp + " " + Integer.toUnsignedString(curPost)
                     + "\n";
         }
+
+        /** The Java writer over a fresh ring (0xEE-filled), doorbell record and BlueFlame register of this shape. */
+        Mlx5Oracle.Ring ring(Arena arena) {
+            MemorySegment sq = arena.allocate((long) wqeCnt * 64, 64).fill((byte) 0xEE);
+            MemorySegment dbrec = arena.allocate(8).fill((byte) 0);
+            MemorySegment bf = arena.allocate(2L * bfSize, 64);
+            return new Mlx5Oracle.Ring(sq, dbrec, bf, new WqeWriter(sq, wqeCnt, dbrec, bf, bfSize, uuarn != 0,
+                    prefer != 0, shutUp != 0, qpn, sigBits, maxPost, maxGs, maxInline, curPost));
+        }
     }
 
     sealed interface Step permits Post, Tail {}
@@ -117,11 +126,9 @@ class Mlx5SendOracleTest {
             for (int ci = 0; ci < cases.size(); ci++) {
                 Case c = cases.get(ci);
                 Qp q = c.qp;
-                MemorySegment sq = arena.allocate((long) q.wqeCnt * 64, 64).fill((byte) 0xEE);
-                MemorySegment dbrec = arena.allocate(8).fill((byte) 0);
-                MemorySegment bf = arena.allocate(2L * q.bfSize, 64);
-                WqeWriter w = new WqeWriter(sq, q.wqeCnt, dbrec, bf, q.bfSize, q.uuarn != 0, q.prefer != 0,
-                        q.shutUp != 0, q.qpn, q.sigBits, q.maxPost, q.maxGs, q.maxInline, q.curPost);
+                Mlx5Oracle.Ring ring = q.ring(arena);
+                WqeWriter w = ring.writer();
+                MemorySegment bf = ring.bf();
                 for (int si = 0; si < c.steps.size(); si++) {
                     Step s = c.steps.get(si);
                     if (s instanceof Tail t) {
@@ -139,8 +146,8 @@ class Mlx5SendOracleTest {
                     int oldBf = w.bfOffset();
                     List<Integer> noImm = new ArrayList<>();
                     int[] rcBad = p.burst != null ? postBurst(w, p) : post(w, p.wrs, src, noImm);
-                    Mlx5Oracle.Checked checked = Mlx5Oracle.checkChain(out, w, sq, dbrec, bf, old, oldBf, rcBad[0],
-                            rcBad[1], p.builders ? noImm : List.of(), p.wrs.size(), where);
+                    Mlx5Oracle.Checked checked = Mlx5Oracle.checkChain(out, ring, old, oldBf, rcBad[0], rcBad[1],
+                            p.builders ? noImm : List.of(), p.wrs.size(), where);
                     compared++;
                     if (checked.blueFlameCopy()) {
                         bfCopies++;
