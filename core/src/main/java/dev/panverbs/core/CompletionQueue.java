@@ -185,9 +185,9 @@ public class CompletionQueue extends VerbsObject {
                 wrId = slots[((int) p & slotMask) * stride + WorkQueueTracker.WR_ID];
                 head = Math.max(head, p + 1);
             }
-            if (wrId != providerWrId) {
-                WorkRequests.NATIVE.set(ValueLayout.JAVA_LONG_UNALIGNED, at, wrId);
-            }
+            // unconditional: the same value when nothing was retired, into the array's own memory (no compare and
+            // branch per completion)
+            WorkRequests.NATIVE.set(ValueLayout.JAVA_LONG_UNALIGNED, at, wrId);
         }
         if (tracker != null) {
             tracker.advanceHead(head);

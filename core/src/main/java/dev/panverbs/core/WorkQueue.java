@@ -136,12 +136,16 @@ abstract sealed class WorkQueue extends PostTarget permits SendQueue, ReceiveQue
         if (accepted < take) {
             tracker.rollback(t + accepted);
         }
-        wrs.posted = from + accepted;
         if (rc != 0 && rc != ENOMEM) {
+            wrs.posted = from + accepted;
             throw refused(rc, wrs, from + accepted);
         }
-        if (wrs.posted == wrs.count()) {
+        // all pending WRs posted (from + n is the count read above: the provider call cannot change it, and C2
+        // would re-read the field after the call); clear() resets posted itself
+        if (accepted == n) {
             wrs.clear();
+        } else {
+            wrs.posted = from + accepted;
         }
         return accepted;
     }
