@@ -252,6 +252,43 @@ static void cmd_p(int n) {
     report_post(rc, bad ? (int)(bad - wrs) : -1, old);
 }
 
+/* w's operation through the ibv_wr_<op> builder (SEND with invalidate only when with_inv: a DCI has none) */
+static void wr_op(struct ibv_qp_ex *x, struct ibv_send_wr *w, int with_inv, char cmd) {
+    switch (w->opcode) {
+    case IBV_WR_RDMA_WRITE: ibv_wr_rdma_write(x, w->wr.rdma.rkey, w->wr.rdma.remote_addr); break;
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+        ibv_wr_rdma_write_imm(x, w->wr.rdma.rkey, w->wr.rdma.remote_addr, w->imm_data); break;
+    case IBV_WR_RDMA_READ: ibv_wr_rdma_read(x, w->wr.rdma.rkey, w->wr.rdma.remote_addr); break;
+    case IBV_WR_SEND: ibv_wr_send(x); break;
+    case IBV_WR_SEND_WITH_IMM: ibv_wr_send_imm(x, w->imm_data); break;
+    case IBV_WR_SEND_WITH_INV:
+        if (!with_inv) { fprintf(stderr, "%c: opcode %d\n", cmd, w->opcode); exit(2); }
+        ibv_wr_send_inv(x, w->invalidate_rkey); break;
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+        ibv_wr_atomic_cmp_swp(x, w->wr.atomic.rkey, w->wr.atomic.remote_addr, w->wr.atomic.compare_add,
+                              w->wr.atomic.swap); break;
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+        ibv_wr_atomic_fetch_add(x, w->wr.atomic.rkey, w->wr.atomic.remote_addr, w->wr.atomic.compare_add); break;
+    default: fprintf(stderr, "%c: opcode %d\n", cmd, w->opcode); exit(2);
+    }
+}
+
+/* w's data through ibv_wr_set_inline_data(_list) or ibv_wr_set_sge(_list) */
+static void wr_data(struct ibv_qp_ex *x, struct ibv_send_wr *w) {
+    if (w->send_flags & IBV_SEND_INLINE) {
+        struct ibv_data_buf bufs[64];
+        for (int k = 0; k < w->num_sge; k++) {
+            bufs[k].addr = (void *)(uintptr_t)w->sg_list[k].addr; bufs[k].length = w->sg_list[k].length;
+        }
+        if (w->num_sge == 1) ibv_wr_set_inline_data(x, bufs[0].addr, bufs[0].length);
+        else ibv_wr_set_inline_data_list(x, w->num_sge, bufs);
+    } else if (w->num_sge == 1) {
+        ibv_wr_set_sge(x, w->sg_list[0].lkey, w->sg_list[0].addr, w->sg_list[0].length);
+    } else {
+        ibv_wr_set_sge_list(x, w->num_sge, w->sg_list);
+    }
+}
+
 /* the same chain through the ibv_qp_ex builders (ibv_wr_*) */
 static void cmd_x(int n) {
     struct ibv_send_wr wrs[256];
@@ -271,33 +308,8 @@ static void cmd_x(int n) {
         struct ibv_send_wr *w = &wrs[i];
         x->wr_id = w->wr_id;
         x->wr_flags = w->send_flags;
-        switch (w->opcode) {
-        case IBV_WR_RDMA_WRITE: ibv_wr_rdma_write(x, w->wr.rdma.rkey, w->wr.rdma.remote_addr); break;
-        case IBV_WR_RDMA_WRITE_WITH_IMM:
-            ibv_wr_rdma_write_imm(x, w->wr.rdma.rkey, w->wr.rdma.remote_addr, w->imm_data); break;
-        case IBV_WR_RDMA_READ: ibv_wr_rdma_read(x, w->wr.rdma.rkey, w->wr.rdma.remote_addr); break;
-        case IBV_WR_SEND: ibv_wr_send(x); break;
-        case IBV_WR_SEND_WITH_IMM: ibv_wr_send_imm(x, w->imm_data); break;
-        case IBV_WR_SEND_WITH_INV: ibv_wr_send_inv(x, w->invalidate_rkey); break;
-        case IBV_WR_ATOMIC_CMP_AND_SWP:
-            ibv_wr_atomic_cmp_swp(x, w->wr.atomic.rkey, w->wr.atomic.remote_addr, w->wr.atomic.compare_add,
-                                  w->wr.atomic.swap); break;
-        case IBV_WR_ATOMIC_FETCH_AND_ADD:
-            ibv_wr_atomic_fetch_add(x, w->wr.atomic.rkey, w->wr.atomic.remote_addr, w->wr.atomic.compare_add); break;
-        default: fprintf(stderr, "X: opcode %d\n", w->opcode); exit(2);
-        }
-        if (w->send_flags & IBV_SEND_INLINE) {
-            struct ibv_data_buf bufs[64];
-            for (int k = 0; k < w->num_sge; k++) {
-                bufs[k].addr = (void *)(uintptr_t)w->sg_list[k].addr; bufs[k].length = w->sg_list[k].length;
-            }
-            if (w->num_sge == 1) ibv_wr_set_inline_data(x, bufs[0].addr, bufs[0].length);
-            else ibv_wr_set_inline_data_list(x, w->num_sge, bufs);
-        } else if (w->num_sge == 1) {
-            ibv_wr_set_sge(x, w->sg_list[0].lkey, w->sg_list[0].addr, w->sg_list[0].length);
-        } else {
-            ibv_wr_set_sge_list(x, w->num_sge, w->sg_list);
-        }
+        wr_op(x, w, 1, 'X');
+        wr_data(x, w);
     }
     int rc = ibv_wr_complete(x);
     report_post(rc, -1, old);
@@ -342,33 +354,9 @@ static void cmd_y(int n) {
         struct ibv_send_wr *w = &wrs[i];
         x->wr_id = w->wr_id;
         x->wr_flags = w->send_flags;
-        switch (w->opcode) {
-        case IBV_WR_RDMA_WRITE: ibv_wr_rdma_write(x, w->wr.rdma.rkey, w->wr.rdma.remote_addr); break;
-        case IBV_WR_RDMA_WRITE_WITH_IMM:
-            ibv_wr_rdma_write_imm(x, w->wr.rdma.rkey, w->wr.rdma.remote_addr, w->imm_data); break;
-        case IBV_WR_RDMA_READ: ibv_wr_rdma_read(x, w->wr.rdma.rkey, w->wr.rdma.remote_addr); break;
-        case IBV_WR_SEND: ibv_wr_send(x); break;
-        case IBV_WR_SEND_WITH_IMM: ibv_wr_send_imm(x, w->imm_data); break;
-        case IBV_WR_ATOMIC_CMP_AND_SWP:
-            ibv_wr_atomic_cmp_swp(x, w->wr.atomic.rkey, w->wr.atomic.remote_addr, w->wr.atomic.compare_add,
-                                  w->wr.atomic.swap); break;
-        case IBV_WR_ATOMIC_FETCH_AND_ADD:
-            ibv_wr_atomic_fetch_add(x, w->wr.atomic.rkey, w->wr.atomic.remote_addr, w->wr.atomic.compare_add); break;
-        default: fprintf(stderr, "Y: opcode %d\n", w->opcode); exit(2);
-        }
+        wr_op(x, w, 0, 'Y');
         mlx5dv_wr_set_dc_addr(mx, &dc_ahs[ah[i]].ibv_ah, dctn[i], key[i]);
-        if (w->send_flags & IBV_SEND_INLINE) {
-            struct ibv_data_buf bufs[64];
-            for (int k = 0; k < w->num_sge; k++) {
-                bufs[k].addr = (void *)(uintptr_t)w->sg_list[k].addr; bufs[k].length = w->sg_list[k].length;
-            }
-            if (w->num_sge == 1) ibv_wr_set_inline_data(x, bufs[0].addr, bufs[0].length);
-            else ibv_wr_set_inline_data_list(x, w->num_sge, bufs);
-        } else if (w->num_sge == 1) {
-            ibv_wr_set_sge(x, w->sg_list[0].lkey, w->sg_list[0].addr, w->sg_list[0].length);
-        } else {
-            ibv_wr_set_sge_list(x, w->num_sge, w->sg_list);
-        }
+        wr_data(x, w);
     }
     int rc = ibv_wr_complete(x);
     report_post(rc, -1, old);

@@ -44,8 +44,9 @@ final class CallGuard {
 
     static {
         try {
-            CALLER = MethodHandles.lookup().findVarHandle(CallGuard.class, "caller", long.class)
-                    .withInvokeExactBehavior();
+            // not withInvokeExactBehavior(): the call sites are typed exactly, and the exact check parses
+            // VarHandle.accessModeType into every post and poll (C2's inlining node budget)
+            CALLER = MethodHandles.lookup().findVarHandle(CallGuard.class, "caller", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

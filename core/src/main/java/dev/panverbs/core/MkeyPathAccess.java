@@ -58,27 +58,6 @@ final class MkeyPathAccess extends MkeyPath {
     }
 
     @Override
-    public long address(Object snapshot) {
-        return ((KeySnapshot) snapshot).address;
-    }
-
-    @Override
-    public int lkey(Object snapshot) {
-        return ((KeySnapshot) snapshot).lkey;
-    }
-
-    @Override
-    public long length(Object snapshot) {
-        return ((KeySnapshot) snapshot).length;
-    }
-
-    @Override
-    public boolean stale(Object snapshot) {
-        KeySnapshot k = (KeySnapshot) snapshot;
-        return DataPathAccess.snapshot(k.owner) != k || !k.memoryAlive();
-    }
-
-    @Override
     public IllegalStateException staleRegion(Object snapshot, String verb) {
         KeySnapshot k = (KeySnapshot) snapshot;
         return new IllegalStateException(verb + ": a layout entry names " + k.owner + ", which was closed, "

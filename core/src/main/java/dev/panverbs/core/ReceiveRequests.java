@@ -39,7 +39,7 @@ public final class ReceiveRequests extends WorkRequests<ReceiveRequests> {
 
     /** Starts a receive WR with id {@code wrId}; add its buffers with {@link #sge}. */
     public ReceiveRequests recv(long wrId) {
-        startWr(wrId, 0);
+        startWr(wrId, NUM_SGE, 0L); // num_sge 0 and the struct's padding, in one store
         return this;
     }
 

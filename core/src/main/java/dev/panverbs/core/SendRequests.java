@@ -70,7 +70,7 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     private static final long BIND_INFO_ACCESS = BIND_INFO + ibv_mw_bind_info.mw_access_flags$offset();
     /**
      * The opcodes' C values as constants: C2 folds them (not an enum's instance field), so the opcode check and the
-     * {@code (num_sge, opcode)} store of a WR take no load.
+     * {@code (opcode, send_flags)} store of a WR take no load.
      */
     private static final int OP_SEND = WorkRequestOpcode.SEND.value();
     private static final int OP_SEND_WITH_IMM = WorkRequestOpcode.SEND_WITH_IMM.value();
@@ -387,13 +387,15 @@ public final class SendRequests extends WorkRequests<SendRequests> {
      */
     private long start(WorkRequestOpcode opcode, int value, long wrId, int sendFlags) {
         rules.checkOpcode(opcode, value);
-        long wa = startWr(wrId, value); // with num_sge, in one store
-        NATIVE.set(INT, wa + SEND_FLAGS, sendFlags); // imm_data: written by the opcodes that read it
+        // opcode and send_flags in one (unaligned) store; imm_data: written by the opcodes that read it
+        long wa = startWr(wrId, OPCODE, pair(value, sendFlags));
         if (rules.addressedSends) { // read by the post for UD and XRC only
             udAddressed[count - 1] = false;
             udAh[count - 1] = null;
         }
-        sgeChecks = (opcode.writesLocalSges() ? SGE_LOCAL_WRITE : 0)
+        // WorkRequestOpcode.writesLocalSges() of the constant value: folded while C2 parses (no call to parse)
+        boolean writesLocal = value == OP_RDMA_READ || value == OP_ATOMIC_CMP_AND_SWP || value == OP_ATOMIC_FETCH_AND_ADD;
+        sgeChecks = (writesLocal ? SGE_LOCAL_WRITE : 0)
                 | ((sendFlags & SendFlag.INLINE_BIT) != 0 ? SGE_INLINE : 0);
         return wa;
     }
@@ -419,8 +421,8 @@ public final class SendRequests extends WorkRequests<SendRequests> {
     }
 
     private void remote(long wa, int rkey, long remoteAddr) {
-        NATIVE.set(LONG, wa + RDMA_ADDR, remoteAddr);
-        NATIVE.set(INT, wa + RDMA_RKEY, rkey);
+        LONG_AT.set(NATIVE, wa + RDMA_ADDR, remoteAddr);
+        INT_AT.set(NATIVE, wa + RDMA_RKEY, rkey);
     }
 
     private void atomic(long wa, int rkey, long remoteAddr, long compareAdd, long swap) {

@@ -46,8 +46,10 @@ final class WorkQueueTracker {
     static {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
-            HEAD = l.findVarHandle(WorkQueueTracker.class, "head", long.class).withInvokeExactBehavior();
-            TAIL = l.findVarHandle(WorkQueueTracker.class, "tail", long.class).withInvokeExactBehavior();
+            // not withInvokeExactBehavior(): every call site is typed exactly anyway, and the exact check parses
+            // VarHandle.accessModeType into each access (~120 C2 nodes: the per-WR path's inlining budget)
+            HEAD = l.findVarHandle(WorkQueueTracker.class, "head", long.class);
+            TAIL = l.findVarHandle(WorkQueueTracker.class, "tail", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -70,9 +72,9 @@ final class WorkQueueTracker {
     private long[] ahRefs;
     /** The route token shifted into place: {@code wr_id = tokenBits | position}. 0 until attached to a CQ. */
     private long tokenBits;
-    @SuppressWarnings("unused") // through HEAD
+    /** Ordered accesses through HEAD; the consumer's own plain read ({@link #head()}) directly. */
     private long head;
-    @SuppressWarnings("unused") // through TAIL
+    /** Ordered accesses through TAIL; the producer's own plain read ({@link #tail()}) directly. */
     private long tail;
 
     /**
@@ -162,7 +164,7 @@ final class WorkQueueTracker {
 
     /** The next free position (producer only). */
     long tail() {
-        return (long) TAIL.get(this);
+        return tail; // a plain read, as TAIL.get: the field is not volatile (no VarHandle parse in the hot path)
     }
 
     /** The {@code wr_id} the provider carries for the WR at {@code position}: the route token and the position. */
@@ -344,7 +346,7 @@ final class WorkQueueTracker {
 
     /** The head (consumer only: its own field). */
     long head() {
-        return (long) HEAD.get(this);
+        return head; // a plain read, as HEAD.get (the field is not volatile)
     }
 
     /** The caller's {@code wr_id} of the outstanding WR at {@code position} (from {@link #position}). */

@@ -8,6 +8,7 @@ import dev.panverbs.core.internal.HotMemory;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 
 /**
@@ -47,6 +48,15 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
      * this object, which {@link WorkQueue#post} keeps reachable across the provider call.
      */
     static final MemorySegment NATIVE = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+    /**
+     * The access handles of {@link #LONG}/{@link #INT} ({@code (MemorySegment, long offset)}): the per-WR stores call
+     * them directly, {@code LONG_AT.set(NATIVE, address, value)}, the same access as {@code NATIVE.set(LONG, ...)}
+     * without its two wrapper methods, which C2 parses (~60 nodes) into every store of a caller's per-WR loop: the
+     * loop's compile then stays under C2's inlining node cutoff ({@code NodeCountInliningCutoff}), which left a call
+     * per WR when passed (perf/README.md, issue 9, tenth round).
+     */
+    static final VarHandle LONG_AT = LONG.varHandle();
+    static final VarHandle INT_AT = INT.varHandle();
     /** User-space addresses on x86-64 and aarch64 are below 2^56 (checked at construction). */
     static final long ADDR_BITS = (1L << 56) - 1;
     /** A chain's allocation is below 4 GiB (checked at construction): bounds every offset for C2. */
@@ -57,10 +67,11 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
                 || ibv_recv_wr.sg_list$offset() != SG_LIST || ibv_recv_wr.num_sge$offset() != NUM_SGE) {
             throw new ExceptionInInitializerError("ibv_send_wr and ibv_recv_wr no longer share their head");
         }
-        // the pairs written as one long store: (num_sge, opcode) and (length, lkey); ibv_recv_wr pads after num_sge
-        if (ibv_send_wr.opcode$offset() != NUM_SGE + 4 || ibv_recv_wr.layout().byteSize() < NUM_SGE + 8
+        // the pairs written as one long store: (opcode, send_flags), (num_sge, pad) of ibv_recv_wr, (length, lkey)
+        if (ibv_send_wr.opcode$offset() != NUM_SGE + 4 || ibv_send_wr.send_flags$offset() != NUM_SGE + 8
+                || ibv_recv_wr.layout().byteSize() < NUM_SGE + 8
                 || SGE_LKEY != SGE_LENGTH + 4) {
-            throw new ExceptionInInitializerError("ibv_send_wr/ibv_sge no longer pair num_sge/opcode, length/lkey");
+            throw new ExceptionInInitializerError("ibv_send_wr/ibv_sge no longer pair opcode/send_flags, length/lkey");
         }
     }
 
@@ -299,6 +310,9 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
      * with {@code WR_FLUSH_ERR}.
      */
     public final int post() {
+        if (currentSges == 0) { // the last WR carries no SGE: its num_sge 0, deferred by startWr
+            zeroSges(count - 1);
+        }
         return queue.post(this);
     }
 
@@ -320,9 +334,9 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         }
         long wa = wrAt((long) wr << wrShift);
         long sa = wa + structSize() + n * SGE_SIZE; // n < maxSge: inside the WR's slot
-        NATIVE.set(LONG, sa + SGE_ADDR, addr);
-        NATIVE.set(LONG, sa + SGE_LENGTH, pair(length, lkey));
-        NATIVE.set(INT, wa + NUM_SGE, n + 1);
+        LONG_AT.set(NATIVE, sa + SGE_ADDR, addr);
+        LONG_AT.set(NATIVE, sa + SGE_LENGTH, pair(length, lkey));
+        INT_AT.set(NATIVE, wa + NUM_SGE, n + 1);
         tracker.stageRef(base + wr, n, key == null ? 0L : key.trackingId);
         if (key != null) {
             if (nStaged > 0 && topKey == key) { // the common case: the same key as the previous SGE
@@ -369,9 +383,9 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         }
         long wa = wrAt((long) wr << wrShift);
         long sa = wa + structSize() + n * SGE_SIZE; // n < maxSge: inside the WR's slot
-        NATIVE.set(LONG, sa + SGE_ADDR, addr);
-        NATIVE.set(LONG, sa + SGE_LENGTH, pair(length, lkey));
-        NATIVE.set(INT, wa + NUM_SGE, n + 1);
+        LONG_AT.set(NATIVE, sa + SGE_ADDR, addr);
+        LONG_AT.set(NATIVE, sa + SGE_LENGTH, pair(length, lkey));
+        INT_AT.set(NATIVE, wa + NUM_SGE, n + 1);
         tracker.stageRef(base + wr, n, key.trackingId);
         if (nStaged == 0) { // the chain's first key: the previous chain's top key, staged again (stage() without
             nStaged = 1;    // the reference store: topKey is already this key)
@@ -431,11 +445,19 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     }
 
     /**
-     * Starts WR {@code count}: its native head ({@code wr_id} = its tracker position and route, {@code num_sge} 0,
-     * and the send WR's {@code opcode} in the same store; 0 for a receive WR, whose struct pads there) and its tracker
-     * slot (the caller's {@code wrId}); returns its native address ({@link #wrAt}), for the stores of its other fields.
+     * Starts WR {@code count}: its native {@code wr_id} (its tracker position and route), the 8 bytes {@code head} at
+     * {@code headAt} (a constant at each caller: the send WR's {@code opcode} and {@code send_flags} at 28, one
+     * unaligned store; the receive WR's {@code num_sge} 0 and padding at 24) and its tracker slot (the caller's
+     * {@code wrId}); returns its native address ({@link #wrAt}), for the stores of its other fields.
+     *
+     * <p>A send WR's {@code num_sge} is written by its SGEs only ({@link #appendSge}: n + 1 each), not zeroed here:
+     * one native store fewer per WR (each store is ~800 C2 nodes of a caller's per-WR loop, whose compile passed
+     * C2's inlining node cutoff; perf/README.md, issue 9, tenth round). A WR that ends with no SGE (an empty SEND,
+     * LOCAL_INV, a window bind) gets its 0 when the next WR starts (here) or at {@link #post()}, so the provider
+     * never reads a {@code num_sge} left by an earlier WR of the slot (whose SGEs would name keys this WR does not
+     * hold: {@code WorkRequestLayoutTest.aWrWithoutAnSgeIsPostedWithNumSgeZeroWhateverItsSlotHeldBefore}).
      */
-    final long startWr(long wrId, int opcode) {
+    final long startWr(long wrId, long headAt, long head) {
         if (count == capacity) {
             throw rules.chainFull(capacity);
         }
@@ -444,16 +466,23 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         if (i == 0) {
             base = tracker.tail() + reserved;
             inlineWr = -1;
+        } else if (currentSges == 0) { // the previous WR ended with no SGE: its num_sge 0 now
+            zeroSges(i - 1);
         }
         long p = base + i;
         long w = (long) i << wrShift;
         tracker.stageWr(p, wrId);
         long wa = wrAt(w);
-        NATIVE.set(LONG, wa + WR_ID, tracker.encode(p));
-        NATIVE.set(LONG, wa + NUM_SGE, pair(0, opcode));
+        LONG_AT.set(NATIVE, wa + WR_ID, tracker.encode(p));
+        LONG_AT.set(NATIVE, wa + headAt, head);
         count = i + 1;
         currentSges = 0;
         return wa;
+    }
+
+    /** Writes {@code num_sge} 0 into WR {@code i}: it ended with no SGE ({@link #startWr}). Rare. */
+    final void zeroSges(int i) {
+        INT_AT.set(NATIVE, wrAt((long) i << wrShift) + NUM_SGE, 0);
     }
 
     /**

@@ -133,21 +133,9 @@ public final class FakeProvider {
     public QueuePair createRtsQp(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr,
                                  int maxRecvWr, int maxSendSge, int maxInline, Set<SendOperation> sendOps,
                                  boolean sqSigAll) {
-        int qpNum = nextQpNum++;
-        MemorySegment qp = call("fake_create_qp", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
-                        ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
-                pd.resource.handle("fake_create_qp"), sendCq.resource.handle("fake_create_qp"),
-                recvCq.resource.handle("fake_create_qp"), qpNum, 0);
-        QueuePairCapabilities caps = new QueuePairCapabilities(maxSendWr, maxRecvWr, maxSendSge, 1, maxInline);
-        long ops = SendOperation.bits(sendOps.isEmpty() ? EnumSet.noneOf(SendOperation.class) : sendOps);
-        MethodHandle destroy = downcall("fake_destroy_qp",
-                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS), false);
-        QueuePair q = new QueuePair(new QueuePairBuilder.Created(pd, sendCq, recvCq, QueuePairType.RC, caps, sqSigAll,
-                true, 1, qp, sendOps.isEmpty() ? MemorySegment.NULL : qp, ops, false,
-                new QueuePair.Cleanup("fake_destroy_qp", h -> invokeInt(destroy, h)),
-                "QueuePair[RC fake#" + qpNum + "]"));
-        q.trackedState = QueuePairState.RTS;
-        return q;
+        return fakeQpInRts(pd, sendCq, recvCq, QueuePairType.RC,
+                new QueuePairCapabilities(maxSendWr, maxRecvWr, maxSendSge, 1, maxInline), sqSigAll,
+                !sendOps.isEmpty(), sendOps, false);
     }
 
     /** A memory region over a new 4 KiB buffer (a shared arena's) with lkey = rkey = {@code key}, in the default PD. */
@@ -218,21 +206,8 @@ public final class FakeProvider {
      * a remote SRQ number. The fake executes its WRs like an RC QP's.
      */
     public QueuePair createXrcInitiator(CompletionQueue cq, int maxSendWr, Set<SendOperation> sendOps) {
-        int qpNum = nextQpNum++;
-        MemorySegment qp = call("fake_create_qp", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
-                        ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
-                pd.resource.handle("fake_create_qp"), cq.resource.handle("fake_create_qp"),
-                cq.resource.handle("fake_create_qp"), qpNum, 0);
-        long ops = SendOperation.bits(sendOps);
-        MethodHandle destroy = downcall("fake_destroy_qp",
-                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS), false);
-        QueuePair q = new QueuePair(new QueuePairBuilder.Created(pd, cq, cq, QueuePairType.XRC_SEND,
-                new QueuePairCapabilities(maxSendWr, 0, 1, 0, 0), false, true, 1, qp,
-                sendOps.isEmpty() ? MemorySegment.NULL : qp, ops, true, null,
-                new QueuePair.Cleanup("fake_destroy_qp", h -> invokeInt(destroy, h)),
-                "QueuePair[XRC_SEND fake#" + qpNum + "]"));
-        q.trackedState = QueuePairState.RTS;
-        return q;
+        return fakeQpInRts(pd, cq, cq, QueuePairType.XRC_SEND, new QueuePairCapabilities(maxSendWr, 0, 1, 0, 0), false,
+                !sendOps.isEmpty(), sendOps, true);
     }
 
     /**
@@ -240,19 +215,8 @@ public final class FakeProvider {
      * its UD rules (each WR must name an address); the fake executes its WRs like an RC QP's.
      */
     public QueuePair createUdQp(CompletionQueue cq, int maxSendWr, Set<SendOperation> sendOps) {
-        int qpNum = nextQpNum++;
-        MemorySegment qp = call("fake_create_qp", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
-                        ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
-                pd.resource.handle("fake_create_qp"), cq.resource.handle("fake_create_qp"),
-                cq.resource.handle("fake_create_qp"), qpNum, 0);
-        MethodHandle destroy = downcall("fake_destroy_qp",
-                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS), false);
-        QueuePair q = new QueuePair(new QueuePairBuilder.Created(pd, cq, cq, QueuePairType.UD,
-                new QueuePairCapabilities(maxSendWr, 16, 1, 1, 0), false, true, 1, qp, qp, SendOperation.bits(sendOps),
-                false, new QueuePair.Cleanup("fake_destroy_qp", h -> invokeInt(destroy, h)),
-                "QueuePair[UD fake#" + qpNum + "]"));
-        q.trackedState = QueuePairState.RTS;
-        return q;
+        return fakeQpInRts(pd, cq, cq, QueuePairType.UD, new QueuePairCapabilities(maxSendWr, 16, 1, 1, 0), false,
+                true, sendOps, false);
     }
 
     /**
@@ -261,17 +225,29 @@ public final class FakeProvider {
      * RC QP's (its {@code mlx5dv_qp_ex} is the test's).
      */
     public QueuePair createDcInitiator(CompletionQueue cq, int maxSendWr, Set<SendOperation> sendOps) {
+        return fakeQpInRts(pd, cq, cq, QueuePairType.DC_INITIATOR, new QueuePairCapabilities(maxSendWr, 0, 1, 0, 0),
+                false, true, sendOps, true);
+    }
+
+    /**
+     * A QP of {@code type} over the fake's {@code fake_create_qp} (which executes every QP's WRs like an RC QP's),
+     * tracked in RTS; {@code withQpEx}: its {@code ibv_qp_ex} is the QP itself; {@code noOwnRecv}: no receive queue
+     * of its own (an XRC or DC initiator, as on an SRQ).
+     */
+    private QueuePair fakeQpInRts(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
+                                  QueuePairType type, QueuePairCapabilities caps, boolean sqSigAll, boolean withQpEx,
+                                  Set<SendOperation> sendOps, boolean noOwnRecv) {
         int qpNum = nextQpNum++;
         MemorySegment qp = call("fake_create_qp", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
                         ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
-                pd.resource.handle("fake_create_qp"), cq.resource.handle("fake_create_qp"),
-                cq.resource.handle("fake_create_qp"), qpNum, 0);
+                pd.resource.handle("fake_create_qp"), sendCq.resource.handle("fake_create_qp"),
+                recvCq.resource.handle("fake_create_qp"), qpNum, 0);
         MethodHandle destroy = downcall("fake_destroy_qp",
                 FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS), false);
-        QueuePair q = new QueuePair(new QueuePairBuilder.Created(pd, cq, cq, QueuePairType.DC_INITIATOR,
-                new QueuePairCapabilities(maxSendWr, 0, 1, 0, 0), false, true, 1, qp, qp, SendOperation.bits(sendOps),
-                true, new QueuePair.Cleanup("fake_destroy_qp", h -> invokeInt(destroy, h)),
-                "QueuePair[DC_INITIATOR fake#" + qpNum + "]"));
+        QueuePair q = new QueuePair(new QueuePairBuilder.Created(pd, sendCq, recvCq, type, caps, sqSigAll, true, 1, qp,
+                withQpEx ? qp : MemorySegment.NULL, SendOperation.bits(sendOps), noOwnRecv,
+                new QueuePair.Cleanup("fake_destroy_qp", h -> invokeInt(destroy, h)),
+                "QueuePair[" + type + " fake#" + qpNum + "]"));
         q.trackedState = QueuePairState.RTS;
         return q;
     }

@@ -7,7 +7,8 @@ import dev.panverbs.core.ProtectionDomain;
 /**
  * What {@code dev.panverbs.core.mlx5}'s indirect mkeys need from the core package: key snapshots (the immutable view
  * every post path reads and re-checks), the in-flight count of a tracking id over a protection domain's queues, and
- * the region holds that keep a UMR layout's regions registered. Implemented by {@code MkeyPathAccess}. Java-only.
+ * the region holds that keep a UMR layout's regions registered. A snapshot's address, lkey, length and staleness are
+ * read through {@link DirectPath}, the one reader of snapshots. Implemented by {@code MkeyPathAccess}. Java-only.
  */
 public abstract class MkeyPath {
 
@@ -23,17 +24,6 @@ public abstract class MkeyPath {
      */
     public abstract Object checkRegion(ProtectionDomain pd, MemoryRegion region, long offset, long length,
                                        String verb);
-
-    /** The address an SGE or layout entry names for the key's first byte (its iova). */
-    public abstract long address(Object snapshot);
-
-    public abstract int lkey(Object snapshot);
-
-    /** The key's length in bytes. */
-    public abstract long length(Object snapshot);
-
-    /** Whether the key was closed, re-registered or its memory freed since {@code snapshot} was taken. */
-    public abstract boolean stale(Object snapshot);
 
     /** The refusal of a configuration naming a region that went stale (cold). */
     public abstract IllegalStateException staleRegion(Object snapshot, String verb);

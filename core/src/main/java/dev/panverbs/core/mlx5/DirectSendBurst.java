@@ -8,9 +8,9 @@ import dev.panverbs.core.internal.DirectPath;
 
 /**
  * {@link DirectSendQueue}'s bursts ({@code rdmaWriteBurst}, {@code sendBurst}, {@code rdmaReadBurst}): {@code n}
- * one-call WRs of one opcode, key, length and rkey, wr_ids {@code wrId + j}, local and remote addresses with a
- * stride, the last WR with its own flags (perftest's shape). What the one-call WR checks per WR is checked once per
- * burst, before anything is written: the flags, the key (in full unless it is the chain's last one) and the range of
+ * one-call WRs of one opcode, key, length and rkey, wr_ids {@code wrId + j * wrIdStride} (stride 1, or 0 for one
+ * wr_id for all: perftest's lists), local and remote addresses with a stride, the last WR with its own flags
+ * (perftest's shape). What the one-call WR checks per WR is checked once per burst, before anything is written: the flags, the key (in full unless it is the chain's last one) and the range of
  * the span's first and last SGE (the offsets are linear in {@code j}, so every SGE between is in range), LOCAL_WRITE
  * for a READ, the producer guard (held from here to the end of the burst: no other code runs on this thread between,
  * and a close on another thread waits for the guard) and the room for all {@code n}. Then the WQEs
@@ -24,8 +24,9 @@ final class DirectSendBurst {
 
     private DirectSendBurst() {}
 
-    static DirectSendQueue write(DirectSendQueue s, int op, long wrId, int n, int flags, int lastFlags, long ra,
-                                 long rstride, int rk, LocalKey key, long offset, long lstride, int length) {
+    static DirectSendQueue write(DirectSendQueue s, int op, long wrId, long wrIdStride, int n, int flags,
+                                 int lastFlags, long ra, long rstride, int rk, LocalKey key, long offset,
+                                 long lstride, int length) {
         checkFlags(flags);
         checkFlags(lastFlags);
         long lastOffset = DirectSendChecks.burstEnd(n, offset, lstride);
@@ -48,17 +49,32 @@ final class DirectSendBurst {
         long[] q = s.sq;
         long[] r = s.rec;
         long tracking = s.kTracking;
-        long token = s.token;
         long positionMask = s.positionMask;
         int recMask = s.recMask;
         int stride = s.stride;
-        for (int j = 0; j < n; j++) { // one WQEBB per WR: WR j's WQE is at idx + j
+        int qMask = q.length - 1; // a power of two: WR j's provider wr_id at (idx + j) & qMask
+        long w = wrId;
+        for (int j = 0; j < n; ) {
+            // the WRs up to the first wrap of the record ring, of the provider wr_id ring or of the position bits are
+            // one run: within it the slots and the provider wr_ids are linear (no mask per WR, q's index checked
+            // once for the run)
             long pos = t + j;
-            q[(idx + j) & (q.length - 1)] = token | (pos & positionMask);
-            int b = ((int) pos & recMask) * stride;
-            r[b] = wrId + j;
-            r[b + 1] = 1;
-            r[b + 2] = tracking;
+            int slot = (int) pos & recMask;
+            int qi = (idx + j) & qMask;
+            long p = pos & positionMask;
+            int run = (int) Math.min(Math.min(n - j, recMask + 1 - slot),
+                    Math.min(qMask + 1 - qi, positionMask + 1 - p));
+            long word = s.token | p;
+            int b = slot * stride;
+            for (int e = qi + run; qi < e; qi++) {
+                q[qi] = word++;
+                r[b] = w;
+                r[b + 1] = 1;
+                r[b + 2] = tracking;
+                b += stride;
+                w += wrIdStride;
+            }
+            j += run;
         }
         s.count = i + n;
         return s;

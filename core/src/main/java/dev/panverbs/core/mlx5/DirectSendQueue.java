@@ -327,21 +327,42 @@ public final class DirectSendQueue {
      */
     public DirectSendQueue rdmaWriteBurst(long wrId, int n, int sendFlags, int lastFlags, int rkey, long remoteAddr,
                                           long remoteStride, LocalKey key, long offset, long localStride, int length) {
-        return DirectSendBurst.write(this, WR_RDMA_WRITE, wrId, n, sendFlags, lastFlags, remoteAddr, remoteStride, rkey, key, offset,
+        return rdmaWriteBurst(wrId, 1, n, sendFlags, lastFlags, rkey, remoteAddr, remoteStride, key, offset,
                 localStride, length);
+    }
+
+    /** {@link #rdmaWriteBurst} with wr_ids {@code wrId + j * wrIdStride} (0: one wr_id for all: perftest's). */
+    public DirectSendQueue rdmaWriteBurst(long wrId, long wrIdStride, int n, int sendFlags, int lastFlags, int rkey,
+            long remoteAddr, long remoteStride, LocalKey key, long offset, long localStride, int length) {
+        return DirectSendBurst.write(this, WR_RDMA_WRITE, wrId, wrIdStride, n, sendFlags, lastFlags, remoteAddr,
+                remoteStride, rkey, key, offset, localStride, length);
     }
 
     /** {@code n} one-call {@code send}s in one call (see {@link #rdmaWriteBurst}). */
     public DirectSendQueue sendBurst(long wrId, int n, int sendFlags, int lastFlags, LocalKey key, long offset,
                                      long localStride, int length) {
-        return DirectSendBurst.write(this, WR_SEND, wrId, n, sendFlags, lastFlags, 0, 0, 0, key, offset, localStride, length);
+        return sendBurst(wrId, 1, n, sendFlags, lastFlags, key, offset, localStride, length);
+    }
+
+    /** {@link #sendBurst} with wr_ids {@code wrId + j * wrIdStride}. */
+    public DirectSendQueue sendBurst(long wrId, long wrIdStride, int n, int sendFlags, int lastFlags, LocalKey key,
+                                     long offset, long localStride, int length) {
+        return DirectSendBurst.write(this, WR_SEND, wrId, wrIdStride, n, sendFlags, lastFlags, 0, 0, 0, key, offset,
+                localStride, length);
     }
 
     /** {@code n} one-call {@code rdmaRead}s in one call (see {@link #rdmaWriteBurst}); {@code key} needs LOCAL_WRITE. */
     public DirectSendQueue rdmaReadBurst(long wrId, int n, int sendFlags, int lastFlags, int rkey, long remoteAddr,
                                          long remoteStride, LocalKey key, long offset, long localStride, int length) {
-        return DirectSendBurst.write(this, WR_RDMA_READ, wrId, n, sendFlags, lastFlags, remoteAddr, remoteStride, rkey, key, offset,
+        return rdmaReadBurst(wrId, 1, n, sendFlags, lastFlags, rkey, remoteAddr, remoteStride, key, offset,
                 localStride, length);
+    }
+
+    /** {@link #rdmaReadBurst} with wr_ids {@code wrId + j * wrIdStride}. */
+    public DirectSendQueue rdmaReadBurst(long wrId, long wrIdStride, int n, int sendFlags, int lastFlags, int rkey,
+            long remoteAddr, long remoteStride, LocalKey key, long offset, long localStride, int length) {
+        return DirectSendBurst.write(this, WR_RDMA_READ, wrId, wrIdStride, n, sendFlags, lastFlags, remoteAddr,
+                remoteStride, rkey, key, offset, localStride, length);
     }
 
     /** The builder form: starts a WR that {@link #sge} and {@link #inline} extend until the next WR or the post. */

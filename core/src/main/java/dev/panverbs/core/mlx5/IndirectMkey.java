@@ -56,6 +56,7 @@ import java.util.function.ToIntFunction;
  */
 public final class IndirectMkey implements LocalKey, AutoCloseable {
     private static final MkeyPath PATH = MkeyPath.get();
+    private static final DirectPath KEYS = DirectPath.get();
 
     final Resource resource;
     private final ProtectionDomain pd;
@@ -152,7 +153,7 @@ public final class IndirectMkey implements LocalKey, AutoCloseable {
     /** The configured layout's length ({@link MkeyLayout#byteLength()}); 0 while free. */
     @Override
     public long length() {
-        return PATH.length(snapshot);
+        return KEYS.length(snapshot);
     }
 
     @Override

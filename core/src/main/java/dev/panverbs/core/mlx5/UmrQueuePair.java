@@ -52,6 +52,7 @@ import java.util.Set;
  */
 public final class UmrQueuePair {
     private static final MkeyPath PATH = MkeyPath.get();
+    private static final DirectPath KEYS = DirectPath.get();
     private static final long ENTRY_SIZE = mlx5dv_mr_interleaved.sizeof();
     private static final long SGE_SIZE = ibv_sge.layout().byteSize();
     private static final int KIND_INTERLEAVED = 0;
@@ -218,10 +219,10 @@ public final class UmrQueuePair {
                         verb);
                 snapshots[i] = k;
                 MemorySegment d = data.segment.asSlice(i * ENTRY_SIZE, ENTRY_SIZE);
-                mlx5dv_mr_interleaved.addr(d, PATH.address(k) + e.offset());
+                mlx5dv_mr_interleaved.addr(d, KEYS.address(k) + e.offset());
                 mlx5dv_mr_interleaved.bytes_count(d, e.bytesCount());
                 mlx5dv_mr_interleaved.bytes_skip(d, e.bytesSkip());
-                mlx5dv_mr_interleaved.lkey(d, PATH.lkey(k));
+                mlx5dv_mr_interleaved.lkey(d, KEYS.lkey(k));
             }
         } else {
             List<MkeyLayout.Sge> sges = ((MkeyLayout.SgeList) layout).sges();
@@ -230,9 +231,9 @@ public final class UmrQueuePair {
                 Object k = PATH.checkRegion(pd, s.region(), s.offset(), s.length(), verb);
                 snapshots[i] = k;
                 long o = i * SGE_SIZE;
-                data.segment.set(ValueLayout.JAVA_LONG, o, PATH.address(k) + s.offset());
+                data.segment.set(ValueLayout.JAVA_LONG, o, KEYS.address(k) + s.offset());
                 data.segment.set(ValueLayout.JAVA_INT, o + 8, s.length());
-                data.segment.set(ValueLayout.JAVA_INT, o + 12, PATH.lkey(k));
+                data.segment.set(ValueLayout.JAVA_INT, o + 12, KEYS.lkey(k));
             }
         }
         List<MemoryRegion> regions = layout.regions();
@@ -336,7 +337,7 @@ public final class UmrQueuePair {
             s.publish(t + 1); // the mkey's reference is visible before the regions are re-read
             Handshake.postSide();
             for (int i = 0; i < n; i++) {
-                if (PATH.stale(snapshots[i])) {
+                if (KEYS.stale(snapshots[i])) {
                     throw PATH.staleRegion(snapshots[i], verb);
                 }
             }

@@ -9,12 +9,9 @@ import dev.panverbs.core.Access;
 import dev.panverbs.core.AddressHandle;
 import dev.panverbs.core.AddressVector;
 import dev.panverbs.core.CompletionQueue;
-import dev.panverbs.core.Context;
-import dev.panverbs.core.Device;
 import dev.panverbs.core.MemoryRegion;
 import dev.panverbs.core.Mtu;
 import dev.panverbs.core.PostBatch;
-import dev.panverbs.core.ProtectionDomain;
 import dev.panverbs.core.QueuePairState;
 import dev.panverbs.core.SendFlag;
 import dev.panverbs.core.SharedReceiveQueue;
@@ -23,11 +20,8 @@ import dev.panverbs.core.WorkCompletion;
 import dev.panverbs.core.WorkCompletionOpcode;
 import dev.panverbs.core.WorkCompletionStatus;
 import dev.panverbs.core.WorkCompletions;
-import dev.panverbs.testing.RdmaTestDevice;
 import java.lang.foreign.ValueLayout;
 import java.util.EnumSet;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -38,25 +32,8 @@ import org.junit.jupiter.api.Test;
  * and a wrong DC access key fails the WR instead of reaching the target; then a second DCI does a WRITE and an inline
  * SEND with immediate through Direct WQE ({@link DirectDcQueue}), its completions polled directly.
  */
-class DynamicConnectIT {
-    private static final int PORT = 1;
+class DynamicConnectIT extends Mlx5DeviceFixture {
     private static final long KEY = 0x0DC0_FFEE_1234_5678L;
-
-    private String name;
-    private Context ctx;
-    private ProtectionDomain pd;
-
-    @BeforeEach
-    void open() {
-        name = RdmaTestDevice.name();
-        ctx = Device.open(name);
-        pd = ctx.allocPd();
-    }
-
-    @AfterEach
-    void close() {
-        ctx.close();
-    }
 
     @Test
     void aNonMlx5DeviceIsRefusedByNameBeforeAnyDcVerb() {
@@ -88,7 +65,7 @@ class DynamicConnectIT {
         DcTarget dct = DcTarget.create(pd, recvCq, srq, KEY);
         assertThatThrownBy(dct::dctNumber).as("assigned at RTR").isInstanceOf(IllegalStateException.class);
         DcInitiator dci = DcInitiator.builder(pd, sendCq).maxSendWr(32).maxInlineData(64).build();
-        AddressVector av = path();
+        AddressVector av = loopbackPath();
         dct.toInit(PORT, EnumSet.of(Access.REMOTE_WRITE, Access.REMOTE_READ));
         dct.toRtr(av, Mtu.MTU_1024, 12);
         assertThat(dct.state()).isEqualTo(QueuePairState.RTR);
@@ -154,7 +131,7 @@ class DynamicConnectIT {
         direct.rdmaWrite(to, 11, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address()).sge(src, 4096, 8192);
         assertThat(direct.post()).isEqualTo(1);
         assertThatThrownBy(ah::close).as("named by a posted Direct WQE").isInstanceOf(IllegalStateException.class);
-        wc = pollDirect(dcq, wcs);
+        wc = poll(dcq, wcs);
         assertThat(wc.status()).isEqualTo(WorkCompletionStatus.SUCCESS);
         assertThat(wc.wrId()).isEqualTo(11);
         assertThat(dst.buffer().asSlice(0, 8192).mismatch(src.buffer().asSlice(4096, 8192))).isEqualTo(-1);
@@ -162,7 +139,7 @@ class DynamicConnectIT {
         direct.sendWithImm(to, 12, SendFlag.SIGNALED_BIT | SendFlag.INLINE_BIT, 0x77)
                 .inline(src.buffer().asSlice(0, 48));
         direct.post();
-        wc = pollDirect(dcq, wcs);
+        wc = poll(dcq, wcs);
         assertThat(wc.ok()).isTrue();
         rwc = poll(recvCq, WorkCompletions.allocate(1));
         assertThat(rwc.wrId()).isEqualTo(71);
@@ -172,34 +149,5 @@ class DynamicConnectIT {
         ah.close(); // every WR retired
         srq.close(); // closes the DCT first
         assertThat(dct.isClosed()).isTrue();
-    }
-
-    private static WorkCompletion pollDirect(DirectCompletionQueue cq, WorkCompletions wcs) {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (System.nanoTime() < deadline) {
-            if (cq.poll(wcs) > 0) {
-                return wcs.get(0);
-            }
-            Thread.onSpinWait();
-        }
-        throw new AssertionError("no completion within 10 s");
-    }
-
-    private static WorkCompletion poll(CompletionQueue cq, WorkCompletions wcs) {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (System.nanoTime() < deadline) {
-            if (cq.poll(wcs) > 0) {
-                return wcs.get(0);
-            }
-            Thread.onSpinWait();
-        }
-        throw new AssertionError("no completion within 10 s");
-    }
-
-    private AddressVector path() {
-        int lid = ctx.queryPort(PORT).lid();
-        int gidIndex = ctx.queryGid(PORT, 1).isZero() ? 0 : 1;
-        return lid != 0 ? AddressVector.builder(PORT).dlid(lid).build() // InfiniBand: by LID
-                : AddressVector.builder(PORT).grh(ctx.queryGid(PORT, gidIndex).toBytes(), gidIndex, 64).build();
     }
 }

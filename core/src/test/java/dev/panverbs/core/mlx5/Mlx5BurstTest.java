@@ -76,6 +76,59 @@ class Mlx5BurstTest extends Mlx5Fixture {
         mrLocal.close(); // every WR retired
     }
 
+    /**
+     * A builder WR of two WQEBBs before each burst moves the WQE ring's index away from the tracker position, so the
+     * bursts cross the provider wr_id ring's end and the record ring's end at different WRs (the record loop's runs).
+     */
+    @Test
+    void burstsCrossTheWqeRingAndTheRecordRingAtDifferentWrs() throws Throwable {
+        int rk = mrRemote.rkey();
+        long ra = remote.address();
+        long wrId = 0;
+        for (int round = 0; round < 600; round++) {
+            int n = 1 + round % 15;
+            dsq.rdmaWrite(wrId, SIG, rk, ra).sge(mrLocal, 0, 8).sge(mrLocal, 64, 8).sge(mrLocal, 128, 8); // 2 WQEBBs
+            dsq.rdmaWriteBurst(wrId + 1, n, SIG, SIG, rk, ra + 64, 64, mrLocal, 256, 64, 16);
+            assertThat(dsq.post()).isEqualTo(n + 1);
+            assertThat(ring()).isEqualTo(n + 1);
+            for (int got = 0; got < n + 1; ) {
+                int k = dcq.poll(wcs);
+                assertThat(k).isPositive();
+                for (int c = 0; c < k; c++) {
+                    assertThat(wcs.get(c).ok()).isTrue();
+                    assertThat(wcs.get(c).wrId()).as("round %d", round).isEqualTo(wrId + got + c);
+                }
+                got += k;
+            }
+            wrId += n + 1;
+        }
+        mrLocal.close(); // every WR retired
+    }
+
+    @Test
+    void aWrIdStrideGivesEachWrItsWrIdAndZeroGivesAllTheSame() throws Throwable {
+        int rk = mrRemote.rkey();
+        long ra = remote.address();
+        for (long stride : new long[] {0, 1, 3, -2}) {
+            dsq.rdmaWriteBurst(100, stride, 5, SIG, SIG, rk, ra, 64, mrLocal, 0, 64, 32)
+                    .rdmaReadBurst(200, stride, 3, SIG, SIG, rk, ra + 1024, 8, mrLocal, 2048, 8, 8);
+            assertThat(dsq.post()).isEqualTo(8);
+            assertThat(ring()).isEqualTo(8);
+            long[] got = new long[8];
+            for (int n = 0; n < 8; ) {
+                int k = dcq.poll(wcs);
+                assertThat(k).isPositive();
+                for (int c = 0; c < k; c++) {
+                    assertThat(wcs.get(c).ok()).isTrue();
+                    got[n + c] = wcs.get(c).wrId();
+                }
+                n += k;
+            }
+            assertThat(got).containsExactly(100, 100 + stride, 100 + 2 * stride, 100 + 3 * stride, 100 + 4 * stride,
+                    200, 200 + stride, 200 + 2 * stride);
+        }
+    }
+
     @Test
     void burstsMixWithOneCallAndBuilderWrsAndPinTheKeyUntilTheirLastWrIsPolled() throws Throwable {
         int rk = mrRemote.rkey();

@@ -6,13 +6,8 @@ import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.panverbs.core.Access;
-import dev.panverbs.core.AddressVector;
 import dev.panverbs.core.CompletionQueue;
-import dev.panverbs.core.Context;
-import dev.panverbs.core.Device;
 import dev.panverbs.core.MemoryRegion;
-import dev.panverbs.core.Mtu;
-import dev.panverbs.core.ProtectionDomain;
 import dev.panverbs.core.QueuePair;
 import dev.panverbs.core.QueuePairType;
 import dev.panverbs.core.SendFlag;
@@ -21,12 +16,9 @@ import dev.panverbs.core.WorkCompletion;
 import dev.panverbs.core.WorkCompletionOpcode;
 import dev.panverbs.core.WorkCompletionStatus;
 import dev.panverbs.core.WorkCompletions;
-import dev.panverbs.testing.RdmaTestDevice;
 import java.lang.foreign.ValueLayout;
 import java.util.EnumSet;
 import java.util.Set;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -36,26 +28,9 @@ import org.junit.jupiter.api.Test;
  * rkey → REM_ACCESS_ERR) through Direct WQE posting, direct receive posting and direct CQE polling, and a region a posted WQE references cannot be closed before its
  * completion is polled.
  */
-class Mlx5DirectIT {
-    private static final int PORT = 1;
+class Mlx5DirectIT extends Mlx5DeviceFixture {
     private static final Set<Access> ALL = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ,
             Access.REMOTE_ATOMIC);
-
-    private String name;
-    private Context ctx;
-    private ProtectionDomain pd;
-
-    @BeforeEach
-    void open() {
-        name = RdmaTestDevice.name();
-        ctx = Device.open(name);
-        pd = ctx.allocPd();
-    }
-
-    @AfterEach
-    void close() {
-        ctx.close();
-    }
 
     @Test
     void aNonMlx5DeviceIsRefusedByName() {
@@ -84,7 +59,7 @@ class Mlx5DirectIT {
         QueuePair a = pd.createQp(QueuePairType.RC, sendCq, recvCq).maxSendWr(32).maxSendSge(2).maxInlineData(64)
                 .build();
         QueuePair b = pd.createQp(QueuePairType.RC, recvCq, recvCq).maxRecvWr(16).build();
-        connect(a, b);
+        connect(a, b, EnumSet.of(Access.REMOTE_WRITE, Access.REMOTE_READ, Access.REMOTE_ATOMIC));
         DirectCompletionQueue dcq = DirectCompletionQueue.open(sendCq);
         DirectSendQueue dsq = DirectSendQueue.open(a, dcq);
         MemoryRegion src = pd.allocate(65536, ALL);
@@ -132,30 +107,5 @@ class Mlx5DirectIT {
         assertThat(wc.wrId()).isEqualTo(4);
         assertThat(wc.status()).isEqualTo(WorkCompletionStatus.REM_ACCESS_ERR);
         src.close(); // every WR retired
-    }
-
-    private static WorkCompletion poll(DirectCompletionQueue cq, WorkCompletions wcs) {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (System.nanoTime() < deadline) {
-            if (cq.poll(wcs) > 0) {
-                return wcs.get(0);
-            }
-            Thread.onSpinWait();
-        }
-        throw new AssertionError("no completion within 10 s");
-    }
-
-    private void connect(QueuePair a, QueuePair b) {
-        Set<Access> remote = EnumSet.of(Access.REMOTE_WRITE, Access.REMOTE_READ, Access.REMOTE_ATOMIC);
-        a.toInit(PORT, remote);
-        b.toInit(PORT, remote);
-        int lid = ctx.queryPort(PORT).lid();
-        int gidIndex = ctx.queryGid(PORT, 1).isZero() ? 0 : 1;
-        AddressVector av = lid != 0 ? AddressVector.builder(PORT).dlid(lid).build() // InfiniBand: by LID
-                : AddressVector.builder(PORT).grh(ctx.queryGid(PORT, gidIndex).toBytes(), gidIndex, 64).build();
-        a.toRtr(av, Mtu.MTU_1024, b.qpNum(), 100);
-        b.toRtr(av, Mtu.MTU_1024, a.qpNum(), 200);
-        a.toRts(200);
-        b.toRts(100);
     }
 }

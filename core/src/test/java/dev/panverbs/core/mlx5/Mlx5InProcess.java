@@ -251,6 +251,16 @@ public final class Mlx5InProcess {
         return mrRemote;
     }
 
+    /** The send ring the WQEs are written to (tests of other modules read its bytes). */
+    public MemorySegment sendRing() {
+        return sq;
+    }
+
+    /** The doorbell record's send counter ({@code dbrec[1]}, big-endian): WQEBBs posted, 16 bits. */
+    public int sendCounter() {
+        return Integer.reverseBytes(dbrec.get(ValueLayout.JAVA_INT, 4)) & 0xffff;
+    }
+
     /**
      * Java: {@code n} RDMA WRITEs through {@link DirectSendQueue} (the one-call form, one {@code post()}), the
      * model's doorbell (one downcall: the device), then {@link DirectCompletionQueue#poll} until the completions were

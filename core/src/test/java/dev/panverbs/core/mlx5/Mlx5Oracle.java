@@ -1,12 +1,19 @@
 package dev.panverbs.core.mlx5;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * Builds and runs {@code src/test/c/mlx5_oracle.c} linked with libmlx5's own {@code qp.c.o} and {@code cq.c.o},
@@ -133,5 +140,52 @@ final class Mlx5Oracle {
             h *= 0x100000001b3L;
         }
         return h;
+    }
+
+    /** What {@link #checkChain} saw: the chain's WQEBBs, and whether the BlueFlame register got a copy of it. */
+    record Checked(int wqebbs, boolean blueFlameCopy) {}
+
+    /**
+     * Checks libmlx5's report of one chain (its R, S, H, D and B lines from {@code out}) against the Java writer
+     * {@code w} after the same chain: rc and the refused WR, cur_post, head and BlueFlame offset, the chain's WQEBBs
+     * from {@code old} (cur_post before it) in ring {@code sq}, the whole ring's hash, the doorbell record and the
+     * BlueFlame register {@code bf} (zeroed before the chain; {@code oldBf}: its offset then). {@code noImm}: WQEs
+     * whose ctrl.imm {@code ibv_wr_<op>} leaves unwritten (the HCA ignores it): those 4 bytes are taken from
+     * libmlx5's ring, and from its BlueFlame copy for a chain of one WR, so the comparison covers the rest.
+     */
+    static Checked checkChain(Iterator<String> out, WqeWriter w, MemorySegment sq, MemorySegment dbrec,
+                              MemorySegment bf, int old, int oldBf, long rc, long bad, List<Integer> noImm,
+                              int chainLength, Function<String, Supplier<String>> where) {
+        int mask = (int) (sq.byteSize() / 64) - 1;
+        String[] r = out.next().split(" ");
+        assertThat(r[0]).isEqualTo("R");
+        assertThat(new long[] {rc, bad, Integer.toUnsignedLong(w.curPost), Integer.toUnsignedLong(w.head),
+                w.bfOffset()}).as(where.apply("rc bad cur_post head bf_off"))
+                .containsExactly(Long.parseLong(r[1]), Long.parseLong(r[2]), Long.parseLong(r[3]),
+                        Long.parseLong(r[4]), Long.parseLong(r[5]));
+        String[] sLine = out.next().split(" ", 4);
+        int nbb = Integer.parseInt(sLine[2]);
+        String theirBbs = sLine.length > 3 ? sLine[3] : "";
+        byte[] theirs = unhex(theirBbs);
+        for (int idx : noImm) {
+            int at = ((idx - old) & mask) * 64 + 12;
+            MemorySegment.copy(theirs, at, sq, ValueLayout.JAVA_BYTE, (long) idx * 64 + 12, 4);
+        }
+        byte[] javaBbs = new byte[nbb * 64];
+        for (int i = 0; i < nbb; i++) {
+            long off = (long) ((old + i) & mask) * 64;
+            MemorySegment.copy(sq, ValueLayout.JAVA_BYTE, off, javaBbs, i * 64, 64);
+        }
+        assertThat(hex(javaBbs)).as(where.apply("WQEBBs from " + sLine[1])).isEqualTo(theirBbs);
+        assertThat(Long.toHexString(fnv(sq.toArray(ValueLayout.JAVA_BYTE)))).as(where.apply("whole ring"))
+                .isEqualTo(Long.toHexString(Long.parseUnsignedLong(out.next().substring(2), 16)));
+        assertThat("D " + hex(dbrec.toArray(ValueLayout.JAVA_BYTE))).as(where.apply("dbrec")).isEqualTo(out.next());
+        String theirBf = out.next();
+        if (noImm.size() == 1 && chainLength == 1) { // the same 4 bytes in a BlueFlame copy
+            MemorySegment.copy(unhex(theirBf.substring(2)), oldBf + 12, bf, ValueLayout.JAVA_BYTE, oldBf + 12, 4);
+        }
+        String bfHex = hex(bf.toArray(ValueLayout.JAVA_BYTE));
+        assertThat("B " + bfHex).as(where.apply("BlueFlame register")).isEqualTo(theirBf);
+        return new Checked(nbb, bfHex.substring(16).replace("0", "").length() > 0);
     }
 }

@@ -139,47 +139,13 @@ class Mlx5SendOracleTest {
                     int oldBf = w.bfOffset();
                     List<Integer> noImm = new ArrayList<>();
                     int[] rcBad = p.burst != null ? postBurst(w, p) : post(w, p.wrs, src, noImm);
-                    String[] r = out.next().split(" ");
-                    assertThat(r[0]).isEqualTo("R");
-                    assertThat(new long[] {rcBad[0], rcBad[1], Integer.toUnsignedLong(w.curPost),
-                            Integer.toUnsignedLong(w.head), w.bfOffset()}).as(where.apply("rc bad cur_post head bf_off"))
-                            .containsExactly(Long.parseLong(r[1]), Long.parseLong(r[2]), Long.parseLong(r[3]),
-                                    Long.parseLong(r[4]), Long.parseLong(r[5]));
-                    String[] sLine = out.next().split(" ", 4);
-                    int nbb = Integer.parseInt(sLine[2]);
-                    if (p.builders) {
-                        // ibv_wr_<op> leaves ctrl.imm unwritten when the opcode carries none (the HCA ignores it):
-                        // take those 4 bytes from libmlx5's ring, so the comparison (and the hash) cover the rest
-                        byte[] theirs = Mlx5Oracle.unhex(sLine[3]);
-                        for (int idx : noImm) {
-                            int at = ((idx - old) & (q.wqeCnt - 1)) * 64 + 12;
-                            MemorySegment.copy(theirs, at, sq, ValueLayout.JAVA_BYTE, (long) idx * 64 + 12, 4);
-                        }
-                    }
-                    byte[] javaBbs = new byte[nbb * 64];
-                    for (int i = 0; i < nbb; i++) {
-                        long off = (long) ((old + i) & (q.wqeCnt - 1)) * 64;
-                        MemorySegment.copy(sq, ValueLayout.JAVA_BYTE, off, javaBbs, i * 64, 64);
-                    }
-                    assertThat(Mlx5Oracle.hex(javaBbs)).as(where.apply("WQEBBs from " + sLine[1]))
-                            .isEqualTo(sLine.length > 3 ? sLine[3] : "");
-                    assertThat(Long.toHexString(Mlx5Oracle.fnv(sq.toArray(ValueLayout.JAVA_BYTE))))
-                            .as(where.apply("whole ring")).isEqualTo(Long.toHexString(Long.parseUnsignedLong(
-                                    out.next().substring(2), 16)));
-                    assertThat("D " + Mlx5Oracle.hex(dbrec.toArray(ValueLayout.JAVA_BYTE))).as(where.apply("dbrec"))
-                            .isEqualTo(out.next());
-                    String theirBf = out.next();
-                    if (p.builders && noImm.size() == 1 && p.wrs.size() == 1) { // the same 4 bytes in a BlueFlame copy
-                        MemorySegment.copy(Mlx5Oracle.unhex(theirBf.substring(2)), oldBf + 12, bf, ValueLayout.JAVA_BYTE,
-                                oldBf + 12, 4);
-                    }
-                    String bfHex = Mlx5Oracle.hex(bf.toArray(ValueLayout.JAVA_BYTE));
-                    assertThat("B " + bfHex).as(where.apply("BlueFlame register")).isEqualTo(theirBf);
+                    Mlx5Oracle.Checked checked = Mlx5Oracle.checkChain(out, w, sq, dbrec, bf, old, oldBf, rcBad[0],
+                            rcBad[1], p.builders ? noImm : List.of(), p.wrs.size(), where);
                     compared++;
-                    if (bfHex.substring(16).replace("0", "").length() > 0) {
+                    if (checked.blueFlameCopy()) {
                         bfCopies++;
                     }
-                    if (Integer.compareUnsigned((old & (q.wqeCnt - 1)) + nbb, q.wqeCnt) > 0) {
+                    if (Integer.compareUnsigned((old & (q.wqeCnt - 1)) + checked.wqebbs(), q.wqeCnt) > 0) {
                         wraps++;
                     }
                     if (rcBad[0] == ENOMEM) {

@@ -6,13 +6,8 @@ import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.panverbs.core.Access;
-import dev.panverbs.core.AddressVector;
 import dev.panverbs.core.CompletionQueue;
-import dev.panverbs.core.Context;
-import dev.panverbs.core.Device;
 import dev.panverbs.core.MemoryRegion;
-import dev.panverbs.core.Mtu;
-import dev.panverbs.core.ProtectionDomain;
 import dev.panverbs.core.QueuePair;
 import dev.panverbs.core.QueuePairType;
 import dev.panverbs.core.SendFlag;
@@ -22,12 +17,9 @@ import dev.panverbs.core.WorkCompletion;
 import dev.panverbs.core.WorkCompletionOpcode;
 import dev.panverbs.core.WorkCompletionStatus;
 import dev.panverbs.core.WorkCompletions;
-import dev.panverbs.testing.RdmaTestDevice;
 import java.lang.foreign.ValueLayout;
 import java.util.EnumSet;
 import java.util.Set;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -37,24 +29,7 @@ import org.junit.jupiter.api.Test;
  * the bytes land interleaved; the regions refuse to close while the mkey holds them; a local invalidation, its
  * completion and the mkey's close release them.
  */
-class UmrMkeyIT {
-    private static final int PORT = 1;
-
-    private String name;
-    private Context ctx;
-    private ProtectionDomain pd;
-
-    @BeforeEach
-    void open() {
-        name = RdmaTestDevice.name();
-        ctx = Device.open(name);
-        pd = ctx.allocPd();
-    }
-
-    @AfterEach
-    void close() {
-        ctx.close();
-    }
+class UmrMkeyIT extends Mlx5DeviceFixture {
 
     @Test
     void aNonMlx5DeviceIsRefusedByName() {
@@ -75,7 +50,7 @@ class UmrMkeyIT {
         CompletionQueue cq = ctx.createCq(64).build();
         UmrQueuePair umr = UmrQueuePair.create(pd, cq, cq, 32, 16, 256, EnumSet.of(SendOperation.RDMA_WRITE));
         QueuePair peer = pd.createQp(QueuePairType.RC, cq, cq).maxSendWr(16).build();
-        connect(umr.queuePair(), peer);
+        connect(umr.queuePair(), peer, EnumSet.of(Access.REMOTE_WRITE, Access.REMOTE_READ));
         Set<Access> rights = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ);
         MemoryRegion a = pd.allocate(8192, rights);
         MemoryRegion b = pd.allocate(8192, rights);
@@ -116,30 +91,5 @@ class UmrMkeyIT {
         a.close();
         mk.close();
         b.close();
-    }
-
-    private static WorkCompletion poll(CompletionQueue cq, WorkCompletions wcs) {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (System.nanoTime() < deadline) {
-            if (cq.poll(wcs) > 0) {
-                return wcs.get(0);
-            }
-            Thread.onSpinWait();
-        }
-        throw new AssertionError("no completion within 10 s");
-    }
-
-    private void connect(QueuePair a, QueuePair b) {
-        Set<Access> remote = EnumSet.of(Access.REMOTE_WRITE, Access.REMOTE_READ);
-        a.toInit(PORT, remote);
-        b.toInit(PORT, remote);
-        int lid = ctx.queryPort(PORT).lid();
-        int gidIndex = ctx.queryGid(PORT, 1).isZero() ? 0 : 1;
-        AddressVector av = lid != 0 ? AddressVector.builder(PORT).dlid(lid).build()
-                : AddressVector.builder(PORT).grh(ctx.queryGid(PORT, gidIndex).toBytes(), gidIndex, 64).build();
-        a.toRtr(av, Mtu.MTU_1024, b.qpNum(), 100);
-        b.toRtr(av, Mtu.MTU_1024, a.qpNum(), 200);
-        a.toRts(200);
-        b.toRts(100);
     }
 }
