@@ -23,8 +23,8 @@ final class AddressCopyGuard {
 
     static {
         try {
-            COPYING = MethodHandles.lookup().findVarHandle(AddressCopyGuard.class, "copying", long.class)
-                    .withInvokeExactBehavior();
+            // not withInvokeExactBehavior(): the call sites are typed exactly (CallGuard's reason: parsed nodes)
+            COPYING = MethodHandles.lookup().findVarHandle(AddressCopyGuard.class, "copying", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
