@@ -252,8 +252,19 @@ static void cmd_p(int n) {
     report_post(rc, bad ? (int)(bad - wrs) : -1, old);
 }
 
-/* w's operation through the ibv_wr_<op> builder (SEND with invalidate only when with_inv: a DCI has none) */
+/* ibv_wr_start on a zeroed BlueFlame register; returns cur_post before the chain (for report_post) */
+static unsigned start_chain(struct ibv_qp_ex *x) {
+    unsigned old = qp->sq.cur_post;
+    memset(bf_reg, 0, 2 * (size_t)bf.buf_size);
+    ibv_wr_start(x);
+    return old;
+}
+
+/* w's wr_id, flags and operation through the ibv_wr_<op> builder (SEND with invalidate only when with_inv: a DCI
+ * has none) */
 static void wr_op(struct ibv_qp_ex *x, struct ibv_send_wr *w, int with_inv, char cmd) {
+    x->wr_id = w->wr_id;
+    x->wr_flags = w->send_flags;
     switch (w->opcode) {
     case IBV_WR_RDMA_WRITE: ibv_wr_rdma_write(x, w->wr.rdma.rkey, w->wr.rdma.remote_addr); break;
     case IBV_WR_RDMA_WRITE_WITH_IMM:
@@ -301,15 +312,10 @@ static void cmd_x(int n) {
     int frc = RC(mlx5_qp_fill_wr_pfns)(qp, &attr, NULL);
     if (frc) { fprintf(stderr, "mlx5_qp_fill_wr_pfns: %d\n", frc); exit(2); }
     struct ibv_qp_ex *x = &qp->verbs_qp.qp_ex;
-    unsigned old = qp->sq.cur_post;
-    memset(bf_reg, 0, 2 * (size_t)bf.buf_size);
-    ibv_wr_start(x);
+    unsigned old = start_chain(x);
     for (int i = 0; i < n; i++) {
-        struct ibv_send_wr *w = &wrs[i];
-        x->wr_id = w->wr_id;
-        x->wr_flags = w->send_flags;
-        wr_op(x, w, 1, 'X');
-        wr_data(x, w);
+        wr_op(x, &wrs[i], 1, 'X');
+        wr_data(x, &wrs[i]);
     }
     int rc = ibv_wr_complete(x);
     report_post(rc, -1, old);
@@ -347,16 +353,11 @@ static void cmd_y(int n) {
     if (frc) { fprintf(stderr, "mlx5_qp_fill_wr_pfns (DCI): %d\n", frc); exit(2); }
     struct ibv_qp_ex *x = &qp->verbs_qp.qp_ex;
     struct mlx5dv_qp_ex *mx = &qp->dv_qp; /* mlx5dv_qp_ex_from_ibv_qp_ex */
-    unsigned old = qp->sq.cur_post;
-    memset(bf_reg, 0, 2 * (size_t)bf.buf_size);
-    ibv_wr_start(x);
+    unsigned old = start_chain(x);
     for (int i = 0; i < n; i++) {
-        struct ibv_send_wr *w = &wrs[i];
-        x->wr_id = w->wr_id;
-        x->wr_flags = w->send_flags;
-        wr_op(x, w, 0, 'Y');
+        wr_op(x, &wrs[i], 0, 'Y');
         mlx5dv_wr_set_dc_addr(mx, &dc_ahs[ah[i]].ibv_ah, dctn[i], key[i]);
-        wr_data(x, w);
+        wr_data(x, &wrs[i]);
     }
     int rc = ibv_wr_complete(x);
     report_post(rc, -1, old);

@@ -12,7 +12,8 @@ import java.util.function.Function;
  * without a catch around every data-path call.
  *
  * <p>The translation is a process-wide setting, like the JDK's {@code SharedSecrets}: installed once, by core's
- * {@code VerbsObject} class initialisation, which runs before any core object can reach a slot.
+ * {@code VerbsObject} class initialisation, which runs before any core object can reach a slot. Java-only: C has no
+ * such check.
  */
 public final class ProviderSlots {
 

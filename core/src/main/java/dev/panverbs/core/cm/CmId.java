@@ -1,7 +1,6 @@
 package dev.panverbs.core.cm;
 
 import dev.panverbs.bindings.Errno;
-import dev.panverbs.bindings.ibverbs.LibIbverbsQueues;
 import dev.panverbs.bindings.rdmacm.LibRdmacm;
 import dev.panverbs.bindings.rdmacma.rdma_addr;
 import dev.panverbs.bindings.rdmacma.rdma_cma_h;
@@ -9,9 +8,7 @@ import dev.panverbs.bindings.rdmacma.rdma_cm_id;
 import dev.panverbs.bindings.rdmacma.rdma_route;
 import dev.panverbs.bindings.verbs.ibv_context;
 import dev.panverbs.bindings.verbs.ibv_device;
-import dev.panverbs.bindings.verbs.ibv_qp_init_attr;
 import dev.panverbs.bindings.verbs.ibv_qp_attr;
-import dev.panverbs.bindings.verbs.ibv_qp_cap;
 import dev.panverbs.bindings.verbs.verbs_h;
 import dev.panverbs.core.CompletionQueue;
 import dev.panverbs.core.Context;
@@ -34,7 +31,6 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -68,7 +64,7 @@ public final class CmId implements AutoCloseable {
      * {@code rdma_cm_id} when another thread closes the ID (no verb here blocks, so close waits microseconds).
      */
     private final ReentrantLock calls = new ReentrantLock();
-    private volatile QueuePair qp;
+    private final CmIdQueuePair ownQp;
 
     CmId(EventChannel channel, MemorySegment handle, PortSpace portSpace) {
         this.channel = channel;
@@ -76,6 +72,7 @@ public final class CmId implements AutoCloseable {
         this.id = handle.reinterpret(rdma_cm_id.sizeof());
         this.resource = Resource.adopt(ResourceKind.CM_ID, this,
                 "CmId[" + portSpace + " " + Units.hex(handle.address()) + "]", handle, this::destroy, channel.resource);
+        this.ownQp = new CmIdQueuePair(this, id, resource, calls, portSpace);
     }
 
     /** The port space the ID was created in. */
@@ -257,91 +254,7 @@ public final class CmId implements AutoCloseable {
     public QueuePair createQp(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
                               SharedReceiveQueue srq, QueuePairCapabilities capabilities) {
         String call = Errors.call("rdma_create_qp", "id", this, "pd", pd, "cap", capabilities, "srq", srq);
-        if (srq != null && srq.protectionDomain() != pd) {
-            throw new IllegalArgumentException(call + ": " + srq + " belongs to " + srq.protectionDomain()
-                    + ", not " + pd);
-        }
-        // librdmacm checks only the PD: the kernel would look the CQs' handles up in the PD's context, attaching
-        // the QP to whichever CQ of that context has the same number (or failing with a bare EINVAL)
-        for (CompletionQueue cq : new CompletionQueue[] {sendCq, recvCq}) {
-            if (cq.context() != pd.context()) {
-                throw new IllegalArgumentException(call + ": " + cq + " belongs to another context than " + pd
-                        + "; create the PD and both CQs through this ID's context()");
-            }
-        }
-        calls.lock();
-        try {
-            return createQp(call, pd, sendCq, recvCq, srq, capabilities);
-        } finally {
-            calls.unlock();
-        }
-    }
-
-    private QueuePair createQp(String call, ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
-                               SharedReceiveQueue srq, QueuePairCapabilities capabilities) {
-        MemorySegment idHandle = resource.handle(call);
-        if (qp != null && !qp.isClosed()) {
-            throw new IllegalStateException(call + ": " + this + " already has " + qp);
-        }
-        if (rdma_cm_id.verbs(id).address() != NativeHandles.context(pd.context(), call).address()) {
-            throw new IllegalArgumentException(call + ": " + pd + " is not of this ID's device context (id->verbs"
-                    + (rdma_cm_id.verbs(id).address() == 0 ? " is NULL: resolve or bind first" : "") + "); create "
-                    + "the PD and both CQs through this ID's context()");
-        }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment errno = Errno.allocateCapture(arena);
-            MemorySegment attr = arena.allocate(ibv_qp_init_attr.layout());
-            ibv_qp_init_attr.send_cq(attr, NativeHandles.handle(sendCq, call));
-            ibv_qp_init_attr.recv_cq(attr, NativeHandles.handle(recvCq, call));
-            MemorySegment cap = ibv_qp_init_attr.cap(attr);
-            ibv_qp_cap.max_send_wr(cap, capabilities.maxSendWr());
-            ibv_qp_cap.max_recv_wr(cap, capabilities.maxRecvWr());
-            ibv_qp_cap.max_send_sge(cap, capabilities.maxSendSge());
-            ibv_qp_cap.max_recv_sge(cap, capabilities.maxRecvSge());
-            ibv_qp_cap.max_inline_data(cap, capabilities.maxInlineData());
-            ibv_qp_init_attr.qp_type(attr, portSpace.qpType().value());
-            if (srq != null) {
-                ibv_qp_init_attr.srq(attr, NativeHandles.handle(srq, call));
-            }
-            if (LibRdmacm.rdma_create_qp(errno, idHandle, NativeHandles.pd(pd, call), attr) != 0) {
-                int e = Errno.get(errno);
-                throw Errors.failure(call, e, e == Errno.EINVAL ? "rdma_cm moves the new QP to INIT with the ID's "
-                        + "rdma_init_qp_attr, refused once its connection is gone (the peer rejected or destroyed its "
-                        + "ID: see the ID's events)" : null);
-            }
-        }
-        MemorySegment raw = rdma_cm_id.qp(id);
-        try {
-            qp = NativeHandles.access().adoptQueuePair(pd, sendCq, recvCq, portSpace.qpType(), raw, Set.of(),
-                    "rdma_destroy_qp", this::destroyQp);
-        } catch (RuntimeException e) {
-            LibRdmacm.rdma_destroy_qp(idHandle);
-            throw e;
-        }
-        return qp;
-    }
-
-    /** What {@code rdma_destroy_qp} does, with {@code ibv_destroy_qp}'s result kept. */
-    private int destroyQp(MemorySegment handle) {
-        int rc = LibIbverbsQueues.ibv_destroy_qp(handle);
-        // a QP closed by a cascade (its PD or CQ) on one thread while another destroys the ID: write nothing into
-        // the freed rdma_cm_id (a closing ID is being destroyed, so id->qp no longer matters). Never block on
-        // `calls` here: a channel's cascade reaches this holding the channel's lock, which the ID's destroy takes
-        // while holding `calls` (lock order); a closing ID's holder may be that destroy, and then nothing is written.
-        while (!calls.tryLock()) {
-            if (resource.isClosed()) {
-                return rc;
-            }
-            Thread.onSpinWait();
-        }
-        try {
-            if (rc == 0 && !resource.isClosed() && rdma_cm_id.qp(id).address() == handle.address()) {
-                rdma_cm_id.qp(id, MemorySegment.NULL);
-            }
-        } finally {
-            calls.unlock();
-        }
-        return rc;
+        return ownQp.create(call, pd, sendCq, recvCq, srq, capabilities);
     }
 
     /**
@@ -390,7 +303,7 @@ public final class CmId implements AutoCloseable {
 
     /** The QP {@link #createQp} made, while it is open. */
     public Optional<QueuePair> queuePair() {
-        QueuePair q = qp;
+        QueuePair q = ownQp.current();
         return q == null || q.isClosed() ? Optional.empty() : Optional.of(q);
     }
 
@@ -566,7 +479,7 @@ public final class CmId implements AutoCloseable {
     private void destroy(MemorySegment handle) {
         // a verb or read in progress on another thread finishes first (calls); later ones see the ID closing
         try (Arena arena = LockedArena.open(calls)) {
-            QueuePair q = qp;
+            QueuePair q = ownQp.current();
             if (q != null) {
                 q.close(); // the ID owns its QP; destroyed while the ID still exists
             }

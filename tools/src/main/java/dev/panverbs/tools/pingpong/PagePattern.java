@@ -11,7 +11,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The data the {@code -c/--chk} option sends and checks, identical to the C tools' so either side may be C.
+ * The data the {@code -c/--chk} option sends and checks, identical to the C tools' (rdma-core's
+ * {@code ibv_rc_pingpong} and {@code ibv_ud_pingpong}) so either side may be C.
  *
  * <p>The C tools fill the buffer with {@code 0x7b}; with {@code -c} the client then stores
  * {@code i / page_size % sizeof(char)} at every page start {@code i}, which is always 0 ({@code sizeof(char)} is
