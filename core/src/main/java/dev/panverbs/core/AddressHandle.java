@@ -90,6 +90,13 @@ public final class AddressHandle extends VerbsObject {
         if (!isClosed()) {
             closing = true;
             Handshake.closerSide(() -> closing = false); // membarrier (the posts: a compiler barrier), or a fence
+            if (!pd.awaitAddressCopies(trackingId)) { // a UD batch's provider call copying its address vector
+                closing = false;
+                throw new IllegalStateException("ibv_destroy_ah: " + this + " is being read by a provider call "
+                        + "(ibv_wr_set_ud_addr) that has not returned after "
+                        + java.util.concurrent.TimeUnit.NANOSECONDS.toSeconds(CallGuard.AWAIT_NANOS) + " s, or on "
+                        + "this thread (from inside that call); it was not destroyed");
+            }
             int inFlight = pd.inFlight(trackingId);
             if (inFlight > 0) {
                 closing = false;
@@ -103,9 +110,10 @@ public final class AddressHandle extends VerbsObject {
 
     /**
      * {@code ibv_wr_set_ud_addr} under this AH's monitor, which {@link #close()} holds: the provider copies the AH's
-     * address vector (libmlx5: {@code mlx5_ah.av}), which {@code ibv_destroy_ah} frees.
+     * address vector (libmlx5: {@code mlx5_ah.av}), which {@code ibv_destroy_ah} frees. The path of a batch that saw
+     * a close in progress; the others run {@link AddressCopyGuard}'s handshake instead.
      */
-    synchronized void setUdAddr(dev.panverbs.bindings.ibverbs.QpExOps ops, int remoteQpn, int remoteQkey) {
+    synchronized void setUdAddrLocked(dev.panverbs.bindings.ibverbs.QpExOps ops, int remoteQpn, int remoteQkey) {
         ops.ibv_wr_set_ud_addr(resource.handle("ibv_wr_set_ud_addr"), remoteQpn, remoteQkey);
     }
 

@@ -92,6 +92,8 @@ public final class PostBatch implements AutoCloseable {
     private final int[] destSetIn;
     /** UD only (else null): the AH each WR of the batch was addressed with, re-checked at submit after the fence. */
     private final AddressHandle[] udAh;
+    /** UD only (else null): keeps the AH of {@link #setUdAddr} alive over the provider's copy of its address. */
+    final AddressCopyGuard addressCopy;
     private int batch;
     /**
      * The key of the newest staged SGE (kept across batches: a reference store only when it changes, no G1 barrier per
@@ -123,6 +125,7 @@ public final class PostBatch implements AutoCloseable {
         boolean byAh = type == QueuePairType.UD || type == QueuePairType.DC_INITIATOR; // each WR names an AH
         this.destSetIn = type == QueuePairType.XRC_SEND || byAh ? new int[capacity] : null;
         this.udAh = byAh ? new AddressHandle[capacity] : null; // the tracker records them too
+        this.addressCopy = type == QueuePairType.UD ? new AddressCopyGuard(queue.guard) : null;
     }
 
     PostBatch start() {
@@ -202,7 +205,7 @@ public final class PostBatch implements AutoCloseable {
     /** {@code ibv_wr_atomic_cmp_swp} on the 8-byte aligned {@code remoteAddr}; the old value lands in the SGE. */
     public PostBatch atomicCmpSwp(long wrId, int sendFlags, int rkey, long remoteAddr, long compare, long swap) {
         begin(SendOperation.ATOMIC_CMP_AND_SWP, wrId, sendFlags);
-        aligned(remoteAddr);
+        PostBatchRefusals.checkAligned(rules, remoteAddr);
         ops.ibv_wr_atomic_cmp_swp(rkey, remoteAddr, compare, swap);
         return this;
     }
@@ -210,7 +213,7 @@ public final class PostBatch implements AutoCloseable {
     /** {@code ibv_wr_atomic_fetch_add}; the old value lands in the SGE. */
     public PostBatch atomicFetchAdd(long wrId, int sendFlags, int rkey, long remoteAddr, long add) {
         begin(SendOperation.ATOMIC_FETCH_AND_ADD, wrId, sendFlags);
-        aligned(remoteAddr);
+        PostBatchRefusals.checkAligned(rules, remoteAddr);
         ops.ibv_wr_atomic_fetch_add(rkey, remoteAddr, add);
         return this;
     }
@@ -337,7 +340,7 @@ public final class PostBatch implements AutoCloseable {
     public PostBatch setUdAddr(AddressHandle ah, int remoteQpn, int remoteQkey) {
         current();
         rules.checkUd(ah);
-        ah.setUdAddr(ops, remoteQpn, remoteQkey); // under the AH's monitor: close() waits for the copy
+        addressCopy.setUdAddr(ah, ops, remoteQpn, remoteQkey); // the AH's close() waits for the copy
         destSetIn[count - 1] = batch; // checkUd passed: a UD QP
         udAh[count - 1] = ah;
         tracker.stageAh(base + count - 1, ah.trackingId); // published at submit: the AH's close then refuses
@@ -581,12 +584,6 @@ public final class PostBatch implements AutoCloseable {
     private void setKey(int i, KeySnapshot key) {
         if (keys[i] != key) { // no reference store (G1 barrier: a StoreLoad fence) when the slot holds it already
             keys[i] = key;
-        }
-    }
-
-    private void aligned(long remoteAddr) {
-        if ((remoteAddr & 7) != 0) {
-            throw rules.unalignedAtomic(remoteAddr);
         }
     }
 

@@ -56,6 +56,13 @@ final class PostBatchRefusals {
     }
 
     /** A list setter's {@code n}: at most {@code maxSge}, and inside its arrays (the shortest holds {@code length}). */
+    /** An atomic's remote address must be 8-byte aligned. */
+    static void checkAligned(WorkRequestRules rules, long remoteAddr) {
+        if ((remoteAddr & 7) != 0) {
+            throw rules.unalignedAtomic(remoteAddr);
+        }
+    }
+
     static void checkList(WorkRequestRules rules, int maxSge, String verb, int n, int length) {
         if (n < 0 || n > maxSge) {
             throw rules.tooManySges(maxSge);

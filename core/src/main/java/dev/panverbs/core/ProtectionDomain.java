@@ -62,6 +62,17 @@ public final class ProtectionDomain extends VerbsObject {
     }
 
     /** How many outstanding work requests of this PD's queues reference the key with {@code trackingId}. */
+    /** Waits until no UD batch of this PD's QPs copies the AH {@code trackingId} ({@link AddressCopyGuard}). */
+    boolean awaitAddressCopies(long trackingId) {
+        for (WorkQueue q : workQueues) {
+            if (q instanceof SendQueue s && s.batch != null && s.batch.addressCopy != null
+                    && !s.batch.addressCopy.awaitCopy(trackingId)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     int inFlight(long trackingId) {
         int n = 0;
         for (WorkQueue q : workQueues) {

@@ -27,7 +27,8 @@ import org.junit.jupiter.api.Test;
  * {@code mlx5_send_wr_set_dc_addr} / {@code set_ud_addr} copy the AH's {@code mlx5_ah.av}, memory
  * {@code ibv_destroy_ah} frees. The fake's setter calls back into Java (its own JVM: surefire {@code upcall-tests})
  * and closes the AH on another thread while the setter runs: that close must wait for the setter (its thread is seen
- * BLOCKED, the AH not yet destroyed), then succeed, and the submit must refuse the WR naming the closed AH.
+ * BLOCKED on the AH's monitor (DC) or parked in {@code AddressCopyGuard} (UD), the AH not yet destroyed), then
+ * succeed, and the submit must refuse the WR naming the closed AH.
  */
 class AddressSetterUpcallTest {
     private static FakeProvider fake;
@@ -67,7 +68,8 @@ class AddressSetterUpcallTest {
         fake.setAhHook(() -> { // inside the provider's setter, where libmlx5 reads mlx5_ah.av
             closer[0] = Thread.ofPlatform().start(ah::close);
             Thread.State s;
-            while ((s = closer[0].getState()) != Thread.State.BLOCKED && s != Thread.State.TERMINATED) {
+            while ((s = closer[0].getState()) != Thread.State.BLOCKED && s != Thread.State.TIMED_WAITING
+                    && s != Thread.State.TERMINATED) { // UD: AddressCopyGuard parks; DC: the AH's monitor
                 Thread.onSpinWait();
             }
             seen[0] = s;
