@@ -61,7 +61,6 @@ public final class ProtectionDomain extends VerbsObject {
         }
     }
 
-    /** How many outstanding work requests of this PD's queues reference the key with {@code trackingId}. */
     /** Waits until no UD batch of this PD's QPs copies the AH {@code trackingId} ({@link AddressCopyGuard}). */
     boolean awaitAddressCopies(long trackingId) {
         for (WorkQueue q : workQueues) {
@@ -73,6 +72,7 @@ public final class ProtectionDomain extends VerbsObject {
         return true;
     }
 
+    /** How many outstanding work requests of this PD's queues reference the key with {@code trackingId}. */
     int inFlight(long trackingId) {
         int n = 0;
         for (WorkQueue q : workQueues) {
