@@ -544,9 +544,12 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         return wrsAddress + i * wrSize;
     }
 
-    /** Clears the {@code bad_wr} cell before a provider call. */
+    /**
+     * Clears the {@code bad_wr} cell before a provider call: a store at its own fixed address (inside the allocation,
+     * below 2^56: {@code checkMaskable}), one mask and no offset arithmetic per post.
+     */
     final void clearBadWr() {
-        NATIVE.set(LONG, at(badWrAt), 0L);
+        LONG_AT.set(NATIVE, badWrAddress & ADDR_BITS, 0L);
     }
 
     /** The index of the WR the provider's {@code bad_wr} names (meaningful after a refusal). */
