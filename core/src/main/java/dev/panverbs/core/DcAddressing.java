@@ -5,9 +5,9 @@ import dev.panverbs.core.internal.DcPath;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The DC step of a {@link PostBatch} ({@code mlx5dv_wr_set_dc_addr(3)}, {@code mlx5dv_wr_set_dc_addr_stream}), reached from
- * {@code dev.panverbs.core.mlx5.DcInitiator} through {@link DcPath}: kept out of {@code PostBatch} itself, which
- * holds only the tracking it shares with {@link PostBatch#setUdAddr}.
+ * The DC step of a {@link PostBatch} ({@code mlx5dv_wr_set_dc_addr(3)}, {@code mlx5dv_wr_set_dc_addr_stream}),
+ * reached from {@code dev.panverbs.core.mlx5.DcInitiator} through {@link DcPath}: kept out of {@code PostBatch}
+ * itself, which holds only the tracking it shares with {@link PostBatch#setUdAddr}.
  */
 final class DcAddressing extends DcPath {
     private static final String VERB = "mlx5dv_wr_set_dc_addr";

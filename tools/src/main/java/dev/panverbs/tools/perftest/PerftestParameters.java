@@ -69,7 +69,7 @@ final class PerftestParameters implements Cloneable {
     int gidIndex = DEF_GID_INDEX;
     boolean useGidUser;
     Connection connection = Connection.RC;
-    /** {@code -c XRC} or {@code -c DC} (then {@link #connection} stays RC): see {@link XrcDcConnection}; null: neither. */
+    /** {@code -c XRC} or {@code -c DC} ({@link #connection} then stays RC; see {@link XrcDcConnection}), or null. */
     XrcDcConnection.Kind xrcDc;
     /** --log_dci_streams (DC only; 0 = a plain DCI). */
     int logDciStreams;

@@ -451,8 +451,8 @@ final class PerftestParser {
             case "mmap", "mmap-offset", "raw_ipv6", "report-per-port", "use_hugepages", "promiscuous",
                  "sniffer", "raw_mcast", "flows", "flows_burst", "reply_every", "vlan_en", "vlan_pcp",
                  "recv_post_list", "aes_xts", "encrypt_on_tx", "sig_before", "aes_block_size", "kek_path",
-                 "credentials_path", "data_enc_keys_number", "data_enc_key_app_path", "remote_mac", "local_mac", "remote_ip", "local_ip", "remote_port",
-                 "local_port" -> unsupported.note("--" + name);
+                 "credentials_path", "data_enc_keys_number", "data_enc_key_app_path", "remote_mac", "local_mac",
+                 "remote_ip", "local_ip", "remote_port", "local_port" -> unsupported.note("--" + name);
             case "log_dci_streams" ->
                     p.logDciStreams = (int) checkValue(optarg, "log_dci_streams", "uint16_t") & 0xffff;
             case "log_active_dci_streams" ->
