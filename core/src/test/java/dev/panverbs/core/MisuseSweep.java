@@ -27,6 +27,7 @@ public final class MisuseSweep {
     private final Set<String> misfits = new TreeSet<>();
     private final List<String> verbs = new ArrayList<>();
     private int calls;
+    private final java.util.Map<Class<?>, Object[]> extra = new java.util.HashMap<>();
     private final Arena closedArena = Arena.ofConfined();
     private final MemorySegment closedSegment = closedArena.allocate(64);
 
@@ -41,6 +42,15 @@ public final class MisuseSweep {
     /** Accepts messages that name {@code verb} (the mlx5 direct paths: "mlx5 Direct WQE post", ...). */
     public MisuseSweep alsoNaming(String verb) {
         verbs.add(verb);
+        return this;
+    }
+
+    /** For parameters of {@code type}: {@code benign} and the misuse values (a closed handle, one of another PD). */
+    public MisuseSweep with(Class<?> type, Object benign, Object... misuses) {
+        Object[] values = new Object[misuses.length + 2];
+        values[0] = benign;
+        System.arraycopy(misuses, 0, values, 1, misuses.length);
+        extra.put(type, values); // the last slot stays null: null is always a misuse
         return this;
     }
 
@@ -108,7 +118,9 @@ public final class MisuseSweep {
     }
 
     private Object benign(Class<?> t) {
-        if (t == int.class) {
+        if (extra.containsKey(t)) {
+            return extra.get(t)[0];
+        } else if (t == int.class) {
             return 1;
         } else if (t == long.class) {
             return 0L;
@@ -145,7 +157,10 @@ public final class MisuseSweep {
     }
 
     private Object[] misuse(Class<?> t) {
-        if (t == int.class) {
+        if (extra.containsKey(t)) {
+            Object[] values = extra.get(t);
+            return Arrays.copyOfRange(values, 1, values.length);
+        } else if (t == int.class) {
             return new Object[] {0, -1, Integer.MAX_VALUE, Integer.MIN_VALUE};
         } else if (t == long.class) {
             return new Object[] {-1L, Long.MAX_VALUE, Long.MIN_VALUE};

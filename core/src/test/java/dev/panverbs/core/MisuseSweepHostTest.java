@@ -85,4 +85,43 @@ class MisuseSweepHostTest {
         assertThat(s.misfits()).isEmpty();
         assertThat(s.calls()).as("calls made").isGreaterThan(50);
     }
+
+    @Test
+    void otherQueueTypesHandlesAndExtendedCompletionQueuesAnswerEveryMisuseByName() {
+        ProtectionDomain pd = fake.protectionDomain();
+        AddressHandle ah = FakeProvider.fakeAh(pd, new java.util.concurrent.atomic.AtomicInteger());
+        AddressHandle closedAh = FakeProvider.fakeAh(pd, new java.util.concurrent.atomic.AtomicInteger());
+        closedAh.close();
+        AddressHandle foreignAh = FakeProvider.fakeAh(fake.newPd(), new java.util.concurrent.atomic.AtomicInteger());
+        MisuseSweep s = sweep().with(AddressHandle.class, ah, closedAh, foreignAh);
+        CompletionQueue cq = fake.createCq(4096);
+        QueuePair ud = fake.createUdQp(cq, 256, EnumSet.of(SendOperation.SEND));
+        QueuePair xrc = fake.createXrcInitiator(cq, 256, EnumSet.of(SendOperation.SEND, SendOperation.RDMA_WRITE));
+        QueuePair dc = fake.createDcInitiator(cq, 256, EnumSet.of(SendOperation.SEND, SendOperation.RDMA_WRITE));
+        PostBatch[] open = new PostBatch[1];
+        Runnable abort = () -> {
+            if (open[0] != null) {
+                open[0].close();
+                open[0] = null;
+            }
+            WorkCompletions wcs = WorkCompletions.allocate(64);
+            while (cq.poll(wcs) > 0) {
+                // retire what the calls posted, so every WR's references are released
+            }
+        };
+        for (QueuePair qp : new QueuePair[] {ud, xrc, dc}) {
+            String name = qp.type().toString();
+            if (qp != dc) { // a DC initiator has no ibv_post_send (refused by name when asked for its builder)
+                s.sweep(name + " SendRequests", qp::sendRequests, Set.of(), abort);
+            }
+            s.sweep(name + " PostBatch(send)", () -> open[0] = qp.startSend().send(1, 0), Set.of(), abort);
+        }
+        s.sweep("AddressHandle", () -> ah, Set.of(), () -> { });
+        s.sweep("closed AddressHandle", () -> closedAh, Set.of(), () -> { });
+        s.sweep("ExtendedCompletionQueue", () -> fake.createCqEx(64, EnumSet.allOf(CompletionField.class)), Set.of(),
+                () -> { });
+        s.sweep("WorkCompletions", () -> WorkCompletions.allocate(4), Set.of(), () -> { });
+        assertThat(s.misfits()).isEmpty();
+        assertThat(s.calls()).as("calls made").isGreaterThan(50);
+    }
 }
