@@ -268,7 +268,8 @@ public final class QueuePairAttributes {
 
     private static int range(String what, int v, int min, int max) {
         if (v < min || v > max) {
-            throw new IllegalArgumentException("ibv_modify_qp: " + what + " must be " + min + ".." + max + ", got " + v);
+            throw new IllegalArgumentException("ibv_modify_qp: " + what + " must be " + min + ".." + max + ", got "
+                    + v);
         }
         return v;
     }
