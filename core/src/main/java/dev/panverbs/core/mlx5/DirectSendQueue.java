@@ -64,7 +64,7 @@ public final class DirectSendQueue {
     // the chain being built: its WQEs are in the ring from writer.curPost of chainStart on, not yet rung
     int count;
     long chainTail;
-    private int chainStart;
+    int chainStart;
     /** How many WRs the queue had room for when last read (re-read when the chain reaches it). */
     int room;
     /**
@@ -167,7 +167,7 @@ public final class DirectSendQueue {
             return;
         }
         if (!side.heldByMe()) {
-            throw lost(); // another thread's chain stays; one whose guard a close took is dropped
+            throw DirectSendChain.lost(this); // another thread's chain stays; one whose guard a close took is dropped
         }
         drop();
         side.exit();
@@ -409,11 +409,11 @@ public final class DirectSendQueue {
     int next() {
         int i = count;
         if (i == 0) {
-            open();
+            DirectSendChain.open(this);
         } else {
             held();
             if (i == room) {
-                moreRoom(i);
+                DirectSendChain.moreRoom(this, i);
             }
             if (curOpen) {
                 writer.end(); // the previous WR is complete: its control segment gets its size
@@ -424,69 +424,11 @@ public final class DirectSendQueue {
         return i;
     }
 
-    /** The first WR of a chain: takes the producer guard (held until post or clear) and reads where to write. */
-    private void open() {
-        DirectPath.SendSide s = side;
-        if (!s.enter()) {
-            throw s.busy(VERB);
-        }
-        try {
-            Handshake.postSide(); // the handshake's post side: a close that found no mark is seen below
-            s.checkOpen(VERB); // after the mark: a close that passed this waits for the post (CallGuard)
-            if ((writer.dbrecCounter() & 0xFFFF) != (writer.curPost & 0xFFFF)) {
-                // checked before any WQE is written: this queue's producer index is stale (another queue or
-                // libmlx5 posted, or a RESET restarted the record), so writing at it could overwrite rung WQEs
-                throw DirectSendChecks.staleRecord(qp);
-            }
-            int r = s.room();
-            if (r <= 0) {
-                throw DirectSendChecks.full(qp, 0, capacity);
-            }
-            room = r;
-        } catch (RuntimeException e) {
-            s.exit();
-            throw e;
-        }
-        chainTail = s.tail();
-        chainStart = writer.curPost;
-        reserved = room;
-        s.reserve(chainTail, room); // the records are written at [chainTail, +room): a classic chain moves after
-    }
-
-    /**
-     * The chain reached the room last read: re-reads it (completions may have been retired since) and widens the
-     * tracker reservation to it, or refuses WR {@code i} (the previous WR stays open: post() ends it).
-     */
-    private void moreRoom(int i) {
-        int r = side.room();
-        if (r <= i) {
-            throw DirectSendChecks.full(qp, i, capacity);
-        }
-        room = r;
-        reserved = r;
-        side.reserve(chainTail, r); // a pending classic chain moves after the wider reservation
-    }
-
     /** The guard this chain took is still this thread's (a close on this thread takes it away: ring unmapped). */
     void held() {
         if (!side.heldByMe()) {
-            throw lost();
+            throw DirectSendChain.lost(this);
         }
-    }
-
-    /**
-     * Cold: this thread does not hold the chain's guard. A close of the QP took it (the ring is unmapped): the chain
-     * is dropped. Otherwise the chain is another thread's and stays untouched (dropping it would leave that thread's
-     * guard held for ever, and a close of the QP waiting for it).
-     */
-    private RuntimeException lost() {
-        try {
-            side.checkOpen(VERB);
-        } catch (RuntimeException closed) {
-            drop();
-            return closed;
-        }
-        return DirectSendChecks.otherThread(qp, count);
     }
 
     private int current(String what) {
