@@ -73,6 +73,13 @@ public final class DirectSendQueue {
      * WR after a builder WR and a WR at the room all take {@link #next()}. The guard is still checked per WR.
      */
     int fast;
+    /**
+     * {@code wordBase + i} is WR {@code i}'s provider wr_id, {@code token | ((chainTail + i) & positionMask)}, for
+     * every {@code i} below {@link #wordLimit} (where the position bits wrap: set by {@link #next()}, which caps
+     * {@link #fast} there), so a one-call WR below {@link #fast} adds one field instead of masking and ORing two.
+     */
+    long wordBase;
+    long wordLimit;
     /** The positions from {@link #chainTail} reserved in the tracker for this chain's records. */
     int reserved;
     // the current WR (the last started)
@@ -272,9 +279,10 @@ public final class DirectSendQueue {
         }
         int idx = writer.writeOneBe(op, sendFlags, ra, rk, kAddress + offset, length, kLkeyBe);
         long[] q = sq;
-        q[idx & (q.length - 1)] = token | ((chainTail + i) & positionMask); // the length is a power of two
+        long word = wordBase + i; // i < fast <= wordLimit
+        q[idx & (q.length - 1)] = word; // the length is a power of two
         long[] r = rec;
-        int b = ((int) (chainTail + i) & recMask) * stride;
+        int b = ((int) word & recMask) * stride; // the position's low bits: recMask < 2^31 < 2^48
         r[b] = wrId;
         r[b + 1] = 1;
         r[b + 2] = kTracking;
@@ -420,7 +428,12 @@ public final class DirectSendQueue {
                 curOpen = false;
             }
         }
-        fast = room; // a chain is open (this WR), no builder WR open: a builder start() sets 0 again
+        // WR i's provider wr_id minus i, valid up to the position bits' wrap (2^48 WRs: in practice never reached)
+        long p = (chainTail + i) & positionMask;
+        wordBase = (token | p) - i;
+        wordLimit = i + (positionMask + 1 - p);
+        // a chain is open (this WR), no builder WR open: a builder start() sets 0 again
+        fast = (int) Math.min(room, wordLimit);
         return i;
     }
 
