@@ -48,6 +48,8 @@ public final class DirectSendQueue {
     /** A constant: C2 binds its calls without a receiver check (see {@link DirectPath}). */
     private static final DirectPath PATH = DirectPath.get();
     final DirectPath.SendSide side;
+    /** {@code side.guard()}: the per-WR guard check loads it from here, not through {@link #side}. */
+    private final DirectPath.Guard guard;
     final WqeWriter writer;
     /**
      * By the index {@code i} at which a WR's WQE starts: its provider wr_id (tracker position and route token, what
@@ -124,6 +126,7 @@ public final class DirectSendQueue {
         DirectSendChecks.checkQueue(qp, view, cq, type);
         this.qp = qp;
         this.side = PATH.sendSide(qp);
+        this.guard = side.guard();
         this.capacity = Math.max(qp.capabilities().maxSendWr(), 1);
         this.maxSge = Math.max(qp.capabilities().maxSendSge(), 1);
         this.maxInline = qp.capabilities().maxInlineData();
@@ -439,7 +442,7 @@ public final class DirectSendQueue {
 
     /** The guard this chain took is still this thread's (a close on this thread takes it away: ring unmapped). */
     void held() {
-        if (!side.heldByMe()) {
+        if (!guard.heldByMe()) {
             throw DirectSendChain.lost(this);
         }
     }
