@@ -103,6 +103,7 @@ public abstract class DirectPath {
     /**
      * A work queue's call guard ({@code CallGuard}) as the direct paths check it per WR: held by the caller or not.
      * Reached from the direct queue itself, not through its {@link SendSide} (one dependent load less per WR).
+     * Java-only: C leaves concurrent posting to the application.
      */
     public abstract static class Guard {
         protected Guard() {}
