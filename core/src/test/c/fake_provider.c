@@ -563,6 +563,7 @@ uint64_t fake_c_extended_poll16(struct ibv_qp *qp, struct ibv_cq_ex *cq, uint64_
 /* ---- mlx5dv_qp_ex.wr_set_dc_addr for the DC initiator's host tests: records its arguments ---- */
 static uint64_t fake_dc_addr[4];
 static uint64_t fake_dc_addr_calls;
+static int64_t fake_dc_stream = -1;
 
 void fake_wr_set_dc_addr(void *mqp, struct ibv_ah *ah, uint32_t remote_dctn, uint64_t remote_dc_key) {
     fake_dc_addr[0] = (uint64_t) (uintptr_t) mqp;
@@ -570,9 +571,19 @@ void fake_wr_set_dc_addr(void *mqp, struct ibv_ah *ah, uint32_t remote_dctn, uin
     fake_dc_addr[2] = remote_dctn;
     fake_dc_addr[3] = remote_dc_key;
     fake_dc_addr_calls++;
+    fake_dc_stream = -1;
     if (ah_hook)
         ah_hook();
 }
+
+/* mlx5dv_qp_ex.wr_set_dc_addr_stream: records as fake_wr_set_dc_addr, and the stream (-1 after a plain call) */
+void fake_wr_set_dc_addr_stream(void *mqp, struct ibv_ah *ah, uint32_t remote_dctn, uint64_t remote_dc_key,
+                                uint16_t stream_id) {
+    fake_wr_set_dc_addr(mqp, ah, remote_dctn, remote_dc_key);
+    fake_dc_stream = stream_id;
+}
+
+int64_t fake_last_dc_stream(void) { return fake_dc_stream; }
 
 /* the arguments of the last fake_wr_set_dc_addr into out[0..3]; returns the number of calls so far */
 uint64_t fake_last_dc_addr(uint64_t *out) {

@@ -32,8 +32,9 @@
  *   V n                    mlx5_cq_event n times (arm_sn += n)
  *   Z                      makes the QP a DC initiator (qp_type IBV_QPT_DRIVER, dc_type MLX5DV_DCTYPE_DCI)
  *   J i hex96              fake struct mlx5_ah number i (< 16) whose av holds these 48 bytes
- *   Y n + n pairs of lines "W ..." and "M ah dctn dc_key": the DCI chain through ibv_wr_start, ibv_wr_<op>,
- *                          mlx5dv_wr_set_dc_addr, ibv_wr_set_<sge|inline>, ibv_wr_complete; output as P's
+ *   Y n + n pairs of lines "W ..." and "M ah dctn dc_key [stream]": the DCI chain through ibv_wr_start,
+ *                          ibv_wr_<op>, mlx5dv_wr_set_dc_addr (with a stream: mlx5dv_wr_set_dc_addr_stream),
+ *                          ibv_wr_set_<sge|inline>, ibv_wr_complete; output as P's
  */
 #define _GNU_SOURCE
 #include <infiniband/verbs.h>
@@ -335,13 +336,16 @@ static void cmd_j(char *args) {
 static void cmd_y(int n) {
     struct ibv_send_wr wrs[256];
     unsigned ah[256], dctn[256];
+    int stream[256];
     unsigned long long key[256];
     sge_used = 0;
     for (int i = 0; i < n; i++) {
         char line[256];
         read_wr(&wrs[i]);
-        if (!fgets(line, sizeof line, stdin) || sscanf(line, "M %i %i %llu", &ah[i], &dctn[i], &key[i]) != 3
-            || ah[i] >= 16) { fprintf(stderr, "bad M\n"); exit(2); }
+        stream[i] = -1;
+        int got = fgets(line, sizeof line, stdin) ? sscanf(line, "M %i %i %llu %i", &ah[i], &dctn[i], &key[i],
+                                                           &stream[i]) : 0;
+        if (got < 3 || ah[i] >= 16 || stream[i] > 0xffff) { fprintf(stderr, "bad M\n"); exit(2); }
     }
     struct ibv_qp_init_attr_ex attr = { .qp_type = IBV_QPT_DRIVER, .comp_mask = IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
         .send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND
@@ -356,7 +360,10 @@ static void cmd_y(int n) {
     unsigned old = start_chain(x);
     for (int i = 0; i < n; i++) {
         wr_op(x, &wrs[i], 0, 'Y');
-        mlx5dv_wr_set_dc_addr(mx, &dc_ahs[ah[i]].ibv_ah, dctn[i], key[i]);
+        if (stream[i] < 0)
+            mlx5dv_wr_set_dc_addr(mx, &dc_ahs[ah[i]].ibv_ah, dctn[i], key[i]);
+        else
+            mlx5dv_wr_set_dc_addr_stream(mx, &dc_ahs[ah[i]].ibv_ah, dctn[i], key[i], (uint16_t)stream[i]);
         wr_data(x, &wrs[i]);
     }
     int rc = ibv_wr_complete(x);

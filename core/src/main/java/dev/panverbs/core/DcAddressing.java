@@ -5,9 +5,9 @@ import dev.panverbs.core.internal.DcPath;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The DC step of a {@link PostBatch} ({@code mlx5dv_wr_set_dc_addr(3)}), reached from
- * {@code dev.panverbs.core.mlx5.DcInitiator} through {@link DcPath}: kept out of {@code PostBatch} itself, which
- * holds only the tracking it shares with {@link PostBatch#setUdAddr}.
+ * The DC step of a {@link PostBatch} ({@code mlx5dv_wr_set_dc_addr(3)}, {@code mlx5dv_wr_set_dc_addr_stream}),
+ * reached from {@code dev.panverbs.core.mlx5.DcInitiator} through {@link DcPath}: kept out of {@code PostBatch}
+ * itself, which holds only the tracking it shares with {@link PostBatch#setUdAddr}.
  */
 final class DcAddressing extends DcPath {
     private static final String VERB = "mlx5dv_wr_set_dc_addr";
@@ -20,12 +20,12 @@ final class DcAddressing extends DcPath {
 
     @Override
     public void setDcAddr(PostBatch batch, QueuePair dci, MemorySegment mqp, AddressHandle ah, int remoteDctn,
-                          long remoteDcKey) {
+                          long remoteDcKey, int streamId) {
         if (batch == null || ah == null) {
             throw new NullPointerException(VERB + ": " + (batch == null ? "the batch" : "the address handle")
                     + " is null");
         }
-        batch.setDcAddr(dci, mqp, ah, remoteDctn, remoteDcKey);
+        batch.setDcAddr(dci, mqp, ah, remoteDctn, remoteDcKey, streamId);
     }
 
     @Override
@@ -82,9 +82,14 @@ final class DcAddressing extends DcPath {
      * The provider's setter: copies the AH's {@code struct mlx5_ah.av} into the WQE's datagram segment, under the AH's
      * monitor, which {@link AddressHandle#close()} holds: {@code ibv_destroy_ah} cannot free it during the copy.
      */
-    static void set(MemorySegment mqp, AddressHandle ah, int remoteDctn, long remoteDcKey) {
+    static void set(MemorySegment mqp, AddressHandle ah, int remoteDctn, long remoteDcKey, int streamId) {
         synchronized (ah) {
-            Mlx5dvInlineWr.mlx5dv_wr_set_dc_addr(mqp, ah.resource.handle(VERB), remoteDctn, remoteDcKey);
+            if (streamId < 0) {
+                Mlx5dvInlineWr.mlx5dv_wr_set_dc_addr(mqp, ah.resource.handle(VERB), remoteDctn, remoteDcKey);
+            } else {
+                Mlx5dvInlineWr.mlx5dv_wr_set_dc_addr_stream(mqp, ah.resource.handle(VERB), remoteDctn, remoteDcKey,
+                        streamId);
+            }
         }
     }
 }

@@ -347,11 +347,15 @@ public final class PostBatch implements AutoCloseable {
         return this;
     }
 
-    /** {@code mlx5dv_wr_set_dc_addr} of a DC initiator ({@link DcAddressing}), tracked as {@link #setUdAddr}. */
-    void setDcAddr(QueuePair dci, MemorySegment mqp, AddressHandle ah, int remoteDctn, long remoteDcKey) {
+    /**
+     * {@code mlx5dv_wr_set_dc_addr} (or {@code _stream} when {@code streamId >= 0}) of a DC initiator
+     * ({@link DcAddressing}), tracked as {@link #setUdAddr}.
+     */
+    void setDcAddr(QueuePair dci, MemorySegment mqp, AddressHandle ah, int remoteDctn, long remoteDcKey,
+                   int streamId) {
         current();
         DcAddressing.check(qp, dci, ah);
-        DcAddressing.set(mqp, ah, remoteDctn, remoteDcKey);
+        DcAddressing.set(mqp, ah, remoteDctn, remoteDcKey, streamId);
         destSetIn[count - 1] = batch;
         udAh[count - 1] = ah;
         tracker.stageAh(base + count - 1, ah.trackingId);

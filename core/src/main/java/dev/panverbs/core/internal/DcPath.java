@@ -24,9 +24,10 @@ public abstract class DcPath {
     /**
      * {@code mlx5dv_wr_set_dc_addr(mqp, ah, remoteDctn, remoteDcKey)} on the current WR of {@code batch}, which must be
      * the open batch of {@code dci}; the AH is checked (open, the DCI's PD) and staged in the send queue's tracker.
+     * {@code streamId} 0..65535: {@code mlx5dv_wr_set_dc_addr_stream} on that DCI stream instead; -1: none.
      */
     public abstract void setDcAddr(PostBatch batch, QueuePair dci, MemorySegment mqp, AddressHandle ah,
-                                   int remoteDctn, long remoteDcKey);
+                                   int remoteDctn, long remoteDcKey, int streamId);
 
     /**
      * {@code ibv_modify_qp(3)} of a DC target ({@code qp}, a {@code struct ibv_qp *} of {@code context}) in state

@@ -35,6 +35,8 @@ public final class DcAddress {
     final long remoteDcKey;
     /** The datagram segment as six native-order words (WQE bytes 16-63 after the control segment). */
     final long[] av;
+    /** The DCI stream ({@code mlx5dv_wr_set_dc_addr_stream}'s {@code stream_id}); 0 without streams. */
+    final int streamId;
 
     DcAddress(AddressHandle ah, long ahTrackingId, byte[] ahAv, int remoteDctn, long remoteDcKey) {
         if (ahAv.length != 48) {
@@ -58,6 +60,38 @@ public final class DcAddress {
         for (int i = 0; i < 6; i++) {
             av[i] = b.get(ValueLayout.JAVA_LONG_UNALIGNED, 8L * i); // native order: one store puts these bytes
         }
+        this.streamId = 0;
+    }
+
+    private DcAddress(DcAddress of, int streamId) {
+        this.ah = of.ah;
+        this.ahResource = of.ahResource;
+        this.ahTrackingId = of.ahTrackingId;
+        this.remoteDctn = of.remoteDctn;
+        this.remoteDcKey = of.remoteDcKey;
+        this.av = of.av; // never written after construction: shared
+        this.streamId = streamId;
+    }
+
+    /**
+     * This address on DCI stream {@code streamId}: the WQE also carries the stream in its control segment, as
+     * {@code mlx5dv_wr_set_dc_addr_stream(3)} writes it. The DCI must have been built with
+     * {@link DcInitiator.Builder#dciStreams} and {@code streamId} must be below its {@code 2^logNumConcurrent}
+     * ({@link DirectDcQueue} refuses the WR otherwise). Resolve once per stream, not per WR.
+     *
+     * @throws IllegalArgumentException {@code streamId} outside 0..65535 (a {@code uint16_t})
+     */
+    public DcAddress onStream(int streamId) {
+        if ((streamId & ~0xFFFF) != 0) {
+            throw new IllegalArgumentException("mlx5dv_wr_set_dc_addr_stream: stream_id " + streamId
+                    + " is not a uint16_t (0..65535)");
+        }
+        return new DcAddress(this, streamId);
+    }
+
+    /** The DCI stream this address names (0 unless made by {@link #onStream}). */
+    public int streamId() {
+        return streamId;
     }
 
     /**
@@ -107,6 +141,7 @@ public final class DcAddress {
 
     @Override
     public String toString() {
-        return "DcAddress[DCT 0x" + Integer.toHexString(remoteDctn) + " via " + ah + "]";
+        return "DcAddress[DCT 0x" + Integer.toHexString(remoteDctn) + " via " + ah
+                + (streamId != 0 ? " on stream " + streamId : "") + "]";
     }
 }

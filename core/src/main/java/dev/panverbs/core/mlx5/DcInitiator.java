@@ -4,6 +4,7 @@ import dev.panverbs.bindings.Errno;
 import dev.panverbs.bindings.ibverbs.LibIbverbsQueues;
 import dev.panverbs.bindings.mlx5.LibMlx5;
 import dev.panverbs.bindings.mlx5dv.mlx5dv_dc_init_attr;
+import dev.panverbs.bindings.mlx5dv.mlx5dv_dci_streams;
 import dev.panverbs.bindings.mlx5dv.mlx5dv_h;
 import dev.panverbs.bindings.mlx5dv.mlx5dv_qp_ex;
 import dev.panverbs.bindings.mlx5dv.mlx5dv_qp_init_attr;
@@ -23,6 +24,7 @@ import dev.panverbs.core.QueuePairAttributes;
 import dev.panverbs.core.QueuePairState;
 import dev.panverbs.core.QueuePairType;
 import dev.panverbs.core.SendOperation;
+import dev.panverbs.core.UnsupportedVerbException;
 import dev.panverbs.core.internal.DcPath;
 import dev.panverbs.core.internal.Errors;
 import dev.panverbs.core.internal.NativeHandles;
@@ -50,6 +52,10 @@ import java.util.Set;
  * }
  * }</pre>
  *
+ * <p>DCI streams ({@link Builder#dciStreams}: {@code MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS}) let one DCI keep
+ * {@code 2^logNumConcurrent} targets in flight at once; each WR names its stream with {@link #setDcAddrStream}
+ * ({@code mlx5dv_wr_set_dc_addr_stream}) or, on the Direct WQE path, a {@link DcAddress#onStream} address.
+ *
  * <p>Lifetimes are a {@link QueuePair}'s ({@link #queuePair()}): a child of its PD and CQ, closed by their cascade.
  * DMA safety as a UD send's: the address handle of each WR is tracked by the send queue, so
  * {@link AddressHandle#close()} is refused until the WR's completion retires, and a WR staged with an AH closed since
@@ -61,13 +67,20 @@ public final class DcInitiator implements AutoCloseable {
     /** {@code struct mlx5dv_qp_ex *} inside libmlx5's QP: its {@code wr_set_dc_addr} slot. */
     private final MemorySegment mqp;
     private final DcPath path = DcPath.get();
+    /** {@code 2^log_num_concurent} of a DCI built with streams; 0 without. */
+    private final int streams;
 
     DcInitiator(QueuePair qp, MemorySegment mqp) {
+        this(qp, mqp, 0);
+    }
+
+    DcInitiator(QueuePair qp, MemorySegment mqp, int streams) {
         if (qp.type() != QueuePairType.DC_INITIATOR) {
             throw new IllegalArgumentException(qp + " is " + qp.type() + ", not a DC initiator");
         }
         this.qp = qp;
         this.mqp = mqp.reinterpret(mlx5dv_qp_ex.sizeof());
+        this.streams = streams;
     }
 
     /** Options of a new DCI, from {@link #builder}. Not thread-safe; use once. */
@@ -121,8 +134,37 @@ public final class DcInitiator implements AutoCloseable {
      * @throws IllegalArgumentException a batch of another QP, an AH of another PD
      */
     public PostBatch setDcAddr(PostBatch batch, AddressHandle ah, int remoteDctn, long remoteDcKey) {
-        path.setDcAddr(batch, qp, mqp, ah, remoteDctn, remoteDcKey);
+        path.setDcAddr(batch, qp, mqp, ah, remoteDctn, remoteDcKey, -1);
         return batch;
+    }
+
+    /**
+     * {@code mlx5dv_wr_set_dc_addr_stream(3)}: {@link #setDcAddr} on DCI stream {@code streamId}, which libmlx5 writes
+     * into the WQE's control segment ({@code dci_stream_channel_id}). The DCI must have been built with
+     * {@link Builder#dciStreams} and {@code streamId} must be below {@code 2^logNumConcurrent}.
+     *
+     * @throws IllegalArgumentException a DCI without streams or a stream out of its range, naming the verb; and as
+     *                                  {@link #setDcAddr}
+     */
+    public PostBatch setDcAddrStream(PostBatch batch, AddressHandle ah, int remoteDctn, long remoteDcKey,
+                                     int streamId) {
+        if (streamId < 0 || streamId >= streams) {
+            throw badStream(streamId);
+        }
+        path.setDcAddr(batch, qp, mqp, ah, remoteDctn, remoteDcKey, streamId);
+        return batch;
+    }
+
+    /** DCI streams this DCI was built with ({@code 2^logNumConcurrent}); 1 without streams (stream 0 only). */
+    int streams() {
+        return Math.max(streams, 1);
+    }
+
+    private IllegalArgumentException badStream(int streamId) {
+        return new IllegalArgumentException("mlx5dv_wr_set_dc_addr_stream: " + qp + (streams == 0
+                ? " was built without DCI streams (DcInitiator.Builder.dciStreams); use setDcAddr"
+                : " has " + streams + " DCI streams (0.." + (streams - 1) + ")") + ": stream " + streamId
+                + " refused");
     }
 
     /** {@code ibv_destroy_qp(3)}; see {@link QueuePair#close()}. */
@@ -144,6 +186,8 @@ public final class DcInitiator implements AutoCloseable {
         private int maxSendSge = 1;
         private int maxInlineData;
         private boolean sqSigAll;
+        private int logNumConcurrent = -1;
+        private int logNumErrored;
         private Set<SendOperation> sendOps = EnumSet.of(SendOperation.SEND, SendOperation.SEND_WITH_IMM,
                 SendOperation.RDMA_WRITE, SendOperation.RDMA_WRITE_WITH_IMM, SendOperation.RDMA_READ);
 
@@ -183,6 +227,23 @@ public final class DcInitiator implements AutoCloseable {
         }
 
         /**
+         * DCI streams ({@code MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS}, {@code dc_init_attr.dci_streams}): up to
+         * {@code 2^logNumConcurrent} streams in flight at once, {@code 2^logNumErrored} of them in error before the
+         * DCI itself moves to error. {@link #build()} refuses up front, naming {@code dci_streams_caps}, a device whose
+         * {@code mlx5dv_query_device} reports no DCI streams or smaller maxima.
+         */
+        public Builder dciStreams(int logNumConcurrent, int logNumErrored) {
+            if ((logNumConcurrent & ~0xFF) != 0 || (logNumErrored & ~0xFF) != 0 || logNumConcurrent > 16) {
+                throw new IllegalArgumentException(CREATE + ": dci_streams.log_num_concurent " + logNumConcurrent
+                        + " and log_num_errored " + logNumErrored + " must be 0..16 and 0..255 (stream ids are "
+                        + "16-bit)");
+            }
+            this.logNumConcurrent = logNumConcurrent;
+            this.logNumErrored = logNumErrored;
+            return this;
+        }
+
+        /**
          * {@code send_ops_flags} (default SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ): what
          * libmlx5 builds for a DCI ({@code MLX5_SUPPORTED_SEND_OPS_FLAGS_DCI}, RC's); must not be empty. The atomics
          * need a device whose {@code atomicCap} is not NONE (else the build's EOPNOTSUPP says so).
@@ -203,8 +264,12 @@ public final class DcInitiator implements AutoCloseable {
         public DcInitiator build() {
             Context context = pd.context();
             DynamicConnect.requireMlx5(context, CREATE);
+            if (logNumConcurrent >= 0) {
+                DynamicConnect.requireDciStreams(context, logNumConcurrent, logNumErrored);
+            }
             String call = Errors.call(CREATE, "dc_type", "MLX5DV_DCTYPE_DCI", "maxSendWr", maxSendWr, "maxSendSge",
-                    maxSendSge, "maxInlineData", maxInlineData, "sendOps", sendOps);
+                    maxSendSge, "maxInlineData", maxInlineData, "sendOps", sendOps, "dciStreams", logNumConcurrent < 0
+                    ? "none" : "log_num_concurent=" + logNumConcurrent + ", log_num_errored=" + logNumErrored);
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment attr = arena.allocate(ibv_qp_init_attr_ex.layout());
                 MemorySegment cqHandle = NativeHandles.handle(cq, CREATE);
@@ -221,8 +286,17 @@ public final class DcInitiator implements AutoCloseable {
                         | verbs_h.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS());
                 ibv_qp_init_attr_ex.send_ops_flags(attr, SendOperation.bits(sendOps));
                 MemorySegment dv = arena.allocate(mlx5dv_qp_init_attr.layout());
-                mlx5dv_qp_init_attr.comp_mask(dv, mlx5dv_h.MLX5DV_QP_INIT_ATTR_MASK_DC());
-                mlx5dv_dc_init_attr.dc_type(mlx5dv_qp_init_attr.dc_init_attr(dv), mlx5dv_h.MLX5DV_DCTYPE_DCI());
+                MemorySegment dc = mlx5dv_qp_init_attr.dc_init_attr(dv);
+                mlx5dv_dc_init_attr.dc_type(dc, mlx5dv_h.MLX5DV_DCTYPE_DCI());
+                if (logNumConcurrent >= 0) {
+                    mlx5dv_qp_init_attr.comp_mask(dv, mlx5dv_h.MLX5DV_QP_INIT_ATTR_MASK_DC()
+                            | mlx5dv_h.MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS());
+                    MemorySegment st = mlx5dv_dc_init_attr.dci_streams(dc);
+                    mlx5dv_dci_streams.log_num_concurent(st, (byte) logNumConcurrent);
+                    mlx5dv_dci_streams.log_num_errored(st, (byte) logNumErrored);
+                } else {
+                    mlx5dv_qp_init_attr.comp_mask(dv, mlx5dv_h.MLX5DV_QP_INIT_ATTR_MASK_DC());
+                }
                 MemorySegment errno = Errno.allocateCapture(arena);
                 MemorySegment handle = LibMlx5.mlx5dv_create_qp(errno, NativeHandles.context(context, CREATE), attr,
                         dv);
@@ -240,7 +314,8 @@ public final class DcInitiator implements AutoCloseable {
                     throw e;
                 }
                 return new DcInitiator(wrapped,
-                        LibMlx5.mlx5dv_qp_ex_from_ibv_qp_ex(LibIbverbsQueues.ibv_qp_to_qp_ex(handle)));
+                        LibMlx5.mlx5dv_qp_ex_from_ibv_qp_ex(LibIbverbsQueues.ibv_qp_to_qp_ex(handle)),
+                        logNumConcurrent < 0 ? 0 : 1 << logNumConcurrent);
             }
         }
 

@@ -20,15 +20,18 @@ final class DcWqe {
      * {@code av} ({@code struct mlx5_wqe_av} with the DC key and the DCT number, as {@link DcAddress} holds it: six
      * native-order words) fills the rest of the control segment's WQEBB, so the segments after it start at the next
      * WQEBB, the ring's first when the control segment is in its last one (libmlx5: "in DC raddr_seg may overrun the
-     * SQ").
+     * SQ"). {@code streamId} (0..65535; 0 on a DCI without streams) goes into the control segment's
+     * {@code dci_stream_channel_id} (bytes 9-10, big-endian), as {@code mlx5_send_wr_set_dc_addr_stream} writes it.
      */
     static int beginDc(WqeWriter w, int opcode, int flags, int immOrInv, long raddr, int rkey, long swap,
-                       long compareAdd, long[] av) {
+                       long compareAdd, long[] av, int streamId) {
         int cp = w.curPost;
         int idx = cp & w.wqeMask;
         long ctrl = (long) idx * WQEBB;
         int imm = ((IMM_OPS >>> opcode) & 1) != 0 ? Integer.reverseBytes(immOrInv) : 0;
-        w.put(ctrl + 8, ((long) w.fmCeSe(flags) << 24) | ((long) imm << 32));
+        // bytes 8-15: signature 0, dci_stream_channel_id (be16), fm_ce_se, imm; one native-order store
+        long stream = (long) (Short.reverseBytes((short) streamId) & 0xFFFF) << 8;
+        w.put(ctrl + 8, stream | ((long) w.fmCeSe(flags) << 24) | ((long) imm << 32));
         w.put(ctrl + 16, av[0]);
         w.put(ctrl + 24, av[1]);
         w.put(ctrl + 32, av[2]);

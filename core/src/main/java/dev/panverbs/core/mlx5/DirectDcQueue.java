@@ -21,7 +21,8 @@ import java.lang.foreign.MemorySegment;
  * key, then the remote-address/atomic and data segments or inline data) and rings the doorbell, with no downcall: the
  * bytes of libmlx5's {@code ibv_wr_<op>} + {@code mlx5dv_wr_set_dc_addr} + {@code ibv_wr_set_sge*} /
  * {@code ibv_wr_set_inline_data*} + {@code ibv_wr_complete} (rdma-core 44), verified against that code on fake memory
- * ({@code Mlx5DcOracleTest}). Builds like {@link DirectSendQueue}'s builder form: an opcode method names its target
+ * ({@code Mlx5DcOracleTest}); a {@link DcAddress#onStream} address also writes its DCI stream, as
+ * {@code mlx5dv_wr_set_dc_addr_stream} does. Builds like {@link DirectSendQueue}'s builder form: an opcode method names its target
  * and starts a WR, {@link #sge} and {@link #inline} add its data, {@link #post()} rings.
  *
  * <p>DMA safety is {@link DirectSendQueue}'s (the same tracker, key checks, guard and completion retirement through
@@ -38,11 +39,14 @@ public final class DirectDcQueue {
     private final DirectSendQueue queue;
     private final DcPath.AhStage ahStage;
     private final QueuePair qp;
+    /** Stream ids a WR may name: {@code 2^logNumConcurrent} of a DCI with streams, else 1 (stream 0 only). */
+    private final int streams;
 
-    DirectDcQueue(DirectSendQueue queue) {
+    DirectDcQueue(DirectSendQueue queue, int streams) {
         this.queue = queue;
         this.qp = queue.queuePair();
         this.ahStage = DC.ahStage(qp);
+        this.streams = streams;
     }
 
     /**
@@ -53,14 +57,20 @@ public final class DirectDcQueue {
         QueuePair qp = dci.queuePair();
         Mlx5QueuePairView view = Mlx5.queuePairView(qp);
         return new DirectDcQueue(new DirectSendQueue(qp, view, sendCq, view.blueFlameSize() != 0, Mlx5.preferBf(),
-                Mlx5.shutUpBf(), QueuePairType.DC_INITIATOR));
+                Mlx5.shutUpBf(), QueuePairType.DC_INITIATOR), dci.streams());
     }
 
-    /** Over a view the caller built (fake memory in tests). */
+    /** Over a view the caller built (fake memory in tests), a DCI without streams. */
     static DirectDcQueue over(QueuePair dci, Mlx5QueuePairView view, DirectCompletionQueue sendCq, boolean preferBf,
                               boolean shutUpBf) {
+        return over(dci, view, sendCq, preferBf, shutUpBf, 1);
+    }
+
+    /** The same for a DCI with {@code streams} concurrent streams. */
+    static DirectDcQueue over(QueuePair dci, Mlx5QueuePairView view, DirectCompletionQueue sendCq, boolean preferBf,
+                              boolean shutUpBf, int streams) {
         return new DirectDcQueue(new DirectSendQueue(dci, view, sendCq, view.blueFlameSize() != 0, preferBf, shutUpBf,
-                QueuePairType.DC_INITIATOR));
+                QueuePairType.DC_INITIATOR), streams);
     }
 
     /** What {@link DcAddress} records for {@code ah}. */
@@ -124,9 +134,18 @@ public final class DirectDcQueue {
             throw new IllegalArgumentException(VERB + ": " + to.ah + " belongs to another protection domain than "
                     + qp + " (the AH and the QP must share a PD)");
         }
-        long position = queue.startDc(op, wrId, flags, imm, ra, rk, sw, ca, to.av);
+        if (to.streamId >= streams) {
+            throw badStream(to.streamId);
+        }
+        long position = queue.startDc(op, wrId, flags, imm, ra, rk, sw, ca, to.av, to.streamId);
         ahStage.stage(position, to.ahTrackingId); // published with the WR at post: the AH's close then refuses
         return this;
+    }
+
+    private RuntimeException badStream(int streamId) {
+        return new IllegalArgumentException(VERB + ": " + qp + (streams == 1 ? " has no DCI streams (built without "
+                + "DcInitiator.Builder.dciStreams)" : " has " + streams + " DCI streams (0.." + (streams - 1) + ")")
+                + ": stream " + streamId + " refused; use DcAddress.onStream with a stream of this DCI");
     }
 
     /** Adds an SGE of {@code key} to the current WR (see {@link DirectSendQueue#sge}). */

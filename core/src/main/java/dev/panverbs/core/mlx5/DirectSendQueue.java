@@ -404,13 +404,14 @@ public final class DirectSendQueue {
 
     /**
      * The builder form of a DC initiator's WR ({@link DirectDcQueue}): {@link #start} with the datagram segment
-     * {@code av} after the control segment ({@link DcWqe#beginDc}). Returns the WR's tracker position (its AH is
-     * staged there).
+     * {@code av} after the control segment and DCI stream {@code streamId} in it ({@link DcWqe#beginDc}). Returns the
+     * WR's tracker position (its AH is staged there).
      */
-    long startDc(int op, long wrId, int sendFlags, int immOrInv, long ra, int rk, long sw, long ca, long[] av) {
+    long startDc(int op, long wrId, int sendFlags, int immOrInv, long ra, int rk, long sw, long ca, long[] av,
+                 int streamId) {
         checkFlags(sendFlags);
         int i = next();
-        return started(op, wrId, i, DcWqe.beginDc(writer, op, sendFlags, immOrInv, ra, rk, sw, ca, av));
+        return started(op, wrId, i, DcWqe.beginDc(writer, op, sendFlags, immOrInv, ra, rk, sw, ca, av, streamId));
     }
 
     /**

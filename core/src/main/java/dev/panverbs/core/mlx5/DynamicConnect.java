@@ -46,6 +46,31 @@ public final class DynamicConnect {
         }
     }
 
+    /** The capability {@link DcInitiator.Builder#dciStreams} needs, as {@link UnsupportedVerbException} names it. */
+    public static final String STREAMS_CAPABILITY = "mlx5 DCI streams (mlx5dv_query_device dci_streams_caps, "
+            + "MLX5DV_CONTEXT_MASK_DCI_STREAMS)";
+
+    /**
+     * Refuses, before {@code mlx5dv_create_qp}, DCI streams the device does not report ({@code comp_mask} without
+     * {@code MLX5DV_CONTEXT_MASK_DCI_STREAMS}: {@link UnsupportedVerbException}) or smaller maxima than asked
+     * ({@code IllegalArgumentException}; libmlx5 would fail with a bare EINVAL).
+     */
+    static void requireDciStreams(Context context, int logNumConcurrent, int logNumErrored) {
+        DcCapabilities caps = capabilities(context);
+        String name = context.device().name();
+        if (!caps.dciStreams()) {
+            throw new UnsupportedVerbException("mlx5dv_create_qp", name + " reports no DCI streams "
+                    + "(mlx5dv_query_device left MLX5DV_CONTEXT_MASK_DCI_STREAMS clear: rdma-core, kernel or firmware "
+                    + "too old); build the DCI without dciStreams", STREAMS_CAPABILITY);
+        }
+        if (logNumConcurrent > caps.maxLogNumConcurrent() || logNumErrored > caps.maxLogNumErrored()) {
+            throw new IllegalArgumentException("mlx5dv_create_qp: dci_streams log_num_concurent=" + logNumConcurrent
+                    + ", log_num_errored=" + logNumErrored + " exceed " + name + "'s dci_streams_caps "
+                    + "(max_log_num_concurent=" + caps.maxLogNumConcurrent() + ", max_log_num_errored="
+                    + caps.maxLogNumErrored() + ")");
+        }
+    }
+
     /** Refuses a context whose device libmlx5 does not drive ({@code mlx5dv_is_supported}), naming it. */
     static void requireMlx5(Context context, String verb) {
         if (!Mlx5.isSupported(context)) {

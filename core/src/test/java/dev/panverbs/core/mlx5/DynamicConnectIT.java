@@ -45,6 +45,8 @@ class DynamicConnectIT extends Mlx5DeviceFixture {
                 .hasMessageContaining(refusal).hasMessageContaining("mlx5dv_query_device");
         assertThatThrownBy(() -> DcInitiator.builder(pd, cq).build()).isInstanceOf(UnsupportedVerbException.class)
                 .hasMessageContaining(refusal).hasMessageContaining("mlx5dv_create_qp");
+        assertThatThrownBy(() -> DcInitiator.builder(pd, cq).dciStreams(2, 1).build())
+                .isInstanceOf(UnsupportedVerbException.class).hasMessageContaining(refusal);
         assertThatThrownBy(() -> DcTarget.create(pd, cq, srq, KEY)).isInstanceOf(UnsupportedVerbException.class)
                 .hasMessageContaining(refusal).hasMessageContaining("mlx5dv_create_qp")
                 .satisfies(e -> assertThat(((UnsupportedVerbException) e).capability())
@@ -149,5 +151,54 @@ class DynamicConnectIT extends Mlx5DeviceFixture {
         ah.close(); // every WR retired
         srq.close(); // closes the DCT first
         assertThat(dct.isClosed()).isTrue();
+    }
+
+    @Test
+    void aDciWithStreamsWritesOnEachStreamOrIsRefusedNamingDciStreamsCaps() {
+        assumeTrue(Mlx5.isSupported(ctx), name + " is not an mlx5 device: this runs in the hardware lane");
+        DcCapabilities caps = DynamicConnect.capabilities(ctx);
+        CompletionQueue sendCq = ctx.createCq(64).build();
+        if (!caps.dciStreams() || caps.maxLogNumConcurrent() < 1) {
+            assertThatThrownBy(() -> DcInitiator.builder(pd, sendCq).dciStreams(1, 0).build())
+                    .satisfies(e -> assertThat(e).isInstanceOfAny(UnsupportedVerbException.class,
+                            IllegalArgumentException.class))
+                    .hasMessageContaining("dci_streams");
+            return;
+        }
+        assertThatThrownBy(() -> DcInitiator.builder(pd, sendCq).dciStreams(caps.maxLogNumConcurrent() + 1, 0)
+                .build()).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("max_log_num_concurent");
+        CompletionQueue recvCq = ctx.createCq(64).build();
+        SharedReceiveQueue srq = pd.createSrq(32).build();
+        DcTarget dct = DcTarget.create(pd, recvCq, srq, KEY);
+        AddressVector av = loopbackPath();
+        dct.toInit(PORT, EnumSet.of(Access.REMOTE_WRITE));
+        dct.toRtr(av, Mtu.MTU_1024, 12);
+        DcInitiator dci = DcInitiator.builder(pd, sendCq).maxSendWr(32).dciStreams(1, 0).build();
+        dci.toInit(PORT);
+        dci.toRtr(Mtu.MTU_1024, av);
+        dci.toRts();
+        AddressHandle ah = pd.createAh(av);
+        MemoryRegion src = pd.allocate(8192, EnumSet.of(Access.LOCAL_WRITE));
+        MemoryRegion dst = pd.allocate(8192, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
+        src.buffer().fill((byte) 0x5A);
+        WorkCompletions wcs = WorkCompletions.allocate(4);
+        for (int stream = 0; stream < 2; stream++) {
+            try (PostBatch b = dci.startSend()) {
+                b.rdmaWrite(stream, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address() + 4096L * stream);
+                dci.setDcAddrStream(b, ah, dct.dctNumber(), KEY, stream).setSge(src, 0, 4096);
+                b.submit();
+            }
+            WorkCompletion wc = poll(sendCq, wcs);
+            assertThat(wc.status()).as("stream " + stream).isEqualTo(WorkCompletionStatus.SUCCESS);
+        }
+        assertThat(dst.buffer().mismatch(src.buffer())).isEqualTo(-1);
+        try (PostBatch b = dci.startSend()) {
+            b.rdmaWrite(9, SendFlag.SIGNALED_BIT, dst.rkey(), dst.address());
+            assertThatThrownBy(() -> dci.setDcAddrStream(b, ah, dct.dctNumber(), KEY, 2))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("2 DCI streams");
+        }
+        ah.close();
+        dci.close();
+        srq.close();
     }
 }

@@ -27,15 +27,18 @@ import org.junit.jupiter.api.Test;
  * numbers and DC keys; rings of 8..128 WQEBBs entered at random producer counters so the datagram segment's WQEBB is
  * the ring's last and what follows wraps, and the 16-bit index wraps; BlueFlame allowed or not, prefer_bf,
  * MLX5_SHUT_UP_BF) go through libmlx5's {@code ibv_wr_<op>}, {@code mlx5dv_wr_set_dc_addr}
- * ({@code mlx5_send_wr_set_dc_addr}), {@code ibv_wr_set_*} and {@code ibv_wr_complete} on a fake DCI
- * ({@code qp_type IBV_QPT_DRIVER}, {@code dc_type MLX5DV_DCTYPE_DCI}, rdma-core 44's {@code struct mlx5_qp}), and
- * through {@link DcWqe#beginDc} with a {@link DcAddress} on identically prepared memory: the WQEBBs written, a hash
- * of the whole ring, the doorbell record, both BlueFlame halves, the return code and the counters must be equal.
+ * ({@code mlx5_send_wr_set_dc_addr}) or, for two WRs in three, {@code mlx5dv_wr_set_dc_addr_stream}
+ * ({@code mlx5_send_wr_set_dc_addr_stream}; random stream ids, any {@code uint16_t}), {@code ibv_wr_set_*} and
+ * {@code ibv_wr_complete} on a fake DCI ({@code qp_type IBV_QPT_DRIVER}, {@code dc_type MLX5DV_DCTYPE_DCI},
+ * rdma-core 44's {@code struct mlx5_qp}), and through {@link DcWqe#beginDc} with a {@link DcAddress} (on the same
+ * stream, {@link DcAddress#onStream}) on identically prepared memory: the WQEBBs written, a hash of the whole ring,
+ * the doorbell record, both BlueFlame halves, the return code and the counters must be equal.
  */
 class Mlx5DcOracleTest {
     private static final int[] OPCODES = {0, 1, 2, 3, 4, 5, 6};
 
-    record Dc(int ah, int dctn, long key) {}
+    /** {@code stream} -1: {@code mlx5dv_wr_set_dc_addr}; else {@code mlx5dv_wr_set_dc_addr_stream} on it. */
+    record Dc(int ah, int dctn, long key, int stream) {}
 
     record Chain(List<Wr> wrs, List<Dc> dcs) {}
 
@@ -64,7 +67,11 @@ class Mlx5DcOracleTest {
                 for (int i = 0; i < ch.wrs.size(); i++) {
                     Dc d = ch.dcs.get(i);
                     script.append(ch.wrs.get(i).line()).append("M ").append(d.ah).append(' ')
-                            .append(d.dctn).append(' ').append(Long.toUnsignedString(d.key)).append('\n');
+                            .append(d.dctn).append(' ').append(Long.toUnsignedString(d.key));
+                    if (d.stream >= 0) {
+                        script.append(' ').append(d.stream);
+                    }
+                    script.append('\n');
                 }
                 head += ch.wrs.size();
             }
@@ -75,6 +82,7 @@ class Mlx5DcOracleTest {
         int bfCopies = 0;
         int wrapsAfterAv = 0;
         int inlines = 0;
+        int streamed = 0;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment src = arena.allocate(pattern.length);
             MemorySegment.copy(pattern, 0, src, ValueLayout.JAVA_BYTE, 0, pattern.length);
@@ -101,8 +109,12 @@ class Mlx5DcOracleTest {
                         Wr x = ch.wrs.get(i);
                         Dc d = ch.dcs.get(i);
                         DcAddress to = new DcAddress(null, 0, c.avs[d.ah], d.dctn, d.key);
+                        if (d.stream >= 0) {
+                            to = to.onStream(d.stream);
+                            streamed += d.stream != 0 ? 1 : 0;
+                        }
                         int idx = DcWqe.beginDc(w, x.opcode(), x.flags(), x.imm(), x.raddr(), x.rkey(), x.swap(),
-                                x.cmp(), to.av);
+                                x.cmp(), to.av, to.streamId);
                         if (((idx + 1) & (q.wqeCnt() - 1)) == 0) {
                             wrapsAfterAv++;
                         }
@@ -134,6 +146,7 @@ class Mlx5DcOracleTest {
         assertThat(bfCopies).as("BlueFlame copies").isGreaterThan(200);
         assertThat(wrapsAfterAv).as("WRs whose datagram segment ends the ring").isGreaterThan(200);
         assertThat(inlines).as("inline pieces").isGreaterThan(1000);
+        assertThat(streamed).as("WRs on a non-zero DCI stream").isGreaterThan(2000);
     }
 
     private static Case randomCase(SplittableRandom rnd) {
@@ -158,7 +171,12 @@ class Mlx5DcOracleTest {
             List<Dc> dcs = new ArrayList<>();
             for (int i = 0; i < len; i++) {
                 wrs.add(randomWr(rnd, qp));
-                dcs.add(new Dc(rnd.nextInt(avs.length), rnd.nextInt(1 << 24), rnd.nextLong()));
+                int stream = switch (rnd.nextInt(3)) { // none; a small stream; any uint16_t (high byte too)
+                    case 0 -> -1;
+                    case 1 -> rnd.nextInt(16);
+                    default -> rnd.nextInt(1 << 16);
+                };
+                dcs.add(new Dc(rnd.nextInt(avs.length), rnd.nextInt(1 << 24), rnd.nextLong(), stream));
             }
             chains.add(new Chain(wrs, dcs));
         }

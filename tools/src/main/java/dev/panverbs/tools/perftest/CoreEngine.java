@@ -123,6 +123,11 @@ final class CoreEngine implements VerbsEngine {
         }
 
         @Override
+        public boolean supportsXrc() {
+            return attrs.supportsXrc();
+        }
+
+        @Override
         public boolean isMlx5() {
             return Mlx5.isSupported(ctx);
         }

@@ -69,6 +69,12 @@ final class PerftestParameters implements Cloneable {
     int gidIndex = DEF_GID_INDEX;
     boolean useGidUser;
     Connection connection = Connection.RC;
+    /** {@code -c XRC} or {@code -c DC} ({@link #connection} then stays RC; see {@link XrcDcConnection}), or null. */
+    XrcDcConnection.Kind xrcDc;
+    /** --log_dci_streams (DC only; 0 = a plain DCI). */
+    int logDciStreams;
+    /** --log_active_dci_streams; -1 until given, then perftest takes --log_dci_streams. */
+    int logActiveDciStreams = -1;
     int numQps = 1;
     int inlineSize = DEF_INLINE;
     int outReads; // 0 = the device's max_qp_rd_atom

@@ -173,6 +173,7 @@ final class PerftestParser {
         }
         unsupported.rejectIfAny(p, out, err);
         ForceDependencies.apply(p, out, err);
+        XrcDcConnection.forceDependencies(p, out, err);
     }
 
     /** Removes the panverbs-only options; they must be spelled in full and never shadow a perftest option. */
@@ -450,9 +451,12 @@ final class PerftestParser {
             case "mmap", "mmap-offset", "raw_ipv6", "report-per-port", "use_hugepages", "promiscuous",
                  "sniffer", "raw_mcast", "flows", "flows_burst", "reply_every", "vlan_en", "vlan_pcp",
                  "recv_post_list", "aes_xts", "encrypt_on_tx", "sig_before", "aes_block_size", "kek_path",
-                 "credentials_path", "data_enc_keys_number", "data_enc_key_app_path", "log_dci_streams",
-                 "log_active_dci_streams", "remote_mac", "local_mac", "remote_ip", "local_ip", "remote_port",
-                 "local_port" -> unsupported.note("--" + name);
+                 "credentials_path", "data_enc_keys_number", "data_enc_key_app_path", "remote_mac", "local_mac",
+                 "remote_ip", "local_ip", "remote_port", "local_port" -> unsupported.note("--" + name);
+            case "log_dci_streams" ->
+                    p.logDciStreams = (int) checkValue(optarg, "log_dci_streams", "uint16_t") & 0xffff;
+            case "log_active_dci_streams" ->
+                    p.logActiveDciStreams = (int) checkValue(optarg, "log_active_dci_streams", "uint16_t") & 0xffff;
             case "ipv6" -> p.ipv6 = true;
             case "use_old_post_send" -> p.useOldPostSend = true;
             case "mr_per_qp" -> p.mrPerQp = true;
@@ -476,6 +480,7 @@ final class PerftestParser {
     }
 
     private void connection(String optarg) {
+        p.xrcDc = null; // the last -c wins, as in perftest
         switch (optarg) {
             case "RC" -> p.connection = Connection.RC;
             case "UC" -> {
@@ -490,7 +495,11 @@ final class PerftestParser {
                     exit(err, " UD connection only possible in SEND verb");
                 }
             }
-            case "RawEth", "XRC", "DC", "SRD" -> unsupported.note("-c " + optarg);
+            case "XRC", "DC" -> { // connection stays RC-like: nothing of UC/UD applies (perftest's connection_type)
+                p.connection = Connection.RC;
+                p.xrcDc = XrcDcConnection.Kind.valueOf(optarg);
+            }
+            case "RawEth", "SRD" -> unsupported.note("-c " + optarg);
             default -> exit(err, " Invalid Connection type. Please choose from {RC,UC,UD,XRC,DC,SRD}");
         }
     }

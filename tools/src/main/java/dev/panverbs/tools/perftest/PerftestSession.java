@@ -86,6 +86,7 @@ final class PerftestSession {
         device = setup.open(engine);
         try {
             setup.check(device);
+            XrcDcConnection.refuseIfCapable(p, device);
             if (p.output == PerftestParameters.Output.FULL && p.servername == null) {
                 out.print(PerftestOutput.WAITING_BANNER);
                 out.flush();
@@ -169,6 +170,7 @@ final class PerftestSession {
     }
 
     private void allocate() {
+        XrcDcConnection.failAsCtxInit(p, device); // where perftest's ctx_init fails without the transport
         layout = new BufferLayout(p.size, p.cycleBuffer, p.cacheLineSize, p.numQps, p.mrPerQp,
                 p.connection == Connection.UD);
         VerbsEngine.ResourceSpec spec = new VerbsEngine.ResourceSpec(p.verb(), p.connection, p.numQps, p.ibPort,

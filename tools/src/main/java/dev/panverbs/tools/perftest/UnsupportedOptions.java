@@ -59,9 +59,8 @@ final class UnsupportedOptions {
             case "-g/--mcg", "-M/--MGID" -> "multicast (" + option + ") is not supported by panverbs yet";
             case "-C/--report-cycles" -> "-C/--report-cycles is not supported: panverbs measures time with "
                     + "System.nanoTime(), it has no CPU cycle counts";
-            case "-c XRC", "-c DC", "-c SRD" -> "connection type " + option.substring(3)
-                    + " (-c) is not supported by panverbs; it supports RC, UC" + (test.verb()
-                    == PerftestTest.Verb.SEND ? " and UD" : "");
+            case "-c SRD" -> "connection type SRD (-c) is not supported by panverbs; it supports RC, UC" + (test.verb()
+                    == PerftestTest.Verb.SEND ? " and UD" : "") + " (XRC and DC: see -c XRC/-c DC)";
             case "-c RawEth" -> "Raw Ethernet QPs (-c RawEth) are not supported by panverbs";
             case "-w/--limit_bw", "-y/--limit_msgrate" -> option + " is not supported by " + prog
                     + ": it applies to BW tests only (perftest ignores it)";
@@ -77,8 +76,6 @@ final class UnsupportedOptions {
             case "--aes_xts", "--encrypt_on_tx", "--sig_before", "--aes_block_size", "--kek_path",
                  "--credentials_path", "--data_enc_keys_number", "--data_enc_key_app_path" ->
                     option + " (mlx5 AES-XTS encryption) is not supported by panverbs yet";
-            case "--log_dci_streams", "--log_active_dci_streams" ->
-                    option + " (mlx5 DC streams) is not supported by panverbs yet";
             default -> option + " is not supported by panverbs yet";
         };
     }

@@ -82,6 +82,11 @@ interface VerbsEngine {
             return false;
         }
 
+        /** {@code IBV_DEVICE_XRC} in {@code device_cap_flags}: whether {@code -c XRC} could run; none by default. */
+        default boolean supportsXrc() {
+            return false;
+        }
+
         /** The device's on-demand-paging capabilities ({@code odp_caps}), for --odp; none by default. */
         default OdpCaps odpCaps() {
             return OdpCaps.NONE;
