@@ -1,5 +1,6 @@
 package dev.panverbs.core;
 
+import dev.panverbs.core.internal.DirectPath;
 import dev.panverbs.core.internal.Handshake;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -36,7 +37,7 @@ import java.util.concurrent.locks.LockSupport;
  * seconds inside an open pass or batch) makes the destroy refuse, leaking the native object rather than freeing
  * memory in use. A holder thread that has died cannot be inside a call and is ignored.
  */
-final class CallGuard {
+final class CallGuard extends DirectPath.Guard {
     /** How long {@code close()} waits for a call in progress on another thread. */
     static final long AWAIT_NANOS = TimeUnit.SECONDS.toNanos(5);
 
@@ -96,6 +97,12 @@ final class CallGuard {
     /** Whether {@code me} holds the mark (an open pass or batch of this thread). */
     boolean heldBy(Thread me) {
         return (long) CALLER.getOpaque(this) == me.threadId();
+    }
+
+    /** {@link #heldBy} the current thread (the direct queues' per-WR check). */
+    @Override
+    public boolean heldByMe() {
+        return heldBy(Thread.currentThread());
     }
 
     /** The thread holding the mark, or null (messages only). */

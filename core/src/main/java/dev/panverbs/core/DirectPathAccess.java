@@ -253,6 +253,11 @@ final class DirectPathAccess extends DirectPath {
         }
 
         @Override
+        public DirectPath.Guard guard() {
+            return guard;
+        }
+
+        @Override
         public void publish(long newTail) {
             q.tracker.publish(newTail);
         }

@@ -101,12 +101,27 @@ public abstract class DirectPath {
     public abstract void completionCount(WorkCompletions completions, int n);
 
     /**
+     * A work queue's call guard ({@code CallGuard}) as the direct paths check it per WR: held by the caller or not.
+     * Reached from the direct queue itself, not through its {@link SendSide} (one dependent load less per WR).
+     * Java-only: C leaves concurrent posting to the application.
+     */
+    public abstract static class Guard {
+        protected Guard() {}
+
+        /** Whether this thread holds the mark (its own open chain; a close on this thread took it away). */
+        public abstract boolean heldByMe();
+    }
+
+    /**
      * One work queue's tracker and guard, as {@code WorkQueue}'s post loop uses them: {@link #tail()} → {@link #put}
      * → {@link #publish} → re-check the keys → ring; {@link #rollback} what was not rung; the poller {@link #retire}s.
      * Java-only: the bookkeeping behind the DMA-safety promise, which C leaves to the application.
      */
     public abstract static class SendSide {
         protected SendSide() {}
+
+        /** The work queue's call guard, held by a direct chain from its first WR to its post or clear. */
+        public abstract Guard guard();
 
         /** Marks this thread as posting (one producer; close waits for it); false if another call holds it. */
         public abstract boolean enter();

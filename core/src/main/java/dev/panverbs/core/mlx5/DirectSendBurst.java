@@ -94,7 +94,7 @@ final class DirectSendBurst {
             throw DirectSendChecks.burstFull(s.qp, i, n, s.capacity);
         }
         s.room = r;
-        s.fast = r;
+        s.fast = (int) Math.min(r, s.wordLimit); // the burst follows next(), which set wordLimit
         s.reserved = r;
         s.side.reserve(s.chainTail, r);
     }

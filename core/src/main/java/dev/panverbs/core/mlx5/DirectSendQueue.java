@@ -48,6 +48,8 @@ public final class DirectSendQueue {
     /** A constant: C2 binds its calls without a receiver check (see {@link DirectPath}). */
     private static final DirectPath PATH = DirectPath.get();
     final DirectPath.SendSide side;
+    /** {@code side.guard()}: the per-WR guard check loads it from here, not through {@link #side}. */
+    private final DirectPath.Guard guard;
     final WqeWriter writer;
     /**
      * By the index {@code i} at which a WR's WQE starts: its provider wr_id (tracker position and route token, what
@@ -64,7 +66,7 @@ public final class DirectSendQueue {
     // the chain being built: its WQEs are in the ring from writer.curPost of chainStart on, not yet rung
     int count;
     long chainTail;
-    private int chainStart;
+    int chainStart;
     /** How many WRs the queue had room for when last read (re-read when the chain reaches it). */
     int room;
     /**
@@ -73,6 +75,13 @@ public final class DirectSendQueue {
      * WR after a builder WR and a WR at the room all take {@link #next()}. The guard is still checked per WR.
      */
     int fast;
+    /**
+     * {@code wordBase + i} is WR {@code i}'s provider wr_id, {@code token | ((chainTail + i) & positionMask)}, for
+     * every {@code i} below {@link #wordLimit} (where the position bits wrap: set by {@link #next()}, which caps
+     * {@link #fast} there), so a one-call WR below {@link #fast} adds one field instead of masking and ORing two.
+     */
+    long wordBase;
+    long wordLimit;
     /** The positions from {@link #chainTail} reserved in the tracker for this chain's records. */
     int reserved;
     // the current WR (the last started)
@@ -117,6 +126,7 @@ public final class DirectSendQueue {
         DirectSendChecks.checkQueue(qp, view, cq, type);
         this.qp = qp;
         this.side = PATH.sendSide(qp);
+        this.guard = side.guard();
         this.capacity = Math.max(qp.capabilities().maxSendWr(), 1);
         this.maxSge = Math.max(qp.capabilities().maxSendSge(), 1);
         this.maxInline = qp.capabilities().maxInlineData();
@@ -167,7 +177,7 @@ public final class DirectSendQueue {
             return;
         }
         if (!side.heldByMe()) {
-            throw lost(); // another thread's chain stays; one whose guard a close took is dropped
+            throw DirectSendChain.lost(this); // another thread's chain stays; one whose guard a close took is dropped
         }
         drop();
         side.exit();
@@ -272,9 +282,10 @@ public final class DirectSendQueue {
         }
         int idx = writer.writeOneBe(op, sendFlags, ra, rk, kAddress + offset, length, kLkeyBe);
         long[] q = sq;
-        q[idx & (q.length - 1)] = token | ((chainTail + i) & positionMask); // the length is a power of two
+        long word = wordBase + i; // i < fast <= wordLimit
+        q[idx & (q.length - 1)] = word; // the length is a power of two
         long[] r = rec;
-        int b = ((int) (chainTail + i) & recMask) * stride;
+        int b = ((int) word & recMask) * stride; // the position's low bits: recMask < 2^31 < 2^48
         r[b] = wrId;
         r[b + 1] = 1;
         r[b + 2] = kTracking;
@@ -410,84 +421,31 @@ public final class DirectSendQueue {
     int next() {
         int i = count;
         if (i == 0) {
-            open();
+            DirectSendChain.open(this);
         } else {
             held();
             if (i == room) {
-                moreRoom(i);
+                DirectSendChain.moreRoom(this, i);
             }
             if (curOpen) {
                 writer.end(); // the previous WR is complete: its control segment gets its size
                 curOpen = false;
             }
         }
-        fast = room; // a chain is open (this WR), no builder WR open: a builder start() sets 0 again
+        // WR i's provider wr_id minus i, valid up to the position bits' wrap (2^48 WRs: in practice never reached)
+        long p = (chainTail + i) & positionMask;
+        wordBase = (token | p) - i;
+        wordLimit = i + (positionMask + 1 - p);
+        // a chain is open (this WR), no builder WR open: a builder start() sets 0 again
+        fast = (int) Math.min(room, wordLimit);
         return i;
-    }
-
-    /** The first WR of a chain: takes the producer guard (held until post or clear) and reads where to write. */
-    private void open() {
-        DirectPath.SendSide s = side;
-        if (!s.enter()) {
-            throw s.busy(VERB);
-        }
-        try {
-            Handshake.postSide(); // the handshake's post side: a close that found no mark is seen below
-            s.checkOpen(VERB); // after the mark: a close that passed this waits for the post (CallGuard)
-            if ((writer.dbrecCounter() & 0xFFFF) != (writer.curPost & 0xFFFF)) {
-                // checked before any WQE is written: this queue's producer index is stale (another queue or
-                // libmlx5 posted, or a RESET restarted the record), so writing at it could overwrite rung WQEs
-                throw DirectSendChecks.staleRecord(qp);
-            }
-            int r = s.room();
-            if (r <= 0) {
-                throw DirectSendChecks.full(qp, 0, capacity);
-            }
-            room = r;
-        } catch (RuntimeException e) {
-            s.exit();
-            throw e;
-        }
-        chainTail = s.tail();
-        chainStart = writer.curPost;
-        reserved = room;
-        s.reserve(chainTail, room); // the records are written at [chainTail, +room): a classic chain moves after
-    }
-
-    /**
-     * The chain reached the room last read: re-reads it (completions may have been retired since) and widens the
-     * tracker reservation to it, or refuses WR {@code i} (the previous WR stays open: post() ends it).
-     */
-    private void moreRoom(int i) {
-        int r = side.room();
-        if (r <= i) {
-            throw DirectSendChecks.full(qp, i, capacity);
-        }
-        room = r;
-        reserved = r;
-        side.reserve(chainTail, r); // a pending classic chain moves after the wider reservation
     }
 
     /** The guard this chain took is still this thread's (a close on this thread takes it away: ring unmapped). */
     void held() {
-        if (!side.heldByMe()) {
-            throw lost();
+        if (!guard.heldByMe()) {
+            throw DirectSendChain.lost(this);
         }
-    }
-
-    /**
-     * Cold: this thread does not hold the chain's guard. A close of the QP took it (the ring is unmapped): the chain
-     * is dropped. Otherwise the chain is another thread's and stays untouched (dropping it would leave that thread's
-     * guard held for ever, and a close of the QP waiting for it).
-     */
-    private RuntimeException lost() {
-        try {
-            side.checkOpen(VERB);
-        } catch (RuntimeException closed) {
-            drop();
-            return closed;
-        }
-        return DirectSendChecks.otherThread(qp, count);
     }
 
     private int current(String what) {

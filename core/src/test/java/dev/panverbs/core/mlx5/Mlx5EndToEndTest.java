@@ -436,6 +436,31 @@ class Mlx5EndToEndTest extends Mlx5Fixture {
     }
 
     @Test
+    void aOneCallWrsProviderWrIdWrapsWithThePositionBits() throws Throwable {
+        // the one-call WR adds its index to a per-chain base; the base is valid up to the 48-bit position wrap, where
+        // next() must cap the fast path (2^48 WRs: the chain's tail is moved there for this test, then put back)
+        int rk = mrRemote.rkey();
+        long ra = remote.address();
+        dsq.rdmaWrite(1, 0, rk, ra, mrLocal, 0, 8); // opens the chain: next() at WR 0
+        long realTail = dsq.chainTail;
+        long fakeTail = dsq.positionMask - 1; // WR 1 at position 2^48 - 1, WR 2 at 2^48: position bits 0
+        dsq.chainTail = fakeTail;
+        dsq.fast = 0; // WR 1 takes next(), which sets the base from the moved tail
+        try {
+            for (int i = 1; i < 5; i++) {
+                dsq.rdmaWrite(1 + i, 0, rk, ra, mrLocal, 0, 8);
+                int idx = (dsq.writer.curPost - 1) & dsq.writer.wqeMask;
+                assertThat(dsq.sq[idx]).as("WR %d's provider wr_id", i)
+                        .isEqualTo(dsq.token | ((fakeTail + i) & dsq.positionMask));
+            }
+        } finally {
+            dsq.chainTail = realTail;
+            dsq.clear();
+        }
+        assertThat(ring()).isZero();
+    }
+
+    @Test
     void anOpenChainHoldsTheProducerGuardUntilItsPostOrClear() throws Throwable {
         dsq.rdmaWrite(70, SIG, mrRemote.rkey(), remote.address()).sge(mrLocal, 0, 8);
         // the WQE is in the ring beyond the producer index: the device sees nothing before the doorbell record
