@@ -39,7 +39,7 @@ final class DataPathAccess {
         if (key instanceof dev.panverbs.core.mlx5.IndirectMkey m) {
             return MkeyPathAccess.stagedSnapshotOf(m);
         }
-        throw new IllegalArgumentException("not a local key of this library: " + key);
+        throw notAKey(key);
     }
 
     /** The key's current snapshot (the sealed family grows here: UMR mkeys, window-bound ranges, device memory). */
@@ -50,6 +50,11 @@ final class DataPathAccess {
         if (key instanceof dev.panverbs.core.mlx5.IndirectMkey m) {
             return MkeyPathAccess.snapshotOf(m);
         }
-        throw new IllegalArgumentException("not a local key of this library: " + key);
+        throw notAKey(key);
+    }
+
+    private static IllegalArgumentException notAKey(LocalKey key) {
+        return new IllegalArgumentException("ibv_sge.lkey: " + (key == null ? "an SGE's key is null" : key
+                + " is not a local key of this library") + "; pass a MemoryRegion or an IndirectMkey");
     }
 }

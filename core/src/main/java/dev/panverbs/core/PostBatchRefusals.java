@@ -175,8 +175,8 @@ final class PostBatchRefusals {
     }
 
     static IllegalStateException noCurrentWr() {
-        return new IllegalStateException("no current work request: call an operation (send, rdmaWrite, ...) "
-                + "before its data (setSge, setInlineData)");
+        return new IllegalStateException("ibv_wr_set_*: no current work request: call an operation (send, "
+                + "rdmaWrite, ...) before its data (setSge, setInlineData)");
     }
 
     static IllegalStateException notInline() {

@@ -266,7 +266,8 @@ public final class QueuePair extends VerbsObject {
     /** RESET → INIT for a UD QP: port {@code portNum}, partition index 0, queue key {@code qkey}. */
     public void toInit(int portNum, int qkey) {
         if (type != QueuePairType.UD) {
-            throw new IllegalArgumentException("only UD QPs take a Q_Key at INIT: toInit(portNum, remoteAccess)");
+            throw new IllegalArgumentException("ibv_modify_qp(INIT) on " + this + ": only UD QPs take a Q_Key; use "
+                    + "toInit(portNum, remoteAccess)");
         }
         modify(new QueuePairAttributes().qpState(QueuePairState.INIT).pkeyIndex(0).portNum(portNum).qkey(qkey));
     }

@@ -64,8 +64,8 @@ public final class QueuePairAttributes {
         for (Access a : access) {
             if (a != Access.REMOTE_WRITE && a != Access.REMOTE_READ && a != Access.REMOTE_ATOMIC
                     && a != Access.LOCAL_WRITE) { // LOCAL_WRITE: accepted and ignored, as C programs often pass it
-                throw new IllegalArgumentException("qpAccessFlags takes REMOTE_WRITE, REMOTE_READ and REMOTE_ATOMIC; "
-                        + a + " is a memory-region right (pass it to regMr)");
+                throw new IllegalArgumentException("ibv_modify_qp: qpAccessFlags takes REMOTE_WRITE, REMOTE_READ and "
+                        + "REMOTE_ATOMIC; " + a + " is a memory-region right (pass it to regMr)");
             }
         }
         return qpAccessFlagsMask(Access.mask(access));
@@ -87,7 +87,7 @@ public final class QueuePairAttributes {
     /** Physical port, 1-based ({@code port_num}, {@code IBV_QP_PORT}). */
     public QueuePairAttributes portNum(int port) {
         if (port < 1 || port > 0xFF) {
-            throw new IllegalArgumentException("portNum is 1-based and fits 8 bits, got " + port);
+            throw new IllegalArgumentException("ibv_modify_qp: portNum is 1-based and fits 8 bits, got " + port);
         }
         ibv_qp_attr.port_num(attr, (byte) port);
         mask |= IBV_QP_PORT();
@@ -268,7 +268,8 @@ public final class QueuePairAttributes {
 
     private static int range(String what, int v, int min, int max) {
         if (v < min || v > max) {
-            throw new IllegalArgumentException(what + " must be " + min + ".." + max + ", got " + v);
+            throw new IllegalArgumentException("ibv_modify_qp: " + what + " must be " + min + ".." + max + ", got "
+                    + v);
         }
         return v;
     }

@@ -2,6 +2,7 @@ package dev.panverbs.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.panverbs.core.internal.Handshake;
 import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -43,6 +44,14 @@ class AddressCopyRaceUpcallTest {
     @AfterAll
     static void closeHook() {
         fake.setAhHook(null);
+    }
+
+    /** Runs in both modes (surefire executions {@code upcall-tests} and {@code upcall-tests-symmetric}). */
+    @Test
+    void theModeIsTheOneThisRunAskedFor() {
+        boolean forcedOff = "false".equalsIgnoreCase(System.getProperty("dev.panverbs.membarrier"));
+        assertThat(Handshake.ASYMMETRIC).as("membarrier works on this Linux x86-64 host and guest")
+                .isEqualTo(!forcedOff);
     }
 
     @Test
