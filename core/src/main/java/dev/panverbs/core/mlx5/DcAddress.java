@@ -18,7 +18,9 @@ import java.util.Objects;
  * ({@code struct mlx5_wqe_av}, read through {@code mlx5dv_init_obj(MLX5DV_OBJ_AH)}) with the remote DCT number
  * ({@code dqp_dct |= remote_dctn | MLX5_EXTENDED_UD_AV}) and the DC access key ({@code key.dc_key}) folded in, exactly
  * the datagram segment libmlx5's {@code mlx5dv_wr_set_dc_addr} copies into a WQE. {@link DirectDcQueue} stores these
- * six words after each control segment: no lookup and no native read of the AH per work request.
+ * six words after each control segment: no lookup and no native read of the AH per work request. {@link #onStream}
+ * gives the same address on a DCI stream, which {@code mlx5dv_wr_set_dc_addr_stream} also writes into the control
+ * segment.
  *
  * <p>The address handle stays named: every WR posted with this address is tracked by the DCI's send queue like a UD
  * send's AH ({@link AddressHandle#close()} is refused until its completion is polled), and a WR started with the

@@ -155,9 +155,9 @@ public final class DcInitiator implements AutoCloseable {
         return batch;
     }
 
-    /** DCI streams this DCI was built with ({@code 2^logNumConcurrent}); 1 without streams (stream 0 only). */
+    /** DCI streams this DCI was built with ({@code 2^logNumConcurrent}); 0 without streams. */
     int streams() {
-        return Math.max(streams, 1);
+        return streams;
     }
 
     private IllegalArgumentException badStream(int streamId) {

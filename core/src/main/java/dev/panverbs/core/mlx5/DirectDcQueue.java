@@ -39,14 +39,17 @@ public final class DirectDcQueue {
     private final DirectSendQueue queue;
     private final DcPath.AhStage ahStage;
     private final QueuePair qp;
-    /** Stream ids a WR may name: {@code 2^logNumConcurrent} of a DCI with streams, else 1 (stream 0 only). */
+    /** {@code 2^logNumConcurrent} of a DCI built with streams, else 0. */
     private final int streams;
+    /** Stream ids below this are taken: {@code max(streams, 1)}, stream 0 of a plain DCI being a plain WQE. */
+    private final int streamLimit;
 
     DirectDcQueue(DirectSendQueue queue, int streams) {
         this.queue = queue;
         this.qp = queue.queuePair();
         this.ahStage = DC.ahStage(qp);
         this.streams = streams;
+        this.streamLimit = Math.max(streams, 1);
     }
 
     /**
@@ -63,10 +66,10 @@ public final class DirectDcQueue {
     /** Over a view the caller built (fake memory in tests), a DCI without streams. */
     static DirectDcQueue over(QueuePair dci, Mlx5QueuePairView view, DirectCompletionQueue sendCq, boolean preferBf,
                               boolean shutUpBf) {
-        return over(dci, view, sendCq, preferBf, shutUpBf, 1);
+        return over(dci, view, sendCq, preferBf, shutUpBf, 0);
     }
 
-    /** The same for a DCI with {@code streams} concurrent streams. */
+    /** The same for a DCI with {@code streams} concurrent streams (0: built without streams). */
     static DirectDcQueue over(QueuePair dci, Mlx5QueuePairView view, DirectCompletionQueue sendCq, boolean preferBf,
                               boolean shutUpBf, int streams) {
         return new DirectDcQueue(new DirectSendQueue(dci, view, sendCq, view.blueFlameSize() != 0, preferBf, shutUpBf,
@@ -134,7 +137,7 @@ public final class DirectDcQueue {
             throw new IllegalArgumentException(VERB + ": " + to.ah + " belongs to another protection domain than "
                     + qp + " (the AH and the QP must share a PD)");
         }
-        if (to.streamId >= streams) {
+        if (to.streamId >= streamLimit) {
             throw badStream(to.streamId);
         }
         long position = queue.startDc(op, wrId, flags, imm, ra, rk, sw, ca, to.av, to.streamId);
@@ -143,7 +146,7 @@ public final class DirectDcQueue {
     }
 
     private RuntimeException badStream(int streamId) {
-        return new IllegalArgumentException(VERB + ": " + qp + (streams == 1 ? " has no DCI streams (built without "
+        return new IllegalArgumentException(VERB + ": " + qp + (streams == 0 ? " has no DCI streams (built without "
                 + "DcInitiator.Builder.dciStreams)" : " has " + streams + " DCI streams (0.." + (streams - 1) + ")")
                 + ": stream " + streamId + " refused; use DcAddress.onStream with a stream of this DCI");
     }

@@ -125,6 +125,9 @@ class DciStreamsTest {
             DirectDcQueue plain = DirectDcQueue.over(dci, view, dcq, false, false);
             assertThatThrownBy(() -> plain.send(to.onStream(1), 1, 0)).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("no DCI streams").hasMessageContaining("stream 1");
+            DirectDcQueue one = DirectDcQueue.over(dci, view, dcq, false, false, 1); // dciStreams(0, ...)
+            assertThatThrownBy(() -> one.send(to.onStream(1), 1, 0)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("has 1 DCI streams (0..0)").hasMessageNotContaining("no DCI streams");
             DirectDcQueue streams = DirectDcQueue.over(dci, view, dcq, false, false, 1 << 10);
             assertThatThrownBy(() -> streams.send(to.onStream(1024), 1, 0))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("0..1023");

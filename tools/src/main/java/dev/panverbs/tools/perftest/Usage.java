@@ -68,6 +68,7 @@ final class Usage {
         if (verb == Verb.SEND) {
             s.append("  -r, --rx-depth=<dep>  Rx queue size (default 512).\n");
         }
+        s.append("  -R, --rdma_cm  Connect QPs with rdma_cm and run test on those QPs (not with --direct_wqe)\n");
         s.append("  -s, --size=<size>  Size of message to exchange (default ").append(test.defaultSize())
                 .append(")\n");
         s.append("  -S, --sl=<sl>  SL (default 0)\n");
@@ -86,6 +87,7 @@ final class Usage {
         if (bw) {
             s.append("  -y, --limit_msgrate=<value>  Set verifier limit for Msg Rate\n");
         }
+        s.append("  -z, --comm_rdma_cm  Communicate with rdma_cm module to exchange data - use regular QPs\n");
         s.append("\n");
         s.append("      --out_json  Save the report in a json file\n");
         s.append("      --out_json_file=<file>  Name of the report json file. (Default: perftest_out.json in the "
@@ -131,11 +133,15 @@ final class Usage {
                 + Warmup.AUTO_ITERATIONS + "; 0: off)\n");
         s.append("      --direct_wqe  Post sends with mlx5 Direct WQE and poll the send CQ directly (mlx5 devices, "
                 + "RC)\n");
-        s.append("\n Not supported by panverbs (refused by name): -R, -z, -O, -g, -M, -W, -C, ")
+        // every option named before the ';' is refused by panverbs for this program (UsageTest parses it)
+        s.append("\n Not supported by panverbs (refused by name): ").append(bw ? "-O, " : "")
+                .append(verb == Verb.SEND ? "-g, " : "")
+                .append("-M, -W, ").append(bw ? "" : "-C, ")
                 .append(bw ? (verb == Verb.SEND ? "-b, --report-both, " : "") + "--run_infinitely, " : "")
-                .append("-c SRD/RawEth, --use_hugepages, --mmap, rate limiting, "
-                        + "mlx5 AES-XTS, raw Ethernet options; -c XRC/DC and the DC stream options are checked as "
-                        + "perftest does, then refused before the run (no XRC/DC test path yet).\n");
+                .append("-c SRD/RawEth, --use_hugepages, --mmap, --inline_recv, --flow_label, --dont_xchg_versions, "
+                        + "rate limiting, mlx5 AES-XTS, raw Ethernet options; -c XRC/DC and --log_dci_streams/"
+                        + "--log_active_dci_streams are checked as perftest does, then fail as C perftest does on a "
+                        + "device without the transport, or up front on one with it (no XRC/DC test path yet).\n");
         out.print(s);
     }
 }
