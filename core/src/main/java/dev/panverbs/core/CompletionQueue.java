@@ -158,7 +158,7 @@ public class CompletionQueue extends VerbsObject {
         long head = 0;
         for (int i = 0; i < n; i++) {
             long at = base + ((i * WC_SIZE + WC_WR_ID) & mask); // one mov per access, inside the array (masked)
-            long providerWrId = WorkRequests.NATIVE.get(ValueLayout.JAVA_LONG_UNALIGNED, at);
+            long providerWrId = MaskedMemory.NATIVE.get(ValueLayout.JAVA_LONG_UNALIGNED, at);
             long wrId = providerWrId;
             if (providerWrId >>> WorkQueueTracker.POSITION_BITS != token) { // usually once per poll
                 WorkQueue q = CompletionRoutes.route(table, providerWrId);
@@ -187,7 +187,7 @@ public class CompletionQueue extends VerbsObject {
             }
             // unconditional: the same value when nothing was retired, into the array's own memory (no compare and
             // branch per completion)
-            WorkRequests.NATIVE.set(ValueLayout.JAVA_LONG_UNALIGNED, at, wrId);
+            MaskedMemory.NATIVE.set(ValueLayout.JAVA_LONG_UNALIGNED, at, wrId);
         }
         if (tracker != null) {
             tracker.advanceHead(head);
@@ -201,7 +201,7 @@ public class CompletionQueue extends VerbsObject {
     private static void retireOther(long at, long providerWrId) {
         long wrId = providerWrId < 0 ? SrqRoutes.retire(providerWrId) : providerWrId;
         if (wrId != providerWrId) {
-            WorkRequests.NATIVE.set(ValueLayout.JAVA_LONG_UNALIGNED, at, wrId);
+            MaskedMemory.NATIVE.set(ValueLayout.JAVA_LONG_UNALIGNED, at, wrId);
         }
     }
 

@@ -9,6 +9,13 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
+import static dev.panverbs.core.MaskedMemory.INT;
+import static dev.panverbs.core.MaskedMemory.INT_AT;
+import static dev.panverbs.core.MaskedMemory.LONG;
+import static dev.panverbs.core.MaskedMemory.LONG_AT;
+import static dev.panverbs.core.MaskedMemory.NATIVE;
+import static dev.panverbs.core.MaskedMemory.pair;
+
 /**
  * A queue pair's reusable chain of send work requests for the classic {@code ibv_post_send(3)}: a native array of
  * {@code struct ibv_send_wr} and their {@code struct ibv_sge} lists, allocated once per QP

@@ -63,7 +63,7 @@ public final class WorkCompletion {
      * {@code and} per completion, shared by its fields, instead of an {@code and} and an {@code add} per field).
      */
     private long at(long offset) {
-        return (address & WorkRequests.ADDR_BITS) + offset;
+        return (address & MaskedMemory.ADDR_BITS) + offset;
     }
 
     WorkCompletion position(long offset) {
@@ -73,7 +73,7 @@ public final class WorkCompletion {
 
     /** The 64-bit id the work request was posted with ({@code wr_id}). */
     public long wrId() {
-        return WorkRequests.NATIVE.get(ValueLayout.JAVA_LONG_UNALIGNED, at(WR_ID));
+        return MaskedMemory.NATIVE.get(ValueLayout.JAVA_LONG_UNALIGNED, at(WR_ID));
     }
 
     /** The completion status ({@code status}). */
@@ -83,7 +83,7 @@ public final class WorkCompletion {
 
     /** The raw C status ({@code enum ibv_wc_status}). */
     public int statusValue() {
-        return WorkRequests.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(STATUS));
+        return MaskedMemory.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(STATUS));
     }
 
     /** Whether the status is {@link WorkCompletionStatus#SUCCESS}. */
@@ -93,17 +93,17 @@ public final class WorkCompletion {
 
     /** The operation ({@code opcode}); valid only on success. */
     public WorkCompletionOpcode opcode() {
-        return WorkCompletionOpcode.of(WorkRequests.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(OPCODE)));
+        return WorkCompletionOpcode.of(MaskedMemory.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(OPCODE)));
     }
 
     /** Provider-specific error syndrome ({@code vendor_err}). */
     public int vendorErr() {
-        return WorkRequests.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(VENDOR_ERR));
+        return MaskedMemory.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(VENDOR_ERR));
     }
 
     /** Bytes transferred ({@code byte_len}): received bytes, or the length of an RDMA READ/atomic. */
     public int byteLen() {
-        return WorkRequests.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(BYTE_LEN));
+        return MaskedMemory.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(BYTE_LEN));
     }
 
     /**
@@ -111,27 +111,27 @@ public final class WorkCompletion {
      * equal to the {@code int} the sender passed.
      */
     public int immData() {
-        return WorkRequests.NATIVE.get(NETWORK_INT, at(IMM_DATA));
+        return MaskedMemory.NATIVE.get(NETWORK_INT, at(IMM_DATA));
     }
 
     /** The rkey the peer invalidated with SEND_WITH_INV ({@code invalidated_rkey}), valid when {@link #hasInv()}. */
     public int invalidatedRkey() {
-        return WorkRequests.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(IMM_DATA));
+        return MaskedMemory.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(IMM_DATA));
     }
 
     /** The local QP number this completion belongs to ({@code qp_num}). */
     public int qpNum() {
-        return WorkRequests.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(QP_NUM));
+        return MaskedMemory.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(QP_NUM));
     }
 
     /** The remote QP number of a UD receive ({@code src_qp}). */
     public int srcQp() {
-        return WorkRequests.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(SRC_QP));
+        return MaskedMemory.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(SRC_QP));
     }
 
     /** The raw {@code wc_flags} ({@code IBV_WC_GRH}, {@code IBV_WC_WITH_IMM}, ...). */
     public int wcFlags() {
-        return WorkRequests.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(WC_FLAGS));
+        return MaskedMemory.NATIVE.get(ValueLayout.JAVA_INT_UNALIGNED, at(WC_FLAGS));
     }
 
     /** Whether immediate data arrived ({@code IBV_WC_WITH_IMM}). */
@@ -151,22 +151,22 @@ public final class WorkCompletion {
 
     /** {@code pkey_index} (GSI QPs). */
     public int pkeyIndex() {
-        return Short.toUnsignedInt(WorkRequests.NATIVE.get(ValueLayout.JAVA_SHORT, at(PKEY_INDEX)));
+        return Short.toUnsignedInt(MaskedMemory.NATIVE.get(ValueLayout.JAVA_SHORT, at(PKEY_INDEX)));
     }
 
     /** Source LID of a UD receive ({@code slid}). */
     public int slid() {
-        return Short.toUnsignedInt(WorkRequests.NATIVE.get(ValueLayout.JAVA_SHORT, at(SLID)));
+        return Short.toUnsignedInt(MaskedMemory.NATIVE.get(ValueLayout.JAVA_SHORT, at(SLID)));
     }
 
     /** Service level of a UD receive ({@code sl}). */
     public int sl() {
-        return Byte.toUnsignedInt(WorkRequests.NATIVE.get(ValueLayout.JAVA_BYTE, at(SL)));
+        return Byte.toUnsignedInt(MaskedMemory.NATIVE.get(ValueLayout.JAVA_BYTE, at(SL)));
     }
 
     /** {@code dlid_path_bits}. */
     public int dlidPathBits() {
-        return Byte.toUnsignedInt(WorkRequests.NATIVE.get(ValueLayout.JAVA_BYTE, at(DLID_PATH_BITS)));
+        return Byte.toUnsignedInt(MaskedMemory.NATIVE.get(ValueLayout.JAVA_BYTE, at(DLID_PATH_BITS)));
     }
 
     /** Copies this completion's {@code struct ibv_wc} into {@code dst} (cold: verbs that take a whole wc). */

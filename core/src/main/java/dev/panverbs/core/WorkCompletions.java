@@ -46,11 +46,11 @@ public final class WorkCompletions {
                     + capacity);
         }
         this.capacity = capacity;
-        this.memory = HotMemory.allocate(WorkRequests.maskableSize(capacity * WC_SIZE), 8);
+        this.memory = HotMemory.allocate(MaskedMemory.maskableSize(capacity * WC_SIZE), 8);
         this.array = memory.segment.asSlice(0, capacity * WC_SIZE);
         this.address = array.address();
         this.mask = memory.segment.byteSize() - 1; // the whole (power-of-two) allocation
-        WorkRequests.checkMaskable(address);
+        MaskedMemory.checkMaskable(address);
         this.flyweight = new WorkCompletion(this);
     }
 
@@ -87,18 +87,18 @@ public final class WorkCompletions {
 
     /** The native address of byte {@code offset} of the array (masked into it). */
     long at(long offset) {
-        // WorkRequests.masked written out: a leaf, so C2 cannot leave a call (and a bounds check per access) here
-        return (address & WorkRequests.ADDR_BITS) + (offset & mask & WorkRequests.OFFSET_BITS);
+        // MaskedMemory.masked written out: a leaf, so C2 cannot leave a call (and a bounds check per access) here
+        return (address & MaskedMemory.ADDR_BITS) + (offset & mask & MaskedMemory.OFFSET_BITS);
     }
 
     /** {@link #at}'s base, for a loop that keeps it in a register: {@code at(o) == base() + (o & offsetMask())}. */
     long base() {
-        return address & WorkRequests.ADDR_BITS;
+        return address & MaskedMemory.ADDR_BITS;
     }
 
     /** {@link #at}'s offset mask (see {@link #base}). */
     long offsetMask() {
-        return mask & WorkRequests.OFFSET_BITS;
+        return mask & MaskedMemory.OFFSET_BITS;
     }
 
     MemorySegment array() {

@@ -7,9 +7,16 @@ import dev.panverbs.bindings.verbs.ibv_sge;
 import dev.panverbs.core.internal.HotMemory;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
+
+import static dev.panverbs.core.MaskedMemory.ADDR_BITS;
+import static dev.panverbs.core.MaskedMemory.INT_AT;
+import static dev.panverbs.core.MaskedMemory.LONG;
+import static dev.panverbs.core.MaskedMemory.LONG_AT;
+import static dev.panverbs.core.MaskedMemory.NATIVE;
+import static dev.panverbs.core.MaskedMemory.OFFSET_BITS;
+import static dev.panverbs.core.MaskedMemory.checkMaskable;
+import static dev.panverbs.core.MaskedMemory.maskableSize;
+import static dev.panverbs.core.MaskedMemory.pair;
 
 /**
  * A work queue's reusable native chain of work requests: {@code struct ibv_send_wr} ({@link SendRequests}) or
@@ -23,13 +30,6 @@ import java.nio.ByteOrder;
  */
 public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits SendRequests, ReceiveRequests {
     static final long SGE_SIZE = ibv_sge.layout().byteSize();
-    /**
-     * Unaligned twins of JAVA_LONG/JAVA_INT: every offset written is naturally aligned by the C layout, so the
-     * per-access alignment check of the aligned layouts is redundant; dropping it keeps the hot methods small
-     * enough for C2 to inline into the caller's loop.
-     */
-    static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
-    static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
     static final long WR_ID = ibv_send_wr.wr_id$offset();
     static final long NEXT = ibv_send_wr.next$offset();
     static final long SG_LIST = ibv_send_wr.sg_list$offset();
@@ -37,30 +37,6 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     private static final long SGE_ADDR = ibv_sge.addr$offset();
     private static final long SGE_LENGTH = ibv_sge.length$offset();
     private static final long SGE_LKEY = ibv_sge.lkey$offset();
-
-    private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
-
-    /**
-     * All of native memory as one segment, held in a constant: C2 folds its class, scope and size, so a hot store
-     * through it at an {@link #at} address is one {@code mov}, with no per-store segment loads and bounds branch (as
-     * the mlx5 {@code WqeWriter} does). {@link #at} keeps every such store inside this chain's own allocation by
-     * construction (a power-of-two size and an offset mask), whatever the offset; the allocation lives as long as
-     * this object, which {@link WorkQueue#post} keeps reachable across the provider call.
-     */
-    static final MemorySegment NATIVE = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
-    /**
-     * The access handles of {@link #LONG}/{@link #INT} ({@code (MemorySegment, long offset)}): the per-WR stores call
-     * them directly, {@code LONG_AT.set(NATIVE, address, value)}, the same access as {@code NATIVE.set(LONG, ...)}
-     * without its two wrapper methods, which C2 parses (~60 nodes) into every store of a caller's per-WR loop: the
-     * loop's compile then stays under C2's inlining node cutoff ({@code NodeCountInliningCutoff}), which left a call
-     * per WR when passed (perf/README.md, issue 9, tenth round).
-     */
-    static final VarHandle LONG_AT = LONG.varHandle();
-    static final VarHandle INT_AT = INT.varHandle();
-    /** User-space addresses on x86-64 and aarch64 are below 2^56 (checked at construction). */
-    static final long ADDR_BITS = (1L << 56) - 1;
-    /** A chain's allocation is below 4 GiB (checked at construction): bounds every offset for C2. */
-    static final long OFFSET_BITS = (1L << 32) - 1;
 
     static {
         if (ibv_recv_wr.wr_id$offset() != WR_ID || ibv_recv_wr.next$offset() != NEXT
@@ -73,14 +49,6 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
                 || SGE_LKEY != SGE_LENGTH + 4) {
             throw new ExceptionInInitializerError("ibv_send_wr/ibv_sge no longer pair opcode/send_flags, length/lkey");
         }
-    }
-
-    /**
-     * Two adjacent C ints, {@code lo} at the lower address, as one long for one store: fewer native stores per WR
-     * (each a bounds and liveness check) and a smaller compiled post path.
-     */
-    static long pair(int lo, int hi) {
-        return LITTLE_ENDIAN ? (lo & 0xFFFF_FFFFL) | ((long) hi << 32) : ((long) lo << 32) | (hi & 0xFFFF_FFFFL);
     }
 
     /**
@@ -214,7 +182,7 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     }
 
     /**
-     * The native address of byte {@code offset} of this chain's allocation, for a store through {@link #NATIVE}: inside
+     * The native address of byte {@code offset} of this chain's allocation, for a store through {@link MaskedMemory#NATIVE}: inside
      * the allocation whatever {@code offset} is (the mask), and for C2 provably below {@code NATIVE}'s size (the
      * constant masks), so the store needs no bounds branch.
      */
@@ -224,7 +192,7 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
 
     /**
      * The native address of the WR at {@code offset} (a multiple of the WR size), for stores of its fields.
-     * {@link #masked} written out, here and in {@link #at}/{@link #sgeAt}: a leaf has no call site for C2 to refuse
+     * {@link MaskedMemory#masked} written out, here and in {@link #at}: a leaf has no call site for C2 to refuse
      * to inline (it refused {@code masked} as "low call site frequency" in some compilations of the per-WR loop, and
      * every store then paid a bounds check, the masks' ranges unknown to it).
      */
@@ -235,32 +203,6 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
     /** Where WR {@code i}'s struct starts in {@link #wrs} (cold accesses through the checked segment). */
     final long wrOffset(int i) {
         return (long) i << wrShift;
-    }
-
-    /**
-     * {@code address + (offset & mask)} for a store or load through {@link #NATIVE}: {@code address} is a
-     * power-of-two allocation of {@code mask + 1} bytes (below 4 GiB, at a user-space address), so the result is in
-     * it whatever {@code offset} is, and C2 sees it below {@code NATIVE}'s size from the constant masks.
-     */
-    static long masked(long address, long offset, long mask) {
-        return (address & ADDR_BITS) + (offset & mask & OFFSET_BITS);
-    }
-
-    /** The power-of-two size {@link #masked} needs for {@code bytes}, checked (cold). */
-    static long maskableSize(long bytes) {
-        long size = Math.max(Long.highestOneBit(Math.max(bytes, 2) - 1) << 1, 8);
-        if (size > OFFSET_BITS + 1) {
-            throw new IllegalArgumentException("a native array of " + bytes + " bytes (over 4 GiB)");
-        }
-        return size;
-    }
-
-    /** Refuses an allocation outside the user address space {@link #masked} assumes (cold). */
-    static void checkMaskable(long address) {
-        if ((address & ~ADDR_BITS) != 0) {
-            throw new IllegalStateException("native memory at 0x" + Long.toHexString(address) + " is outside the "
-                    + "user address space the hot paths assume");
-        }
     }
 
     @SuppressWarnings("unchecked")
@@ -602,9 +544,12 @@ public abstract sealed class WorkRequests<T extends WorkRequests<T>> permits Sen
         return wrsAddress + i * wrSize;
     }
 
-    /** Clears the {@code bad_wr} cell before a provider call. */
+    /**
+     * Clears the {@code bad_wr} cell before a provider call: a store at its own fixed address (inside the allocation,
+     * below 2^56: {@code checkMaskable}), one mask and no offset arithmetic per post.
+     */
     final void clearBadWr() {
-        NATIVE.set(LONG, at(badWrAt), 0L);
+        LONG_AT.set(NATIVE, badWrAddress & ADDR_BITS, 0L);
     }
 
     /** The index of the WR the provider's {@code bad_wr} names (meaningful after a refusal). */
