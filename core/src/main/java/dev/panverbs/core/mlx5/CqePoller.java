@@ -269,7 +269,7 @@ final class CqePoller {
         if (ne > wcsEntries(wcs)) {
             throw new IllegalArgumentException("poll of " + ne + " completions into " + wcs.byteSize() + " bytes");
         }
-        final long cb = bufBase;
+        final long cb = bufBase & ADDR_BITS; // the mask tells C2 it is below 2^56 (it is: the constructor checks)
         final int mask = cqeMask;
         final int shift = ownerShift;
         final long wb = wcs.address() & ADDR_BITS; // native and in user space (wcsEntries)
@@ -300,9 +300,10 @@ final class CqePoller {
                     int idx = ((int) word >>> 16) & (sq.length - 1);
                     long wa = wb + Integer.toUnsignedLong(n * (int) WC_SIZE);
                     NATIVE.set(HOST64, wa + WC_WR_ID, wrIds[((int) sq[idx] & slotMask) * stride]);
-                    // status IBV_WC_SUCCESS and opcode (RDMA_WRITE for 0x08, SEND for 0x0a) in one store
-                    int opcode = ~sopDropQpn >>> 25 & 1;
-                    NATIVE.set(HOST64, wa + WC_STATUS, LITTLE_ENDIAN ? (long) opcode << 32 : opcode);
+                    // status IBV_WC_SUCCESS and opcode in one store: sopDropQpn ^ key is 0 for SEND (0x0a) and bit 25
+                    // for RDMA WRITE (0x08), which becomes IBV_WC_RDMA_WRITE (1) at the opcode's place
+                    long opcode = sopDropQpn ^ key;
+                    NATIVE.set(HOST64, wa + WC_STATUS, LITTLE_ENDIAN ? opcode << 7 : opcode >>> 25);
                     NATIVE.set(HOST32, wa + WC_QP_NUM, sopDropQpn & 0xFF_FFFF);
                     NATIVE.set(HOST32, wa + WC_FLAGS, 0);
                     last = idx;
