@@ -43,6 +43,8 @@ final class CqePoller {
     private static final long ADDR_BITS = (1L << 56) - 1;
 
     static final long WC_SIZE = ibv_wc.layout().byteSize();
+    /** The most completions one poll returns: {@code n * WC_SIZE} stays below 2^31 (an int offset in the loop). */
+    private static final int MAX_POLL = 1 << 24;
     private static final long WC_WR_ID = ibv_wc.wr_id$offset();
     private static final long WC_STATUS = ibv_wc.status$offset();
     private static final long WC_OPCODE = ibv_wc.opcode$offset();
@@ -266,13 +268,12 @@ final class CqePoller {
      * CQE's by the ring mask), and its retirement is deferred in a local. Anything else goes to {@link #parse}.
      */
     int poll(MemorySegment wcs, int ne) {
-        if (ne > wcsEntries(wcs)) {
-            throw new IllegalArgumentException("poll of " + ne + " completions into " + wcs.byteSize() + " bytes");
-        }
+        ne = Math.min(ne, MAX_POLL);
+        checkArray(wcs, ne);
         final long cb = bufBase & ADDR_BITS; // the mask tells C2 it is below 2^56 (it is: the constructor checks)
         final int mask = cqeMask;
         final int shift = ownerShift;
-        final long wb = wcs.address() & ADDR_BITS; // native and in user space (wcsEntries)
+        final long wb = wcs.address() & ADDR_BITS; // native and in user space (checkArray)
         int ci = consIndex;
         int n = 0;
         int err = 0;
@@ -349,12 +350,15 @@ final class CqePoller {
         return t == null || t.sq == null ? 0 : 0x0A00_0000 | t.qpn;
     }
 
-    /** How many {@code ibv_wc} entries {@code wcs} holds; refuses memory the NATIVE stores must not reach. */
-    private static long wcsEntries(MemorySegment wcs) {
-        if (!wcs.isNative() || (wcs.address() & ~ADDR_BITS) != 0 || wcs.byteSize() > 1L << 31) {
-            throw new IllegalArgumentException("ibv_wc array " + wcs + ": not native memory below 2 GiB in user space");
+    /**
+     * Refuses an {@code ibv_wc} array the poll's NATIVE stores must not use for {@code ne} entries: not native, not
+     * in user space, or too small (cold; before any CQE is consumed).
+     */
+    private static void checkArray(MemorySegment wcs, int ne) {
+        if (!wcs.isNative() || (wcs.address() & ~ADDR_BITS) != 0 || (long) ne * WC_SIZE > wcs.byteSize()) {
+            throw new IllegalArgumentException("mlx5 direct CQE poll of " + ne + " completions into " + wcs
+                    + ": needs native memory in user space of " + ne + " * " + WC_SIZE + " bytes");
         }
-        return wcs.byteSize() / WC_SIZE;
     }
 
     private void deferRetire(Target t, int idx) {
