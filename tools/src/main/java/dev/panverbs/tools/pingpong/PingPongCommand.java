@@ -9,7 +9,7 @@ import picocli.CommandLine.Spec;
 
 /**
  * What {@link RcPingPong} and {@link UdPingPong} share: running picocli with the C tools' exit codes (usage
- * errors and failures exit 1, like the C tools; {@code --help} exits 0), turning failures into one line on
+ * errors and failures exit 1, like the C tools; {@code --help} exits 0) and their usage text on stdout, turning failures into one line on
  * stderr prefixed with the tool's name, the runner the validated settings go to, and the writers a caller (a test)
  * passes in instead of stdout and stderr.
  */
@@ -34,6 +34,9 @@ abstract class PingPongCommand implements Callable<Integer> {
     /** Runs the parsed command: validates its options and hands the settings to the runner; the exit status. */
     abstract int run(PrintWriter out, PrintWriter err) throws Exception;
 
+    /** The C tool's {@code usage(argv[0])} text for {@code name}, which it prints to stdout before it exits 1. */
+    abstract String cUsage(String name);
+
     @Override
     public final Integer call() throws Exception {
         // as a picocli subcommand (no execute() call) the streams come from the command line
@@ -44,7 +47,16 @@ abstract class PingPongCommand implements Callable<Integer> {
     static int execute(PingPongCommand command, String[] args, PrintWriter out, PrintWriter err) {
         command.out = out;
         command.err = err;
-        int status = commandLine(command, out, err).execute(args);
+        CommandLine cl = commandLine(command, out, err);
+        // a rejected command line: the reason on stderr (one line, as getopt's), the C tool's usage on stdout, 1
+        cl.setParameterExceptionHandler((e, rejected) -> {
+            err.println(cl.getCommandName() + ": " + e.getMessage());
+            err.flush();
+            out.print(command.cUsage(cl.getCommandName()));
+            out.flush();
+            return 1;
+        });
+        int status = cl.execute(args);
         out.flush();
         err.flush();
         return status;

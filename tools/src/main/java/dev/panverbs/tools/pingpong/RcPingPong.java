@@ -81,6 +81,35 @@ public final class RcPingPong extends PingPongCommand {
         return runner.run(options.settings(size, (int) mtu).withNewSend(newSend), out, err);
     }
 
+    /** {@code ibv_rc_pingpong}'s usage text (rdma-core 44), its {@code argv[0]} replaced by {@code name}. */
+    @Override
+    String cUsage(String name) {
+        return """
+                Usage:
+                  %1$s            start a server and wait for connection
+                  %1$s <host>     connect to server at <host>
+
+                Options:
+                  -p, --port=<port>      listen on/connect to port <port> (default 18515)
+                  -d, --ib-dev=<dev>     use IB device <dev> (default first device found)
+                  -i, --ib-port=<port>   use port <port> of IB device (default 1)
+                  -s, --size=<size>      size of message to exchange (default 4096)
+                  -m, --mtu=<size>       path MTU (default 1024)
+                  -r, --rx-depth=<dep>   number of receives to post at a time (default 500)
+                  -n, --iters=<iters>    number of exchanges (default 1000)
+                  -l, --sl=<sl>          service level value
+                  -e, --events           sleep on CQ events (default poll)
+                  -g, --gid-idx=<gid index> local port gid index
+                  -o, --odp\t\t    use on demand paging
+                  -O, --iodp\t\t    use implicit on demand paging
+                  -P, --prefetch\t    prefetch an ODP MR
+                  -t, --ts\t            get CQE with timestamp
+                  -c, --chk\t            validate received buffer
+                  -j, --dm\t            use device memory
+                  -N, --new_send            use new post send WR API
+                """.formatted(name);
+    }
+
     /** Parses {@code args} and runs; returns the exit status. */
     static int execute(Runner runner, String[] args, PrintWriter out, PrintWriter err) {
         return PingPongCommand.execute(new RcPingPong(runner), args, out, err);
