@@ -20,7 +20,8 @@ import picocli.CommandLine.Option;
  * killed. {@code -t} (not an option of rping 44) is refused by name.
  *
  * <p>Exit status as rping's {@code main} returns it: 22 ({@code EINVAL}) for a command line it rejects, with its
- * usage text on stdout; 254 ({@code EAI_NONAME}) for an address {@code getaddrinfo} cannot resolve; the errno when
+ * usage text on stdout; 254 ({@code EAI_NONAME}, 253 for {@code EAI_AGAIN}) for an address {@code getaddrinfo}
+ * cannot resolve, after its {@code getaddrinfo failed (...)} line on stdout; the errno when
  * there is no rdma_cm event channel (19, {@code ENODEV}, without a device); 255 ({@code -1}) when the run fails.
  */
 @Command(name = "rping", sortOptions = false, exitCodeOnInvalidInput = Rping.EINVAL,
@@ -36,6 +37,9 @@ public final class Rping extends CmCommand {
     static final int FAILED = 255;
     /** rping's status for an unresolvable {@code -a}/{@code -I} ({@code EAI_NONAME}, -2). */
     static final int EAI_NONAME = 254;
+    /** rping's status when the name server does not answer ({@code EAI_AGAIN}, -3). */
+    static final int EAI_AGAIN = 253;
+    private static final String EAI_AGAIN_TEXT = "Temporary failure in name resolution";
 
     /** rping 44's {@code usage()}, byte for byte. */
     private static final String C_USAGE = """
@@ -164,14 +168,22 @@ public final class Rping extends CmCommand {
         try {
             at = new InetSocketAddress(InetAddress.getByName(address == null ? "0.0.0.0" : address), port);
             src = source == null ? null : new InetSocketAddress(InetAddress.getByName(source), 0);
-        } catch (UnknownHostException e) { // rping's get_addr, on stdout
-            out.println("getaddrinfo failed (Name or service not known) - invalid hostname or IP address");
+        } catch (UnknownHostException e) { // rping's get_addr, on stdout; main returns getaddrinfo's code
+            String why = gaiReason(e);
+            out.println("getaddrinfo failed (" + why + ") - invalid hostname or IP address");
             out.flush();
-            refusal = EAI_NONAME;
+            refusal = why.equals(EAI_AGAIN_TEXT) ? EAI_AGAIN : EAI_NONAME;
             return null;
         }
         return new Settings(server, at, src, size, count, verbose, validate, debug, selfCreateQp,
                 persistent && server, Duration.ofSeconds(peerTimeout));
+    }
+
+    /** {@code gai_strerror}'s text, which the JDK puts after "host: " in the exception's message. */
+    static String gaiReason(UnknownHostException e) {
+        String m = e.getMessage() == null ? "" : e.getMessage();
+        int at = m.lastIndexOf(": ");
+        return at < 0 ? "Name or service not known" : m.substring(at + 2);
     }
 
     /** Parses {@code args} and runs; returns the exit status. */

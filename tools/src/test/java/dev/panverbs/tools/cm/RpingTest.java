@@ -124,4 +124,19 @@ class RpingTest {
         assertThat(s.count()).isEqualTo(3);
         assertThat(s.size()).isEqualTo(100);
     }
+
+    @Test
+    void anUnresolvableAddressIsRpingsGetaddrinfoLineAndStatus() {
+        // rdma-core's rping -c -a no.such.host.invalid, recorded in the bed (no name server): stdout, exit 253
+        assertThat(Rping.gaiReason(new java.net.UnknownHostException(
+                "no.such.host.invalid: Temporary failure in name resolution")))
+                .isEqualTo("Temporary failure in name resolution");
+        String[] r = run("-c", "-a", "no.such.host.invalid", "-C", "1");
+        // EAI_NONAME where a name server answers, EAI_AGAIN where there is none (the bed)
+        String why = r[0].equals(Integer.toString(Rping.EAI_AGAIN)) ? "Temporary failure in name resolution"
+                : "Name or service not known";
+        assertThat(r[0]).isIn(Integer.toString(Rping.EAI_NONAME), Integer.toString(Rping.EAI_AGAIN));
+        assertThat(r[1]).isEqualTo("getaddrinfo failed (" + why + ") - invalid hostname or IP address\n");
+        assertThat(r[2]).isEmpty();
+    }
 }
