@@ -145,7 +145,11 @@ final class TestFlows {
                 syncLong("bidirectional sync before size " + size, s.runBudgetMillis());
             }
             BwRunner r = new BwRunner(p, s.res, s.layout, peer());
-            r.runSender(localBases(), remoteBases());
+            try {
+                r.runSender(localBases(), remoteBases());
+            } catch (RunFailure e) { // write_bw.c and read_bw.c, when run_iter_bw fails
+                throw new RunFailure(e.getMessage() + "\n Failed to complete run_iter_bw function successfully", e);
+            }
             if (p.duplex && p.testMethod == TestMethod.ALL) {
                 syncLong("bidirectional sync after size " + size, s.runBudgetMillis());
             }

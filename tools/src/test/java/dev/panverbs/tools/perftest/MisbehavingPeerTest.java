@@ -156,6 +156,21 @@ class MisbehavingPeerTest {
     }
 
     @Test
+    void aFailedWriteEndsWithWriteBwsOwnLastLine() throws Exception {
+        // a server whose key names memory it does not have: the WRITE completes with REM_ACCESS_ERR
+        byte[] key = FakePeer.key(1, 0xbad, 0x1000);
+        FakePeer.Outcome o = FakePeer.clientAgainst(PerftestTest.WRITE_BW, FAST, FakePeer.PREAMBLE,
+                p -> {
+                    for (int i = 0; i < 3; i++) { // the address, the printed remote address, the sync after RTR
+                        p.exchange(108, key);
+                    }
+                }, p -> sleep(3_000));
+        assertCleanFailure(o, " Completion with error at client\n", "REM_ACCESS_ERR");
+        // as C's ib_write_bw (and ib_read_bw) after run_iter_bw failed
+        assertThat(o.err()).endsWith(" Failed to complete run_iter_bw function successfully\n");
+    }
+
+    @Test
     void peerFinishedItsOtherTestAndSaidDone() throws Exception {
         FakePeer.Outcome o = FakePeer.clientAgainst(PerftestTest.SEND_BW, FAST, FakePeer.PREAMBLE, p -> {
             p.read(108);
