@@ -34,8 +34,25 @@ abstract class PingPongCommand implements Callable<Integer> {
     /** Runs the parsed command: validates its options and hands the settings to the runner; the exit status. */
     abstract int run(PrintWriter out, PrintWriter err) throws Exception;
 
-    /** The C tool's {@code usage(argv[0])} text for {@code name}, which it prints to stdout before it exits 1. */
-    abstract String cUsage(String name);
+    /**
+     * The C tool's {@code usage(argv[0])} text for {@code name}, which it prints to stdout before it exits 1: the
+     * lines both tools share, then {@link #cUsageRest()}.
+     */
+    final String cUsage(String name) {
+        return """
+                Usage:
+                  %1$s            start a server and wait for connection
+                  %1$s <host>     connect to server at <host>
+
+                Options:
+                  -p, --port=<port>      listen on/connect to port <port> (default 18515)
+                  -d, --ib-dev=<dev>     use IB device <dev> (default first device found)
+                  -i, --ib-port=<port>   use port <port> of IB device (default 1)
+                """.formatted(name) + cUsageRest();
+    }
+
+    /** The C tool's usage lines after {@code -i} (rdma-core 44). */
+    abstract String cUsageRest();
 
     @Override
     public final Integer call() throws Exception {

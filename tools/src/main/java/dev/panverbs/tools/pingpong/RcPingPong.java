@@ -81,18 +81,10 @@ public final class RcPingPong extends PingPongCommand {
         return runner.run(options.settings(size, (int) mtu).withNewSend(newSend), out, err);
     }
 
-    /** {@code ibv_rc_pingpong}'s usage text (rdma-core 44), its {@code argv[0]} replaced by {@code name}. */
+    /** {@code ibv_rc_pingpong}'s usage lines after {@code -i} (rdma-core 44). */
     @Override
-    String cUsage(String name) {
+    String cUsageRest() {
         return """
-                Usage:
-                  %1$s            start a server and wait for connection
-                  %1$s <host>     connect to server at <host>
-
-                Options:
-                  -p, --port=<port>      listen on/connect to port <port> (default 18515)
-                  -d, --ib-dev=<dev>     use IB device <dev> (default first device found)
-                  -i, --ib-port=<port>   use port <port> of IB device (default 1)
                   -s, --size=<size>      size of message to exchange (default 4096)
                   -m, --mtu=<size>       path MTU (default 1024)
                   -r, --rx-depth=<dep>   number of receives to post at a time (default 500)
@@ -107,7 +99,7 @@ public final class RcPingPong extends PingPongCommand {
                   -c, --chk\t            validate received buffer
                   -j, --dm\t            use device memory
                   -N, --new_send            use new post send WR API
-                """.formatted(name);
+                """;
     }
 
     /** Parses {@code args} and runs; returns the exit status. */

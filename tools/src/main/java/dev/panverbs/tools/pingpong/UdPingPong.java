@@ -41,18 +41,10 @@ public final class UdPingPong extends PingPongCommand {
         return runner.run(options.settings(size, 0), out, err);
     }
 
-    /** {@code ibv_ud_pingpong}'s usage text (rdma-core 44), its {@code argv[0]} replaced by {@code name}. */
+    /** {@code ibv_ud_pingpong}'s usage lines after {@code -i} (rdma-core 44). */
     @Override
-    String cUsage(String name) {
+    String cUsageRest() {
         return """
-                Usage:
-                  %1$s            start a server and wait for connection
-                  %1$s <host>     connect to server at <host>
-
-                Options:
-                  -p, --port=<port>      listen on/connect to port <port> (default 18515)
-                  -d, --ib-dev=<dev>     use IB device <dev> (default first device found)
-                  -i, --ib-port=<port>   use port <port> of IB device (default 1)
                   -s, --size=<size>      size of message to exchange (default 2048)
                   -r, --rx-depth=<dep>   number of receives to post at a time (default 500)
                   -n, --iters=<iters>    number of exchanges (default 1000)
@@ -60,7 +52,7 @@ public final class UdPingPong extends PingPongCommand {
                   -e, --events           sleep on CQ events (default poll)
                   -g, --gid-idx=<gid index> local port gid index
                   -c, --chk              validate received buffer
-                """.formatted(name);
+                """;
     }
 
     /** Parses {@code args} and runs; returns the exit status. */
