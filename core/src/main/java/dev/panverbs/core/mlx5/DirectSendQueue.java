@@ -283,7 +283,7 @@ public final class DirectSendQueue {
         int idx = writer.writeOneBe(op, sendFlags, ra, rk, kAddress + offset, length, kLkeyBe);
         long[] q = sq;
         long word = wordBase + i; // i < fast <= wordLimit
-        q[idx] = word; // idx < the ring's WQEBBs == q.length, provably >= 0 (WqeWriter.index): one compare
+        q[idx & (q.length - 1)] = word; // the length is a power of two
         long[] r = rec;
         int b = ((int) word & recMask) * stride; // the position's low bits: recMask < 2^31 < 2^48
         r[b] = wrId;
