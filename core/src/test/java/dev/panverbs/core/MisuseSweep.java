@@ -3,6 +3,7 @@ package dev.panverbs.core;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.reflect.Array;
+import java.lang.reflect.Constructor;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
@@ -54,6 +55,18 @@ public final class MisuseSweep {
         return this;
     }
 
+    /** As {@link #with}, with a fresh benign value per call (an open batch, ...). */
+    public MisuseSweep withFresh(Class<?> type, Supplier<?> benign, Object... misuses) {
+        return with(type, new Fresh(benign), misuses);
+    }
+
+    private record Fresh(Supplier<?> value) {
+        @Override
+        public String toString() {
+            return "(fresh)";
+        }
+    }
+
     /** How many calls the sweeps made. */
     public int calls() {
         return calls;
@@ -76,45 +89,108 @@ public final class MisuseSweep {
                     || m.getName().equals("close") || skip.contains(m.getName())) {
                 continue;
             }
-            Class<?>[] ps = m.getParameterTypes();
-            Object[] base = new Object[ps.length];
-            for (int i = 0; i < ps.length; i++) {
-                base[i] = benign(ps[i]);
-            }
-            List<Object[]> calls = new ArrayList<>();
-            calls.add(base);
-            for (int i = 0; i < ps.length; i++) {
-                for (Object v : misuse(ps[i])) {
-                    Object[] a = base.clone();
-                    a[i] = v;
-                    calls.add(a);
-                }
-            }
-            for (Object[] a : calls) {
-                call(label, m, target.get(), a);
+            for (Object[] a : argumentSets(m.getParameterTypes())) {
+                Object o = target.get();
+                call(label, m.getName(), a, () -> m.invoke(o, a));
                 after.run();
             }
         }
     }
 
-    private void call(String label, Method m, Object o, Object[] a) {
+    /**
+     * Sweeps the public static methods and public constructors {@code type} declares (factories, builders, records),
+     * except {@code skip} ("new" for the constructors); {@code after} runs after each call.
+     */
+    public void sweepStatic(Class<?> type, Set<String> skip, Runnable after) {
+        String label = type.getSimpleName();
+        for (Method m : type.getDeclaredMethods()) {
+            if (!Modifier.isStatic(m.getModifiers()) || !Modifier.isPublic(m.getModifiers()) || m.isSynthetic()
+                    || skip.contains(m.getName())) {
+                continue;
+            }
+            for (Object[] a : argumentSets(m.getParameterTypes())) {
+                call(label, m.getName(), a, () -> m.invoke(null, a));
+                after.run();
+            }
+        }
+        if (skip.contains("new")) {
+            return;
+        }
+        for (Constructor<?> c : type.getConstructors()) {
+            for (Object[] a : argumentSets(c.getParameterTypes())) {
+                call(label, "new", a, () -> c.newInstance(a));
+                after.run();
+            }
+        }
+    }
+
+    /** The benign arguments, then each with one argument set to each misuse value of its type. */
+    private List<Object[]> argumentSets(Class<?>[] ps) {
+        Object[] base = new Object[ps.length];
+        for (int i = 0; i < ps.length; i++) {
+            base[i] = benign(ps[i]);
+        }
+        List<Object[]> sets = new ArrayList<>();
+        sets.add(base);
+        for (int i = 0; i < ps.length; i++) {
+            for (Object v : misuse(ps[i])) {
+                Object[] a = base.clone();
+                a[i] = v;
+                sets.add(a);
+            }
+        }
+        return sets;
+    }
+
+    private interface Invocation {
+        void run() throws ReflectiveOperationException;
+    }
+
+    private void call(String label, String name, Object[] a, Invocation invocation) {
         calls++;
         try {
-            m.invoke(o, a);
-        } catch (IllegalAccessException e) {
+            for (int i = 0; i < a.length; i++) {
+                if (a[i] instanceof Fresh f) {
+                    a[i] = f.value().get();
+                }
+            }
+            invocation.run();
+        } catch (IllegalAccessException | InstantiationException e) {
             throw new AssertionError(e);
         } catch (InvocationTargetException e) {
             Throwable t = e.getCause();
-            String why = MisuseFuzzHostTest.misfit(t, Arrays.asList(a).contains(null));
-            if (why != null && why.equals("a message that names no verb")
-                    && verbs.stream().anyMatch(t.getMessage()::contains)) {
-                why = null;
+            boolean nullArgument = Arrays.asList(a).contains(null);
+            String why;
+            if (!nullArgument && t instanceof NullPointerException && holdsNull(a)) {
+                // a null element of an array or list: Java's NPE, but it must name the verb (and so the element)
+                why = namesVerb(t.getMessage()) ? null : "a null element answered by an NPE that names no verb";
+            } else {
+                why = MisuseFuzzHostTest.misfit(t, nullArgument);
+                if (why != null && why.equals("a message that names no verb") && namesVerb(t.getMessage())) {
+                    why = null;
+                }
             }
             if (why != null) {
                 StackTraceElement at = t.getStackTrace().length == 0 ? null : t.getStackTrace()[0];
-                misfits.add(label + "." + m.getName() + Arrays.toString(a) + ": " + why + ": " + t + " at " + at);
+                misfits.add(label + "." + name + Arrays.toString(a) + ": " + why + ": " + t + " at " + at);
+            }
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private boolean namesVerb(String message) {
+        return message != null && (message.contains("ibv_") || verbs.stream().anyMatch(message::contains));
+    }
+
+    private static boolean holdsNull(Object[] args) {
+        for (Object x : args) {
+            if (x instanceof Object[] array && Arrays.asList(array).contains(null)
+                    || x instanceof List<?> list && list.stream().anyMatch(java.util.Objects::isNull)) {
+                return true;
             }
         }
+        return false;
     }
 
     private Object benign(Class<?> t) {

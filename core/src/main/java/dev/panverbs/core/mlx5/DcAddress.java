@@ -77,9 +77,10 @@ public final class DcAddress {
 
     /**
      * This address on DCI stream {@code streamId}: the WQE also carries the stream in its control segment, as
-     * {@code mlx5dv_wr_set_dc_addr_stream(3)} writes it. The DCI must have been built with
-     * {@link DcInitiator.Builder#dciStreams} and {@code streamId} must be below its {@code 2^logNumConcurrent}
-     * ({@link DirectDcQueue} refuses the WR otherwise). Resolve once per stream, not per WR.
+     * {@code mlx5dv_wr_set_dc_addr_stream(3)} writes it. {@code streamId} must be below the DCI's
+     * {@code 2^logNumConcurrent} ({@link DcInitiator.Builder#dciStreams}); a DCI built without streams takes stream 0
+     * only, the plain address ({@link DirectDcQueue} refuses the WR otherwise, as
+     * {@link DcInitiator#setDcAddrStream} does). Resolve once per stream, not per WR.
      *
      * @throws IllegalArgumentException {@code streamId} outside 0..65535 (a {@code uint16_t})
      */

@@ -69,6 +69,8 @@ public final class DcInitiator implements AutoCloseable {
     private final DcPath path = DcPath.get();
     /** {@code 2^log_num_concurent} of a DCI built with streams; 0 without. */
     private final int streams;
+    /** Stream ids below this are taken: {@code max(streams, 1)}, stream 0 of a plain DCI being {@link #setDcAddr}. */
+    private final int streamLimit;
 
     DcInitiator(QueuePair qp, MemorySegment mqp) {
         this(qp, mqp, 0);
@@ -81,6 +83,7 @@ public final class DcInitiator implements AutoCloseable {
         this.qp = qp;
         this.mqp = mqp.reinterpret(mlx5dv_qp_ex.sizeof());
         this.streams = streams;
+        this.streamLimit = Math.max(streams, 1);
     }
 
     /** Options of a new DCI, from {@link #builder}. Not thread-safe; use once. */
@@ -140,15 +143,17 @@ public final class DcInitiator implements AutoCloseable {
 
     /**
      * {@code mlx5dv_wr_set_dc_addr_stream(3)}: {@link #setDcAddr} on DCI stream {@code streamId}, which libmlx5 writes
-     * into the WQE's control segment ({@code dci_stream_channel_id}). The DCI must have been built with
-     * {@link Builder#dciStreams} and {@code streamId} must be below {@code 2^logNumConcurrent}.
+     * into the WQE's control segment ({@code dci_stream_channel_id}). {@code streamId} must be below
+     * {@code 2^logNumConcurrent} of {@link Builder#dciStreams}; a DCI built without streams takes stream 0 only, which
+     * is {@link #setDcAddr} (mlx5dv_wr_post(3): "equivalent to using stream_id=0"; libmlx5 zeroes the field when it
+     * starts a WQE), as on the Direct WQE path ({@link DirectDcQueue}).
      *
-     * @throws IllegalArgumentException a DCI without streams or a stream out of its range, naming the verb; and as
-     *                                  {@link #setDcAddr}
+     * @throws IllegalArgumentException a stream out of the DCI's range (any but 0 without streams), naming the verb;
+     *                                  and as {@link #setDcAddr}
      */
     public PostBatch setDcAddrStream(PostBatch batch, AddressHandle ah, int remoteDctn, long remoteDcKey,
                                      int streamId) {
-        if (streamId < 0 || streamId >= streams) {
+        if (streamId < 0 || streamId >= streamLimit) {
             throw badStream(streamId);
         }
         path.setDcAddr(batch, qp, mqp, ah, remoteDctn, remoteDcKey, streamId);
@@ -162,7 +167,7 @@ public final class DcInitiator implements AutoCloseable {
 
     private IllegalArgumentException badStream(int streamId) {
         return new IllegalArgumentException("mlx5dv_wr_set_dc_addr_stream: " + qp + (streams == 0
-                ? " was built without DCI streams (DcInitiator.Builder.dciStreams); use setDcAddr"
+                ? " was built without DCI streams (DcInitiator.Builder.dciStreams): stream 0 only, as setDcAddr"
                 : " has " + streams + " DCI streams (0.." + (streams - 1) + ")") + ": stream " + streamId
                 + " refused");
     }
@@ -228,15 +233,20 @@ public final class DcInitiator implements AutoCloseable {
 
         /**
          * DCI streams ({@code MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS}, {@code dc_init_attr.dci_streams}): up to
-         * {@code 2^logNumConcurrent} streams in flight at once, {@code 2^logNumErrored} of them in error before the
-         * DCI itself moves to error. {@link #build()} refuses up front, naming {@code dci_streams_caps}, a device whose
-         * {@code mlx5dv_query_device} reports no DCI streams or smaller maxima.
+         * {@code 2^logNumConcurrent} streams in flight at once, {@code 2^logNumErrored} streams in error before the
+         * DCI itself moves to error. The two are independent: libmlx5 44 checks each against its own cap only, the
+         * kernel copies both into the QP context, and rdma-core's own DCI stream tests ({@code tests/mlx5_base.py})
+         * create a DCI with more errored than concurrent streams. Refused here: {@code logNumConcurrent} above 16
+         * (stream ids are {@code uint16_t}), {@code logNumErrored} above 31 (the QP context's 5-bit
+         * {@code log_num_dci_errored_streams}), either negative. {@link #build()} refuses up front, naming
+         * {@code dci_streams_caps}, a device whose {@code mlx5dv_query_device} reports no DCI streams or smaller
+         * maxima.
          */
         public Builder dciStreams(int logNumConcurrent, int logNumErrored) {
-            if ((logNumConcurrent & ~0xFF) != 0 || (logNumErrored & ~0xFF) != 0 || logNumConcurrent > 16) {
+            if (logNumConcurrent < 0 || logNumConcurrent > 16 || logNumErrored < 0 || logNumErrored > 31) {
                 throw new IllegalArgumentException(CREATE + ": dci_streams.log_num_concurent " + logNumConcurrent
-                        + " and log_num_errored " + logNumErrored + " must be 0..16 and 0..255 (stream ids are "
-                        + "16-bit)");
+                        + " and log_num_errored " + logNumErrored + " must be 0..16 (stream ids are 16-bit) and 0..31 "
+                        + "(the QP context's 5-bit log_num_dci_errored_streams)");
             }
             this.logNumConcurrent = logNumConcurrent;
             this.logNumErrored = logNumErrored;

@@ -2,6 +2,7 @@ package dev.panverbs.core.mlx5;
 
 import dev.panverbs.core.MemoryRegion;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -37,7 +38,7 @@ public sealed interface MkeyLayout permits MkeyLayout.Interleaved, MkeyLayout.Sg
      */
     record Entry(MemoryRegion region, long offset, int bytesCount, int bytesSkip) {
         public Entry {
-            Objects.requireNonNull(region, "region");
+            Objects.requireNonNull(region, "mlx5dv_mr_interleaved: region");
             if (offset < 0 || bytesCount <= 0 || bytesSkip < 0 || bytesCount + (long) bytesSkip > 0xFFFF) {
                 throw new IllegalArgumentException("mlx5dv_mr_interleaved: offset " + offset + ", bytesCount "
                         + bytesCount + ", bytesSkip " + bytesSkip + ": the offset must be >= 0, bytesCount > 0, "
@@ -55,7 +56,7 @@ public sealed interface MkeyLayout permits MkeyLayout.Interleaved, MkeyLayout.Sg
     /** One entry of a list layout: C {@code struct ibv_sge} with {@code addr = region.address() + offset}. */
     record Sge(MemoryRegion region, long offset, int length) {
         public Sge {
-            Objects.requireNonNull(region, "region");
+            Objects.requireNonNull(region, "ibv_sge: region");
             if (offset < 0 || length <= 0) { // a KLM byte_count of 0 is not "nothing" (mlx5 data segments: 2 GiB)
                 throw new IllegalArgumentException("ibv_sge: offset " + offset + " and length " + length
                         + ": the offset must be >= 0 and the length > 0 (libmlx5 copies the length into the KLM's "
@@ -71,7 +72,7 @@ public sealed interface MkeyLayout permits MkeyLayout.Interleaved, MkeyLayout.Sg
      */
     record Interleaved(int repeatCount, List<Entry> entries) implements MkeyLayout {
         public Interleaved {
-            entries = List.copyOf(entries);
+            entries = copyOf(entries, "mlx5dv_wr_mr_interleaved", "entry");
             if (repeatCount <= 0 || entries.isEmpty()) {
                 throw new IllegalArgumentException("mlx5dv_wr_mr_interleaved: repeatCount " + repeatCount + " and "
                         + entries.size() + " entries: both must be positive");
@@ -109,7 +110,7 @@ public sealed interface MkeyLayout permits MkeyLayout.Interleaved, MkeyLayout.Sg
     /** {@code mlx5dv_wr_mr_list(mqp, mkey, access_flags, num_sges, sge)}: the mkey reads as the SGEs, in order. */
     record SgeList(List<Sge> sges) implements MkeyLayout {
         public SgeList {
-            sges = List.copyOf(sges);
+            sges = copyOf(sges, "mlx5dv_wr_mr_list", "sge");
             if (sges.isEmpty()) {
                 throw new IllegalArgumentException("mlx5dv_wr_mr_list: at least one SGE");
             }
@@ -145,12 +146,24 @@ public sealed interface MkeyLayout permits MkeyLayout.Interleaved, MkeyLayout.Sg
 
     /** An interleaved layout of {@code entries}, repeated {@code repeatCount} times. */
     static Interleaved interleaved(int repeatCount, Entry... entries) {
-        return new Interleaved(repeatCount, List.of(entries));
+        return new Interleaved(repeatCount, Arrays.asList(Objects.requireNonNull(entries,
+                "mlx5dv_wr_mr_interleaved: entries")));
     }
 
     /** A list layout of {@code sges}. */
     static SgeList list(Sge... sges) {
-        return new SgeList(List.of(sges));
+        return new SgeList(Arrays.asList(Objects.requireNonNull(sges, "mlx5dv_wr_mr_list: sges")));
+    }
+
+    /** {@code List.copyOf(list)}, naming the verb and the index of a null element. */
+    private static <T> List<T> copyOf(List<T> list, String verb, String what) {
+        Objects.requireNonNull(list, verb + ": " + what + " list");
+        for (int i = 0; i < list.size(); i++) {
+            if (list.get(i) == null) {
+                throw new NullPointerException(verb + ": " + what + " " + i + " is null");
+            }
+        }
+        return List.copyOf(list);
     }
 
     private static List<MemoryRegion> distinct(List<MemoryRegion> all) {

@@ -96,9 +96,9 @@ class DciStreamsTest {
         DcInitiator plain = new DcInitiator(rawDci(cq), mqp);
         try (PostBatch b = plain.startSend()) {
             b.send(7, 0);
-            assertThatThrownBy(() -> plain.setDcAddrStream(b, ah, 1, 2, 0))
+            assertThatThrownBy(() -> plain.setDcAddrStream(b, ah, 1, 2, 1))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("without DCI streams")
-                    .hasMessageContaining("dciStreams");
+                    .hasMessageContaining("dciStreams").hasMessageContaining("stream 1 refused");
         }
         assertThat(calls() - before).isEqualTo(1);
         ah.close();
@@ -144,6 +144,69 @@ class DciStreamsTest {
             dci.close();
             ah.close();
             mr.close();
+        }
+    }
+
+    /**
+     * Stream 0 on a DCI built without streams is the plain address on both paths, as in libmlx5 44: its
+     * {@code wr_set_dc_addr_stream} slot is set for every DCI and writes {@code dci_stream_channel_id}, which
+     * {@code _common_wqe_init} zeroed and {@code mlx5_send_wr_set_dc_addr} leaves 0 (mlx5dv_wr_post(3): "equivalent to
+     * using stream_id=0"; the bytes of both against libmlx5 are {@link Mlx5DcOracleTest}'s); any other stream is
+     * refused by both before the provider or the ring.
+     */
+    @Test
+    void streamZeroOfADciWithoutStreamsIsThePlainAddressOnBothPaths() throws Throwable {
+        CompletionQueue cq = fake.createCq(64);
+        MemoryRegion buf = fake.buffer(0x92);
+        AddressHandle ah = FakeProvider.fakeAh(fake.protectionDomain(), new AtomicInteger());
+        DcInitiator plain = new DcInitiator(rawDci(cq), mqp);
+        long before = calls();
+        try (PostBatch b = plain.startSend()) {
+            b.send(8, SendFlag.SIGNALED_BIT);
+            plain.setDcAddrStream(b, ah, 0x77, 5, 0).setSge(buf, 0, 8);
+            b.submit();
+        }
+        assertThat(calls() - before).as("the setter reached the provider").isEqualTo(1);
+        assertThat((long) lastStream.invokeExact()).as("stream_id the provider got").isZero();
+        drain(cq);
+        try (Arena arena = Arena.ofShared()) {
+            QueuePair dci = rawDci(cq);
+            MemorySegment sq = arena.allocate(64 * 64, 64).fill((byte) 0xEE);
+            DirectCompletionQueue dcq = DirectCompletionQueue.over(cq, new Mlx5CompletionQueueView(
+                    Mlx5Model.invalidCqes(arena.allocate(64 * 64, 64), 64), 64, 64, arena.allocate(8, 8),
+                    arena.allocate(8, 8), 0x78));
+            DirectDcQueue q = DirectDcQueue.over(dci, new Mlx5QueuePairView(sq, 64, 64, arena.allocate(8, 8),
+                    arena.allocate(512, 64), 256, dci.qpNum()), dcq, false, false);
+            DcAddress to = new DcAddress(ah, DirectDcQueue.trackingId(ah), new byte[48], 0x42, 9);
+            assertThatThrownBy(() -> q.send(to.onStream(1), 1, 0)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("no DCI streams").hasMessageContaining("stream 1");
+            assertThat(sq.get(ValueLayout.JAVA_LONG, 0)).as("nothing written").isEqualTo(0xEEEE_EEEE_EEEE_EEEEL);
+            q.send(to.onStream(0), 2, SendFlag.SIGNALED_BIT).sge(buf, 0, 8);
+            assertThat(q.post()).isEqualTo(1);
+            assertThat(sq.get(BE16, 9)).as("dci_stream_channel_id").isZero();
+            assertThat(sq.get(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), 24))
+                    .as("dqp_dct").isEqualTo(0x8000_0000 | 0x42);
+            dci.close();
+        }
+        ah.close();
+        plain.close();
+        buf.close();
+    }
+
+    /**
+     * {@code dciStreams}: more errored than concurrent streams is taken (rdma-core's {@code tests/mlx5_base.py}
+     * creates such DCIs; nothing relates the two); out-of-range values are refused by name before any verb.
+     */
+    @Test
+    void dciStreamsTakesMoreErroredThanConcurrentStreamsAndRefusesOutOfRangeValuesByName() {
+        CompletionQueue cq = fake.createCq(8);
+        DcInitiator.Builder b = DcInitiator.builder(fake.protectionDomain(), cq);
+        assertThat(b.dciStreams(2, 3)).isSameAs(b);
+        assertThat(b.dciStreams(16, 31)).isSameAs(b);
+        for (int[] bad : new int[][] {{17, 0}, {0, 32}, {-1, 0}, {0, -1}, {Integer.MIN_VALUE, 0}, {0, 256}}) {
+            assertThatThrownBy(() -> b.dciStreams(bad[0], bad[1])).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("mlx5dv_create_qp").hasMessageContaining("log_num_concurent " + bad[0])
+                    .hasMessageContaining("log_num_errored " + bad[1]);
         }
     }
 }

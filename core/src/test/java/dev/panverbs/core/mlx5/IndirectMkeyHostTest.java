@@ -17,14 +17,9 @@ import dev.panverbs.core.UmrHostSupport;
 import dev.panverbs.core.WorkCompletionOpcode;
 import dev.panverbs.core.WorkCompletionStatus;
 import dev.panverbs.core.WorkCompletions;
-import dev.panverbs.core.internal.NativeHandles;
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
-import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -41,8 +36,8 @@ import org.junit.jupiter.api.Test;
  */
 class IndirectMkeyHostTest {
     private static final int QP_INLINE = 512; // (512 + 4) / 16 = 32 list entries, 31 interleaved
+    private static UmrFake umrFake;
     private static FakeProvider fake;
-    private static SymbolLookup lib;
     private static MemorySegment umrRecord;
 
     private final AtomicInteger destroyed = new AtomicInteger();
@@ -52,12 +47,10 @@ class IndirectMkeyHostTest {
     private int nextKey = 0x4000;
 
     @BeforeAll
-    static void build() throws Throwable {
-        Path so = FakeProvider.compile(Path.of("src/test/c/fake_mlx5dv.c"), Path.of("target/fake-umr"));
-        fake = new FakeProvider(so);
-        lib = SymbolLookup.libraryLookup(so.toAbsolutePath(), Arena.global());
-        umrRecord = ((MemorySegment) Linker.nativeLinker().downcallHandle(lib.find("fake_last_umr").orElseThrow(),
-                FunctionDescriptor.of(ValueLayout.ADDRESS)).invokeExact()).reinterpret(40 + 24 * 1024);
+    static void build() {
+        umrFake = new UmrFake();
+        fake = umrFake.fake;
+        umrRecord = umrFake.lastUmr().reinterpret(40 + 24 * 1024);
     }
 
     @BeforeEach
@@ -66,17 +59,7 @@ class IndirectMkeyHostTest {
         cq = fake.createCq(256);
         QueuePair qp = fake.createRtsQp(pd, cq, cq, 64, 16, 1, QP_INLINE,
                 EnumSet.of(SendOperation.RDMA_WRITE, SendOperation.LOCAL_INV));
-        umr = UmrQueuePair.wrap(qp, NativeHandles.handle(qp, "test"), dvQpEx(qp), QP_INLINE);
-    }
-
-    private static MemorySegment dvQpEx(QueuePair qp) {
-        try {
-            return (MemorySegment) Linker.nativeLinker().downcallHandle(lib.find("fake_dv_qp_ex").orElseThrow(),
-                    FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS))
-                    .invokeExact(NativeHandles.handle(qp, "test"));
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
+        umr = umrFake.umr(qp, QP_INLINE);
     }
 
     private IndirectMkey mkey(int maxEntries) {
@@ -84,14 +67,7 @@ class IndirectMkeyHostTest {
     }
 
     private IndirectMkey mkey(ProtectionDomain in, int maxEntries) {
-        MemorySegment m = Arena.global().allocate(8, 4);
-        int key = (nextKey++) << 8;
-        m.set(ValueLayout.JAVA_INT, 0, key);
-        m.set(ValueLayout.JAVA_INT, 4, key);
-        return IndirectMkey.wrap(in, m, maxEntries, h -> {
-            destroyed.incrementAndGet();
-            return 0;
-        });
+        return UmrFake.mkey(in, maxEntries, (nextKey++) << 8, destroyed::incrementAndGet);
     }
 
     private MemoryRegion region() {
@@ -312,7 +288,7 @@ class IndirectMkeyHostTest {
         MemoryRegion a = region();
         IndirectMkey mk = mkey(4);
         QueuePair qp2 = fake.createRtsQp(pd, cq, cq, 64, 16, 1, QP_INLINE, EnumSet.of(SendOperation.LOCAL_INV));
-        UmrQueuePair other = UmrQueuePair.wrap(qp2, NativeHandles.handle(qp2, "test"), dvQpEx(qp2), QP_INLINE);
+        UmrQueuePair other = umrFake.umr(qp2, QP_INLINE);
         umr.configure(1L, SendFlag.SIGNALED_BIT, mk, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(a, 0, 64)));
         int calls = rec(32);
         assertThatThrownBy(() -> other.configure(2L, 0, mk, Set.of(), MkeyLayout.list(new MkeyLayout.Sge(a, 0, 8))))
@@ -365,7 +341,7 @@ class IndirectMkeyHostTest {
         MemoryRegion a = fake.register(pd2, arena.allocate(4096, 64), nextKey++);
         UmrHostSupport.tie(a, arena);
         QueuePair qp2 = fake.createRtsQp(pd2, cq, cq, 64, 16, 1, QP_INLINE, EnumSet.of(SendOperation.LOCAL_INV));
-        UmrQueuePair u2 = UmrQueuePair.wrap(qp2, NativeHandles.handle(qp2, "test"), dvQpEx(qp2), QP_INLINE);
+        UmrQueuePair u2 = umrFake.umr(qp2, QP_INLINE);
         AtomicInteger mkeyDestroyed = new AtomicInteger();
         IndirectMkey mk = IndirectMkey.wrap(pd2, Arena.global().allocate(8, 4), 4, h -> {
             mkeyDestroyed.incrementAndGet();

@@ -83,6 +83,7 @@ class Mlx5DcOracleTest {
         int wrapsAfterAv = 0;
         int inlines = 0;
         int streamed = 0;
+        int streamZero = 0;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment src = arena.allocate(pattern.length);
             MemorySegment.copy(pattern, 0, src, ValueLayout.JAVA_BYTE, 0, pattern.length);
@@ -112,6 +113,7 @@ class Mlx5DcOracleTest {
                         if (d.stream >= 0) {
                             to = to.onStream(d.stream);
                             streamed += d.stream != 0 ? 1 : 0;
+                            streamZero += d.stream == 0 ? 1 : 0;
                         }
                         int idx = DcWqe.beginDc(w, x.opcode(), x.flags(), x.imm(), x.raddr(), x.rkey(), x.swap(),
                                 x.cmp(), to.av, to.streamId);
@@ -147,6 +149,9 @@ class Mlx5DcOracleTest {
         assertThat(wrapsAfterAv).as("WRs whose datagram segment ends the ring").isGreaterThan(200);
         assertThat(inlines).as("inline pieces").isGreaterThan(1000);
         assertThat(streamed).as("WRs on a non-zero DCI stream").isGreaterThan(2000);
+        // mlx5dv_wr_set_dc_addr_stream(..., 0) = mlx5dv_wr_set_dc_addr = a plain DcAddress (stream 0): what lets a DCI
+        // without streams take stream 0 on both paths (DciStreamsTest)
+        assertThat(streamZero).as("WRs through mlx5dv_wr_set_dc_addr_stream on stream 0").isGreaterThan(100);
     }
 
     private static Case randomCase(SplittableRandom rnd) {
