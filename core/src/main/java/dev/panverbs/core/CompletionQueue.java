@@ -40,8 +40,8 @@ import java.lang.foreign.ValueLayout;
  * {@link IllegalStateException}.
  */
 public class CompletionQueue extends VerbsObject {
-    private static final long WC_SIZE = ibv_wc.layout().byteSize();
-    private static final long WC_WR_ID = ibv_wc.wr_id$offset();
+    private static final int WC_SIZE = (int) ibv_wc.layout().byteSize();
+    private static final int WC_WR_ID = (int) ibv_wc.wr_id$offset();
 
     final Context context;
     final CompletionChannel channel;
@@ -135,63 +135,75 @@ public class CompletionQueue extends VerbsObject {
 
     /**
      * Retires what the {@code n} polled completions cover and gives each back the caller's {@code wr_id}. Once per
-     * poll, not per completion: the work queue's published tail is read once (every polled WR was published before
-     * its doorbell) and its head is stored once, after the last completion of that queue (the head only moves
-     * forward: until then its WRs count as outstanding, which is the safe side for {@link MemoryRegion#close()}).
-     *
-     * <p>What a completion needs (the array's address and mask, the queue's slots, its tail and head) is held in
-     * locals, taken again only when the route token changes (usually once per poll): each native read and write
-     * here is an unsafe access C2 orders against every field, so a field read in the loop would be read again per
-     * completion. {@code back < limit} is {@link WorkQueueTracker#position}'s test, with its two bounds folded.
+     * run of completions of one work queue (usually once per poll), not per completion: the queue's published tail
+     * is read once (every polled WR was published before its doorbell) and its head is stored once, after the run
+     * (the head only moves forward: until then its WRs count as outstanding, which is the safe side for
+     * {@link MemoryRegion#close()}). Byte offsets into the array are ints ({@link WorkCompletions#MAX_CAPACITY}).
      */
-    private void retire(WorkCompletions completions, int n) {
+    void retire(WorkCompletions completions, int n) { // package-private: CompletionRetirementHostTest
         WorkQueue[] table = routes.table();
         long base = completions.base();
         long mask = completions.offsetMask();
-        WorkQueueTracker tracker = null;
-        long token = -1; // the route token the locals below describe (a token is 0..0xFFFF)
-        long[] slots = null;
-        int slotMask = 0;
-        int stride = 0;
-        long newest = 0; // the published tail - 1
-        long limit = 0;  // min(capacity, tail): how far behind the newest an outstanding WR can be
-        long head = 0;
-        for (int i = 0; i < n; i++) {
-            long at = base + ((i * WC_SIZE + WC_WR_ID) & mask); // one mov per access, inside the array (masked)
+        int end = n * WC_SIZE; // n <= capacity (WorkCompletions.count refused more)
+        int offset = 0;
+        while (offset < end) {
+            long at = base + ((offset + WC_WR_ID) & mask); // one mov per access, inside the array (masked)
             long providerWrId = MaskedMemory.NATIVE.get(ValueLayout.JAVA_LONG_UNALIGNED, at);
-            long wrId = providerWrId;
-            if (providerWrId >>> WorkQueueTracker.POSITION_BITS != token) { // usually once per poll
-                WorkQueue q = CompletionRoutes.route(table, providerWrId);
-                if (q == null) {
-                    retireOther(at, providerWrId);
-                    continue;
-                }
-                if (tracker != null) {
-                    tracker.advanceHead(head);
-                }
-                tracker = q.tracker;
-                token = providerWrId >>> WorkQueueTracker.POSITION_BITS;
-                slots = tracker.slots();
-                slotMask = tracker.slotMask();
-                stride = tracker.slotStride();
-                long tail = tracker.publishedTail();
-                newest = tail - 1;
-                limit = Math.min(tracker.capacity(), tail);
-                head = tracker.head();
+            WorkQueue q = CompletionRoutes.route(table, providerWrId);
+            if (q == null) {
+                retireOther(at, providerWrId);
+                offset += WC_SIZE;
+            } else {
+                offset = retireRun(q.tracker, providerWrId, base, mask, offset, end);
             }
-            long back = (newest - providerWrId) & WorkQueueTracker.POSITION_MASK; // mod 2^48
-            if (back < limit) { // else never outstanding (or retired long ago): left as it is
-                long p = newest - back;
-                wrId = slots[((int) p & slotMask) * stride + WorkQueueTracker.WR_ID];
-                head = Math.max(head, p + 1);
+        }
+    }
+
+    /**
+     * {@link #retire} of the completions from byte {@code offset} on while they carry the route token of
+     * {@code first}, the {@code wr_id} of the one at {@code offset} ({@code tracker}'s queue): returns the offset of
+     * the first one that does not. A loop with no call and no field read (each native read and write here is an
+     * unsafe access C2 orders against every field, so a field read in the loop would be read again per completion).
+     *
+     * <p>The outstanding WRs are the {@code limit} positions up to the newest: their {@code wr_id}s are the range
+     * {@code (newestWrId - limit, newestWrId]}, so one unsigned compare of {@code newestWrId - wrId} tests the token
+     * and {@link WorkQueueTracker#position}'s two bounds at once, exactly while that range does not wrap the 48-bit
+     * position (the newest position mod 2^48 is at least {@code limit - 1}: the first 2^48 WRs, and all but
+     * {@code limit} positions of each lap after). Else, and for a completion outside the range, the token is
+     * compared and the position taken mod 2^48. The slot index {@code ((int) wrId * stride) & (length - 1)} is
+     * {@code ((int) position & slotMask) * stride} (stride and length are powers of two; the {@code wr_id}'s low 32
+     * bits are the position's), a form C2 proves inside the array without a range check.
+     */
+    private static int retireRun(WorkQueueTracker tracker, long first, long base, long mask, int offset, int end) {
+        long[] slots = tracker.slots();
+        int stride = tracker.slotStride();
+        long tail = tracker.publishedTail();
+        long newest = tail - 1;
+        long limit = Math.min(tracker.capacity(), tail); // how far behind the newest an outstanding WR can be
+        long newestWrId = (first & ~WorkQueueTracker.POSITION_MASK) | (newest & WorkQueueTracker.POSITION_MASK);
+        boolean contiguous = (newest & WorkQueueTracker.POSITION_MASK) >= limit - 1;
+        long nearest = limit; // the least 'back' retired: none yet
+        for (; offset < end; offset += WC_SIZE) {
+            long at = base + ((offset + WC_WR_ID) & mask);
+            long providerWrId = MaskedMemory.NATIVE.get(ValueLayout.JAVA_LONG_UNALIGNED, at);
+            long back = newestWrId - providerWrId;
+            if (Long.compareUnsigned(back, limit) >= 0 || !contiguous) {
+                if ((providerWrId ^ first) >>> WorkQueueTracker.POSITION_BITS != 0) {
+                    break; // another queue's
+                }
+                back &= WorkQueueTracker.POSITION_MASK; // mod 2^48
+                if (back >= limit) {
+                    continue; // never outstanding (or retired long ago): left as it is
+                }
             }
-            // unconditional: the same value when nothing was retired, into the array's own memory (no compare and
-            // branch per completion)
+            long wrId = slots[(((int) providerWrId * stride) & (slots.length - 1)) + WorkQueueTracker.WR_ID];
             MaskedMemory.NATIVE.set(ValueLayout.JAVA_LONG_UNALIGNED, at, wrId);
+            nearest = Math.min(nearest, back);
         }
-        if (tracker != null) {
-            tracker.advanceHead(head);
+        if (nearest < limit) {
+            tracker.advanceHead(newest - nearest + 1);
         }
+        return offset;
     }
 
     /**

@@ -26,6 +26,8 @@ import java.lang.foreign.MemorySegment;
 public final class WorkCompletions {
     /** {@code sizeof(struct ibv_wc)}: 48 on LP64. */
     static final long WC_SIZE = ibv_wc.layout().byteSize();
+    /** The most completions one array holds: every byte offset into it is an {@code int} (the poll's retirement). */
+    static final int MAX_CAPACITY = (int) (Integer.MAX_VALUE / WC_SIZE);
 
     /** The array: no arena acquire per {@code ibv_poll_cq} ({@link HotMemory}); kept alive by this object. */
     private final HotMemory memory;
@@ -41,9 +43,9 @@ public final class WorkCompletions {
     private int count;
 
     private WorkCompletions(int capacity) {
-        if (capacity < 1) {
-            throw new IllegalArgumentException("WorkCompletions.allocate: capacity must be at least 1, got "
-                    + capacity);
+        if (capacity < 1 || capacity > MAX_CAPACITY) {
+            throw new IllegalArgumentException("WorkCompletions.allocate: capacity must be 1.." + MAX_CAPACITY
+                    + " (the array's byte offsets are ints), got " + capacity);
         }
         this.capacity = capacity;
         this.memory = HotMemory.allocate(MaskedMemory.maskableSize(capacity * WC_SIZE), 8);

@@ -58,7 +58,10 @@ final class WorkQueueTracker {
     private final int capacity;
     private final int mask;
     private final int refsPerSlot;
-    /** Longs per slot: {@code [WR_ID]} the caller's wr_id, {@code [COUNT]} the reference count, then the references. */
+    /**
+     * Longs per slot: {@code [WR_ID]} the caller's wr_id, {@code [COUNT]} the reference count, then the references;
+     * a power of two (the slack after the last reference is unused).
+     */
     private final int stride;
     /**
      * The slots, {@link #stride} longs each; the references are {@link KeySnapshot#trackingId}s: primitives, so
@@ -91,7 +94,9 @@ final class WorkQueueTracker {
         this.capacity = capacity;
         this.mask = n - 1;
         this.refsPerSlot = Math.max(refsPerSlot, 1);
-        this.stride = REFS + this.refsPerSlot;
+        // a power of two, so the array's length is one too: the poll's retirement indexes it as
+        // ((int) position * stride) & (length - 1), which C2 compiles without a range check (CompletionQueue.retireRun)
+        this.stride = Integer.highestOneBit(REFS + this.refsPerSlot - 1) << 1;
         this.slots = new long[n * stride];
     }
 

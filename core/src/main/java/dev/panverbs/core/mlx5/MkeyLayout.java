@@ -155,15 +155,14 @@ public sealed interface MkeyLayout permits MkeyLayout.Interleaved, MkeyLayout.Sg
         return new SgeList(Arrays.asList(Objects.requireNonNull(sges, "mlx5dv_wr_mr_list: sges")));
     }
 
-    /** {@code List.copyOf(list)}, naming the verb and the index of a null element. */
+    /** {@code List.copyOf(list)}, naming the verb and the index of a null element (checked on the copy). */
     private static <T> List<T> copyOf(List<T> list, String verb, String what) {
-        Objects.requireNonNull(list, verb + ": " + what + " list");
-        for (int i = 0; i < list.size(); i++) {
-            if (list.get(i) == null) {
-                throw new NullPointerException(verb + ": " + what + " " + i + " is null");
-            }
+        List<T> copy = new ArrayList<>(Objects.requireNonNull(list, verb + ": " + what + " list"));
+        int i = copy.indexOf(null);
+        if (i >= 0) {
+            throw new NullPointerException(verb + ": " + what + " " + i + " is null");
         }
-        return List.copyOf(list);
+        return List.copyOf(copy);
     }
 
     private static List<MemoryRegion> distinct(List<MemoryRegion> all) {
