@@ -63,8 +63,8 @@ final class DirectSendBurst {
             long p = pos & positionMask;
             int run = (int) Math.min(Math.min(n - j, recMask + 1 - slot),
                     Math.min(qMask + 1 - qi, positionMask + 1 - p));
-            if (stride == 3) { // one SGE per WR (max_send_sge 1: perftest's QPs): a constant record stride
-                records(q, qi, run, s.token | p, r, slot * 3, 3, w, wrIdStride, tracking);
+            if (stride == 4) { // records of 4 longs (max_send_sge 1 or 2; perftest's QPs: 1): a constant stride
+                records(q, qi, run, s.token | p, r, slot * 4, 4, w, wrIdStride, tracking);
             } else {
                 records(q, qi, run, s.token | p, r, slot * stride, stride, w, wrIdStride, tracking);
             }
@@ -78,7 +78,7 @@ final class DirectSendBurst {
     /**
      * One run's provider wr_ids ({@code word + m} at {@code q[qi + m]}) and tracker records (at {@code b + m * stride}:
      * the caller's wr_id, one reference, {@code tracking}). Its indexes are linear in {@code m}, so C2 checks each
-     * array's range once per run instead of per WR where {@code stride} is a constant (the caller's stride-3 call):
+     * array's range once per run instead of per WR where {@code stride} is a constant (the caller's stride-4 call):
      * the same stores either way.
      */
     private static void records(long[] q, int qi, int run, long word, long[] r, int b, int stride, long w,

@@ -10,9 +10,10 @@ import java.lang.foreign.ValueLayout;
 import org.junit.jupiter.api.Test;
 
 /**
- * Bursts on a QP of one SGE per WR ({@code max_send_sge} 1, perftest's QPs), whose tracker records are 3 longs: the
- * burst writes them with a constant stride ({@link DirectSendBurst}'s stride-3 call), {@link Mlx5BurstTest}'s QP of
- * 4 SGEs takes the general one. Over the PRM device model: each signaled WR completes with its own wr_id across the
+ * Bursts on a QP of one SGE per WR ({@code max_send_sge} 1, perftest's QPs), whose tracker records are 4 longs (the wr_id,
+ * the count, one reference, rounded up to a power of two): the burst writes them with a constant stride
+ * ({@link DirectSendBurst}'s stride-4 call); {@link Mlx5BurstTest}'s QP of 4 SGEs (records of 8) takes the general
+ * one. Over the PRM device model: each signaled WR completes with its own wr_id across the
  * record ring's and the WQE ring's ends, a partly polled burst keeps its key pinned until its last WR is polled and
  * leaves exactly its polled WRs retired.
  */
