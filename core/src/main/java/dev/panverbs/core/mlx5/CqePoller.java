@@ -32,8 +32,19 @@ final class CqePoller {
     private static final ValueLayout.OfInt HOST32 = ValueLayout.JAVA_INT_UNALIGNED;
     private static final ValueLayout.OfLong HOST64 = ValueLayout.JAVA_LONG_UNALIGNED;
     private static final ValueLayout.OfByte U8 = ValueLayout.JAVA_BYTE;
+    private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
+    /**
+     * All of native memory, a constant: C2 folds its scope and size, so an access at an address below
+     * {@link #ADDR_BITS} plus a 32-bit offset is one {@code mov} (as {@code WqeWriter} writes WQEs). The poll reaches
+     * the CQ ring at its base plus a masked index, and the {@code ibv_wc} array after one bounds check per poll.
+     */
+    private static final MemorySegment NATIVE = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+    /** User-space addresses on x86-64 and aarch64 are below 2^56 (checked for the ring and the array). */
+    private static final long ADDR_BITS = (1L << 56) - 1;
 
     static final long WC_SIZE = ibv_wc.layout().byteSize();
+    /** The most completions one poll returns: {@code n * WC_SIZE} stays below 2^31 (an int offset in the loop). */
+    private static final int MAX_POLL = 1 << 24;
     private static final long WC_WR_ID = ibv_wc.wr_id$offset();
     private static final long WC_STATUS = ibv_wc.status$offset();
     private static final long WC_OPCODE = ibv_wc.opcode$offset();
@@ -157,8 +168,11 @@ final class CqePoller {
     }
 
     private final MemorySegment buf;
+    /** {@code buf}'s address (the poll's NATIVE loads). */
+    private final long bufBase;
     private final int cqeMask;
-    private final int ownerBit;
+    /** log2(ncqe): the bit of {@code cons_index} the owner bit of the current lap equals. */
+    private final int ownerShift;
     private final MemorySegment dbrec;
     private final MemorySegment armDoorbell;
     private final int cqn;
@@ -189,12 +203,14 @@ final class CqePoller {
     CqePoller(MemorySegment buf, int ncqe, MemorySegment dbrec, MemorySegment armDoorbell, int cqn, int consIndex,
               boolean cqeV1) {
         this.cqeV1 = cqeV1;
-        if (Integer.bitCount(ncqe) != 1 || buf.byteSize() < (long) ncqe * 64) {
-            throw new IllegalArgumentException("CQ of " + ncqe + " CQEs over " + buf.byteSize() + " bytes");
+        if (Integer.bitCount(ncqe) != 1 || ncqe > 1 << 24 || buf.byteSize() < (long) ncqe * 64 || !buf.isNative()
+                || (buf.address() & ~ADDR_BITS) != 0) {
+            throw new IllegalArgumentException("CQ of " + ncqe + " CQEs over " + buf);
         }
         this.buf = buf.asSlice(0, (long) ncqe * 64);
+        this.bufBase = buf.address();
         this.cqeMask = ncqe - 1;
-        this.ownerBit = ncqe;
+        this.ownerShift = Integer.numberOfTrailingZeros(ncqe);
         this.dbrec = dbrec;
         this.armDoorbell = armDoorbell;
         this.cqn = cqn;
@@ -244,30 +260,84 @@ final class CqePoller {
     /**
      * Polls up to {@code ne} completions into {@code wcs} (consecutive {@code struct ibv_wc}) and returns how many,
      * or {@link #POLL_ERR} as {@code mlx5_poll_cq} does. Fields libmlx5 leaves unwritten stay as they were.
+     *
+     * <p>The common case, a requester CQE of RDMA WRITE or SEND of the last QP seen, is decoded in the loop itself:
+     * everything it needs is loaded once per poll (the acquire fence after each owner check makes C2 reload every
+     * field after it, so per-CQE field reads would be loads per CQE), the CQE and the {@code ibv_wc} are reached at
+     * addresses through {@link #NATIVE} (one {@code mov} each; the entry's bounds are checked once per poll, the
+     * CQE's by the ring mask), and its retirement is deferred in a local. Anything else goes to {@link #parse}.
      */
     int poll(MemorySegment wcs, int ne) {
+        ne = Math.min(ne, MAX_POLL);
+        checkArray(wcs, ne);
+        final long cb = bufBase & ADDR_BITS; // the mask tells C2 it is below 2^56 (it is: the constructor checks)
+        final int mask = cqeMask;
+        final int shift = ownerShift;
+        final long wb = wcs.address() & ADDR_BITS; // native and in user space (checkArray)
+        int ci = consIndex;
         int n = 0;
         int err = 0;
-        MemorySegment c = buf;
+        // the fast path's QP (cur), as locals: key = 0x0a << 24 | its QP number (0: none), see below
+        Target t = cur;
+        int key = fastKey(t);
+        long[] sq = key == 0 ? null : t.sq;
+        long[] wrIds = key == 0 ? null : t.wrIds;
+        int slotMask = key == 0 ? 0 : t.slotMask;
+        int stride = key == 0 ? 0 : t.slotStride;
+        int last = -1; // t's last completed send WQE in this poll (retired once, at the end)
         for (; n < ne; n++) {
-            long off = (long) (consIndex & cqeMask) * 64;
-            int opOwn = c.get(U8, off + CQE_OP_OWN) & 0xFF;
-            if ((opOwn >>> 4) == CQE_INVALID || ((opOwn & 1) != 0) != ((consIndex & ownerBit) != 0)) {
+            long ca = cb + Integer.toUnsignedLong((ci & mask) << 6);
+            int opOwn = NATIVE.get(U8, ca + CQE_OP_OWN) & 0xFF;
+            int lap = ci >>> shift & 1; // the owner bit of software's CQEs in this lap
+            // opcode REQ (0) and software's owner bit in one test; anything else (invalid, not ours) below
+            if (((opOwn ^ lap) & 0xF1) == 0) {
+                ci++;
+                VarHandle.acquireFence(); // udma_from_device_barrier: the CQE's contents after its owner bit
+                // sop_drop_qpn, wqe_counter, signature, op_own: one load
+                long word = NATIVE.get(BE64, ca + CQE_SOP_DROP_QPN);
+                int sopDropQpn = (int) (word >>> 32);
+                // RDMA WRITE (0x08) or SEND (0x0a) of the fast QP: | 0x02 << 24 maps the one onto the other
+                if ((sopDropQpn | 0x0200_0000) == key) {
+                    int idx = ((int) word >>> 16) & (sq.length - 1);
+                    long wa = wb + Integer.toUnsignedLong(n * (int) WC_SIZE);
+                    NATIVE.set(HOST64, wa + WC_WR_ID, wrIds[((int) sq[idx] & slotMask) * stride]);
+                    // status IBV_WC_SUCCESS and opcode in one store: sopDropQpn ^ key is 0 for SEND (0x0a) and bit 25
+                    // for RDMA WRITE (0x08), which becomes IBV_WC_RDMA_WRITE (1) at the opcode's place
+                    long opcode = sopDropQpn ^ key;
+                    NATIVE.set(HOST64, wa + WC_STATUS, LITTLE_ENDIAN ? opcode << 7 : opcode >>> 25);
+                    NATIVE.set(HOST32, wa + WC_QP_NUM, sopDropQpn & 0xFF_FFFF);
+                    NATIVE.set(HOST32, wa + WC_FLAGS, 0);
+                    last = idx;
+                    continue;
+                }
+            } else if ((opOwn >>> 4) == CQE_INVALID || (opOwn & 1) != lap) {
                 break;
+            } else {
+                ci++;
+                VarHandle.acquireFence();
             }
-            consIndex++;
-            VarHandle.acquireFence(); // udma_from_device_barrier: the CQE's contents after its owner bit
-            long w = (long) n * WC_SIZE;
-            if ((opOwn >>> 4) == CQE_REQ && reqFast(off, wcs, w)) {
-                continue;
+            consIndex = ci;
+            if (last >= 0) {
+                deferRetire(t, last);
+                last = -1;
             }
-            err = parse(off, opOwn, wcs, w);
+            err = parse((long) ((ci - 1) & mask) << 6, opOwn, wcs, (long) n * WC_SIZE);
             if (err != 0) {
                 break;
             }
+            t = cur; // parse may have found another QP: the fast path follows it
+            key = fastKey(t);
+            sq = key == 0 ? null : t.sq;
+            wrIds = key == 0 ? null : t.wrIds;
+            slotMask = key == 0 ? 0 : t.slotMask;
+            stride = key == 0 ? 0 : t.slotStride;
+        }
+        consIndex = ci;
+        if (last >= 0) {
+            deferRetire(t, last);
         }
         retireDeferred();
-        dbrec.set(BE32, 0, consIndex & 0xFF_FFFF);
+        dbrec.set(BE32, 0, ci & 0xFF_FFFF);
         if (err == POLL_ERR) {
             polledBeforeError = n;
             return POLL_ERR;
@@ -275,28 +345,20 @@ final class CqePoller {
         return n;
     }
 
+    /** {@code 0x0a << 24 | qpn} of a target whose send side is attached, else 0 (no fast path). */
+    private static int fastKey(Target t) {
+        return t == null || t.sq == null ? 0 : 0x0A00_0000 | t.qpn;
+    }
+
     /**
-     * A requester completion of the current QP for a plain RDMA WRITE or SEND (the common case): one 8-byte load of
-     * the CQE's last word (sop_drop_qpn, wqe_counter, signature, op_own; ordered after the owner check by the fence
-     * above), five stores into the {@code ibv_wc}, and the retirement deferred to the end of the poll. False: not
-     * that case, nothing written.
+     * Refuses an {@code ibv_wc} array the poll's NATIVE stores must not use for {@code ne} entries: not native, not
+     * in user space, or too small (cold; before any CQE is consumed).
      */
-    private boolean reqFast(long off, MemorySegment wc, long w) {
-        long word = buf.get(HOST64, off + CQE_SOP_DROP_QPN);
-        int sopDropQpn = Integer.reverseBytes((int) word);
-        Target t = cur;
-        int sop = sopDropQpn >>> 24;
-        if (t == null || t.qpn != (sopDropQpn & 0xFF_FFFF) || t.sq == null || (sop != 0x08 && sop != 0x0a)) {
-            return false;
+    private static void checkArray(MemorySegment wcs, int ne) {
+        if (!wcs.isNative() || (wcs.address() & ~ADDR_BITS) != 0 || (long) ne * WC_SIZE > wcs.byteSize()) {
+            throw new IllegalArgumentException("mlx5 direct CQE poll of " + ne + " completions into " + wcs
+                    + ": needs native memory in user space of " + ne + " * " + WC_SIZE + " bytes");
         }
-        int idx = (Short.reverseBytes((short) (word >>> 32)) & 0xFFFF) & t.sqMask;
-        wc.set(HOST64, w + WC_WR_ID, t.wrId(idx));
-        wc.set(HOST32, w + WC_STATUS, 0);
-        wc.set(HOST32, w + WC_OPCODE, sop == 0x08 ? WC_RDMA_WRITE : WC_SEND);
-        wc.set(HOST32, w + WC_QP_NUM, t.qpn);
-        wc.set(HOST32, w + WC_FLAGS, 0);
-        deferRetire(t, idx);
-        return true;
     }
 
     private void deferRetire(Target t, int idx) {
