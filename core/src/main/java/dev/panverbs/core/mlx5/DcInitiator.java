@@ -98,16 +98,19 @@ public final class DcInitiator implements AutoCloseable {
 
     /** RESET → INIT: port {@code portNum}, partition index 0 (a DCI takes no access flags). */
     public void toInit(int portNum) {
+        checkOpen();
         qp.modify(new QueuePairAttributes().qpState(QueuePairState.INIT).pkeyIndex(0).portNum(portNum));
     }
 
     /** INIT → RTR with path MTU {@code mtu} and no remote QP (each WR names its DCT). */
     public void toRtr(Mtu mtu) {
+        checkOpen();
         qp.modify(new QueuePairAttributes().qpState(QueuePairState.RTR).pathMtu(mtu));
     }
 
     /** INIT → RTR also giving the address vector (the port and source GID, as perftest sets for RoCE). */
     public void toRtr(Mtu mtu, AddressVector path) {
+        checkOpen();
         qp.modify(new QueuePairAttributes().qpState(QueuePairState.RTR).pathMtu(mtu).ahAttr(path));
     }
 
@@ -117,6 +120,7 @@ public final class DcInitiator implements AutoCloseable {
      * other values.
      */
     public void toRts() {
+        checkOpen(); // before the device query: a closed DCI is refused without a native call
         Context ctx = qp.protectionDomain().context();
         int rd = Math.max(1, Math.min(16, ctx.queryDevice().limits().maxQpInitRdAtom()));
         qp.modify(new QueuePairAttributes().qpState(QueuePairState.RTS).timeout(14).retryCnt(7).rnrRetry(7)
@@ -158,6 +162,14 @@ public final class DcInitiator implements AutoCloseable {
         }
         path.setDcAddr(batch, qp, mqp, ah, remoteDctn, remoteDcKey, streamId);
         return batch;
+    }
+
+    /**
+     * Refuses a closed DCI by name ({@code ibv_modify_qp}) before any native call: {@code modify} would first query
+     * the QP's state and {@link #toRts} the device's limits, naming other verbs or touching the device for nothing.
+     */
+    private void checkOpen() {
+        NativeHandles.resource(qp).checkOpen("ibv_modify_qp");
     }
 
     /** DCI streams this DCI was built with ({@code 2^logNumConcurrent}); 0 without streams. */

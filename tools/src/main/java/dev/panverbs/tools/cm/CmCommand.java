@@ -7,9 +7,10 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 /**
- * What {@link Rping} and {@link Udaddy} share: picocli run with the C tools' exit codes (usage errors and failures
- * exit 1, {@code --help} 0), a failure as one line on stderr prefixed with the tool's name, and the writers a caller
- * (a test) passes in instead of stdout and stderr.
+ * What {@link Rping} and {@link Udaddy} share: picocli run with the C tools' exit codes and usage text (each tool
+ * says which: {@link #usageStatus()}, {@link #failureStatus()}, {@link #printCUsage(PrintWriter)}; {@code --help}
+ * exits 0), a failure as one line on stderr prefixed with the tool's name, and the writers a caller (a test) passes
+ * in instead of stdout and stderr.
  */
 abstract class CmCommand implements Callable<Integer> {
     @Spec
@@ -20,6 +21,15 @@ abstract class CmCommand implements Callable<Integer> {
 
     /** Runs the parsed command: validates its options and runs the tool; returns the exit status. */
     abstract int run(PrintWriter out, PrintWriter err) throws Exception;
+
+    /** The C tool's exit status for a command line it rejects (an unknown option, a missing argument). */
+    abstract int usageStatus();
+
+    /** The C tool's exit status when the run fails (what its {@code main} returns for {@code -1}). */
+    abstract int failureStatus();
+
+    /** The C tool's usage text, which it prints to stdout on a command line it rejects. */
+    abstract void printCUsage(PrintWriter out);
 
     @Override
     public final Integer call() throws Exception {
@@ -39,7 +49,15 @@ abstract class CmCommand implements Callable<Integer> {
                     : e instanceof RuntimeException && e.getMessage() != null ? e.getMessage() : e.toString();
             err.println(line.getCommandName() + ": " + why);
             err.flush();
-            return 1;
+            return command.failureStatus();
+        });
+        // getopt's rejections: the reason on stderr (one line, as glibc's getopt), the C tool's usage on stdout
+        cl.setParameterExceptionHandler((e, args1) -> {
+            err.println(cl.getCommandName() + ": " + e.getMessage());
+            err.flush();
+            command.printCUsage(out);
+            out.flush();
+            return command.usageStatus();
         });
         int status = cl.execute(args);
         out.flush();

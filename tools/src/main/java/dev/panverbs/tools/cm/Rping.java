@@ -18,13 +18,46 @@ import picocli.CommandLine.Option;
  * the attributes {@code rdma_init_qp_attr} computes, its number carried by connect/accept, the client completing with
  * {@code rdma_establish}. {@code -P}: the server serves each connection on a thread of its own and listens on until
  * killed. {@code -t} (not an option of rping 44) is refused by name.
+ *
+ * <p>Exit status as rping's {@code main} returns it: 22 ({@code EINVAL}) for a command line it rejects, with its
+ * usage text on stdout; 254 ({@code EAI_NONAME}, 253 for {@code EAI_AGAIN}) for an address {@code getaddrinfo}
+ * cannot resolve, after its {@code getaddrinfo failed (...)} line on stdout; the errno when
+ * there is no rdma_cm event channel (19, {@code ENODEV}, without a device); 255 ({@code -1}) when the run fails.
  */
-@Command(name = "rping", sortOptions = false, exitCodeOnInvalidInput = 1, exitCodeOnExecutionException = 1,
+@Command(name = "rping", sortOptions = false, exitCodeOnInvalidInput = Rping.EINVAL,
+        exitCodeOnExecutionException = Rping.FAILED,
         usageHelpAutoWidth = true,
         customSynopsis = {"rping -s [-vVd] [-S size] [-C count] [-a addr] [-p port]",
                 "rping -c [-vVd] [-S size] [-C count] [-I addr] -a addr [-p port]"},
         description = "RDMA ping over rdma_cm; interoperates with rdma-core's rping.")
 public final class Rping extends CmCommand {
+    /** rping's status for a rejected command line ({@code EINVAL}). */
+    static final int EINVAL = 22;
+    /** rping's status for a failed run ({@code main} returns -1). */
+    static final int FAILED = 255;
+    /** rping's status for an unresolvable {@code -a}/{@code -I} ({@code EAI_NONAME}, -2). */
+    static final int EAI_NONAME = 254;
+    /** rping's status when the name server does not answer ({@code EAI_AGAIN}, -3). */
+    static final int EAI_AGAIN = 253;
+    private static final String EAI_AGAIN_TEXT = "Temporary failure in name resolution";
+
+    /** rping 44's {@code usage()}, byte for byte. */
+    private static final String C_USAGE = """
+            rping -s [-vVd] [-S size] [-C count] [-a addr] [-p port]
+            rping -c [-vVd] [-S size] [-C count] [-I addr] -a addr [-p port]
+            \t-c\t\tclient side
+            \t-I\t\tSource address to bind to for client.
+            \t-s\t\tserver side.  To bind to any address with IPv6 use -a ::0
+            \t-v\t\tdisplay ping data to stdout
+            \t-V\t\tvalidate ping data
+            \t-d\t\tdebug printfs
+            \t-S size \tping data size
+            \t-C count\tping count times
+            \t-a addr\t\taddress
+            \t-p port\t\tport
+            \t-P\t\tpersistent server mode allowing multiple connections
+            \t-q\t\tuse self-created, self-modified QP
+            """;
 
     @Option(names = "-c", description = "client side")
     boolean client;
@@ -63,19 +96,47 @@ public final class Rping extends CmCommand {
                     boolean verbose, boolean validate, boolean debug, boolean selfCreateQp, boolean persistent,
                     Duration peerTimeout) {}
 
+    /** Why {@link #settings} refused the command line: the exit status. */
+    private int refusal = EINVAL;
+
+    @Override
+    int usageStatus() {
+        return EINVAL;
+    }
+
+    @Override
+    int failureStatus() {
+        return FAILED;
+    }
+
+    @Override
+    void printCUsage(PrintWriter out) {
+        out.print(C_USAGE);
+        out.flush();
+    }
+
     @Override
     int run(PrintWriter out, PrintWriter err) throws Exception {
-        Settings s = settings(err);
+        Settings s = settings(out, err);
         if (s == null) {
-            return 1;
+            return refusal;
         }
         return new RpingRun(s, out, err).run();
     }
 
-    /** Checks the options as rping's getopt loop does; {@code null} (and a message on {@code err}) if invalid. */
-    Settings settings(PrintWriter err) throws UnknownHostException {
+    /** As {@link #settings(PrintWriter, PrintWriter)}, the usage text going to {@code err} too. */
+    Settings settings(PrintWriter err) {
+        return settings(err, err);
+    }
+
+    /**
+     * Checks the options as rping's getopt loop does; {@code null} (a message on {@code err}, rping's usage on
+     * {@code out}, the exit status in {@link #refusal}) if invalid.
+     */
+    Settings settings(PrintWriter out, PrintWriter err) {
         if (tos != null) {
             err.println("rping: option -t (TOS) is not an option of rdma-core 44's rping (udaddy has it)");
+            printCUsage(out);
             return null;
         }
         if (size < RpingText.MIN_SIZE || size > RpingText.MAX_SIZE - 1) {
@@ -91,26 +152,38 @@ public final class Rping extends CmCommand {
             return null;
         }
         if (client == server) {
-            spec.commandLine().usage(err);
+            printCUsage(out);
             return null;
         }
         if (port < 0 || port > 65535) {
             err.printf("Invalid port %d%n", port);
             return null;
         }
-        InetSocketAddress at;
-        if (address == null) {
-            if (client) {
-                spec.commandLine().usage(err);
-                return null;
-            }
-            at = new InetSocketAddress(InetAddress.getByName("0.0.0.0"), port);
-        } else {
-            at = new InetSocketAddress(InetAddress.getByName(address), port);
+        if (address == null && client) {
+            printCUsage(out);
+            return null;
         }
-        InetSocketAddress src = source == null ? null : new InetSocketAddress(InetAddress.getByName(source), 0);
+        InetSocketAddress at;
+        InetSocketAddress src;
+        try {
+            at = new InetSocketAddress(InetAddress.getByName(address == null ? "0.0.0.0" : address), port);
+            src = source == null ? null : new InetSocketAddress(InetAddress.getByName(source), 0);
+        } catch (UnknownHostException e) { // rping's get_addr, on stdout; main returns getaddrinfo's code
+            String why = gaiReason(e);
+            out.println("getaddrinfo failed (" + why + ") - invalid hostname or IP address");
+            out.flush();
+            refusal = why.equals(EAI_AGAIN_TEXT) ? EAI_AGAIN : EAI_NONAME;
+            return null;
+        }
         return new Settings(server, at, src, size, count, verbose, validate, debug, selfCreateQp,
                 persistent && server, Duration.ofSeconds(peerTimeout));
+    }
+
+    /** {@code gai_strerror}'s text, which the JDK puts after "host: " in the exception's message. */
+    static String gaiReason(UnknownHostException e) {
+        String m = e.getMessage() == null ? "" : e.getMessage();
+        int at = m.lastIndexOf(": ");
+        return at < 0 ? "Name or service not known" : m.substring(at + 2);
     }
 
     /** Parses {@code args} and runs; returns the exit status. */

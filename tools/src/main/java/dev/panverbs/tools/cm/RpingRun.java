@@ -9,6 +9,7 @@ import dev.panverbs.core.QueuePair;
 import dev.panverbs.core.QueuePairCapabilities;
 import dev.panverbs.core.QueuePairState;
 import dev.panverbs.core.QueuePairType;
+import dev.panverbs.core.VerbsException;
 import dev.panverbs.core.SendFlag;
 import dev.panverbs.core.WorkCompletion;
 import dev.panverbs.core.WorkCompletionOpcode;
@@ -75,10 +76,19 @@ final class RpingRun {
         this.id = child;
     }
 
+    /** The run; rping's exit status: 0, the errno when there is no event channel, else 255 (its -1). */
     int run() {
-        try (EventChannel ch = EventChannel.create()) {
+        EventChannel ch;
+        try {
+            ch = EventChannel.create();
+        } catch (VerbsException e) { // rping's create_first_event_channel: main returns errno
+            err.println("rping: " + e.getMessage());
+            err.flush();
+            return e.errno() > 0 && e.errno() < 256 ? e.errno() : Rping.FAILED;
+        }
+        try (ch) {
             channel = ch;
-            return s.server() ? server() : client();
+            return (s.server() ? server() : client()) == 0 ? 0 : Rping.FAILED;
         }
     }
 

@@ -16,6 +16,10 @@ import picocli.CommandLine.Option;
  * builds the reply address handle from the first receive's completion and GRH ({@code ibv_create_ah_from_wc}) and
  * sends as many messages back. Same options, defaults (10 messages of 100 bytes, one connection) and output lines.
  * The IPoIB port space ({@code -P ipoib}) and AF_IB addresses ({@code -f gid}) are refused by name.
+ *
+ * <p>Exit status as udaddy's: 1 for a command line it rejects (its usage text on stdout); after a run, the
+ * {@code return status} it printed, as {@code main} returns it (-1 exits 255, an rdma_cm event's status -110 exits
+ * 146).
  */
 @Command(name = "udaddy", sortOptions = false, exitCodeOnInvalidInput = 1, exitCodeOnExecutionException = 1,
         usageHelpAutoWidth = true,
@@ -29,6 +33,22 @@ public final class Udaddy extends CmCommand {
     static final int PS_IPOIB = 0x0002;
     /** udaddy's fixed port (it has no option for it). */
     static final int PORT = 7174;
+
+    /** udaddy 44's usage text (its {@code default:} case, {@code argv[0]} as "udaddy"). */
+    private static final String C_USAGE = """
+            usage: udaddy
+            \t[-s server_address]
+            \t[-b bind_address]
+            \t[-f address_format]
+            \t    name, ip, ipv6, or gid
+            \t[-P port_space]
+            \t    udp or ipoib
+            \t[-c connections]
+            \t[-C message_count]
+            \t[-S message_size]
+            \t[-t type_of_service]
+            \t[-p port_space - 0x111 for UDP (default), 0x2 for IPOIB]
+            """;
 
     @Option(names = "-s", paramLabel = "server_address", description = "the server to connect to (client side)")
     String server;
@@ -57,6 +77,22 @@ public final class Udaddy extends CmCommand {
         boolean client() {
             return server != null;
         }
+    }
+
+    @Override
+    int usageStatus() {
+        return 1;
+    }
+
+    @Override
+    int failureStatus() {
+        return 1; // udaddy exit(1)s when it cannot even start (no event channel, no memory)
+    }
+
+    @Override
+    void printCUsage(PrintWriter out) {
+        out.print(C_USAGE);
+        out.flush();
     }
 
     @Override

@@ -103,7 +103,7 @@ final class UdaddyRun {
         }
         out.println("return status " + ret);
         out.flush();
-        return ret == 0 ? 0 : 1;
+        return ret & 0xFF; // udaddy's main returns ret: the shell sees its low byte
     }
 
     private int server() {

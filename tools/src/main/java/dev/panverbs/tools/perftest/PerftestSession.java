@@ -61,7 +61,7 @@ final class PerftestSession {
             if (p.debug) {
                 e.printStackTrace(err);
             }
-            return 1;
+            return e instanceof RunFailure f ? f.exitStatus() : 1;
         } catch (RuntimeException e) {
             out.flush();
             err.println(" " + e.getMessage());

@@ -145,7 +145,11 @@ final class TestFlows {
                 syncLong("bidirectional sync before size " + size, s.runBudgetMillis());
             }
             BwRunner r = new BwRunner(p, s.res, s.layout, peer());
-            r.runSender(localBases(), remoteBases());
+            try {
+                r.runSender(localBases(), remoteBases());
+            } catch (RunFailure e) {
+                throw iterationFailed(e);
+            }
             if (p.duplex && p.testMethod == TestMethod.ALL) {
                 syncLong("bidirectional sync after size " + size, s.runBudgetMillis());
             }
@@ -208,10 +212,14 @@ final class TestFlows {
             }
             syncLong("pre-run sync", s.runBudgetMillis());
             BwRunner r = new BwRunner(p, s.res, s.layout, peer());
-            if (p.isClient()) {
-                r.runSender(localBases(), localBases()); // SEND has no remote address; unused
-            } else {
-                r.runReceiver(recvBases(), nextRecv, posted);
+            try {
+                if (p.isClient()) {
+                    r.runSender(localBases(), localBases()); // SEND has no remote address; unused
+                } else {
+                    r.runReceiver(recvBases(), nextRecv, posted);
+                }
+            } catch (RunFailure e) {
+                throw iterationFailed(e);
             }
             reportBw(r);
             if (p.testMethod == TestMethod.ALL) {
@@ -239,8 +247,12 @@ final class TestFlows {
             p.size = size;
             configureSend();
             LatencyRunner r = new LatencyRunner(p, s.res, peer());
-            r.runWrite(buf, s.layout.sendOffset(0) + size - 1, s.layout.remoteOffset(0) + size - 1,
-                    localBases()[0], s.rem[0].vaddr());
+            try {
+                r.runWrite(buf, s.layout.sendOffset(0) + size - 1, s.layout.remoteOffset(0) + size - 1,
+                        localBases()[0], s.rem[0].vaddr());
+            } catch (RunFailure e) {
+                throw iterationFailed(e);
+            }
             reportLat(r, false);
         }
         if (p.output == Output.FULL) {
@@ -273,7 +285,11 @@ final class TestFlows {
             p.size = size;
             configureSend();
             LatencyRunner r = new LatencyRunner(p, s.res, peer());
-            r.runRead(localBases()[0], s.rem[0].vaddr());
+            try {
+                r.runRead(localBases()[0], s.rem[0].vaddr());
+            } catch (RunFailure e) {
+                throw iterationFailed(e);
+            }
             reportLat(r, true);
         }
         if (p.output == Output.FULL) {
@@ -296,7 +312,11 @@ final class TestFlows {
             postReceives(posted, nextRecv);
             syncLong("pre-run sync", s.runBudgetMillis());
             LatencyRunner r = new LatencyRunner(p, s.res, peer());
-            r.runSend(localBases()[0], recvBases()[0], recvLength(), s.res.lkey(0), p.recvPerQp());
+            try {
+                r.runSend(localBases()[0], recvBases()[0], recvLength(), s.res.lkey(0), p.recvPerQp());
+            } catch (RunFailure e) {
+                throw iterationFailed(e);
+            }
             reportLat(r, false);
         }
         if (p.output == Output.FULL) {
@@ -304,6 +324,24 @@ final class TestFlows {
         }
         close();
     }
+
+    /**
+     * What perftest 6.06's {@code main} does when its {@code run_iter_*} fails: write_bw (and read_bw without -a)
+     * print " Failed to complete run_iter_bw function successfully" and return 1, write_lat prints "Test exited
+     * with Error" and returns 1, the others return 17 without a line.
+     */
+    private RunFailure iterationFailed(RunFailure e) {
+        return switch (p.test) {
+            case WRITE_BW -> new RunFailure(e.getMessage() + RUN_ITER_BW_FAILED, e);
+            case READ_BW -> p.testMethod == TestMethod.ALL
+                    ? new RunFailure(e.getMessage(), e, RunFailure.RUN_ITER_FAILED)
+                    : new RunFailure(e.getMessage() + RUN_ITER_BW_FAILED, e);
+            case WRITE_LAT -> new RunFailure(e.getMessage() + "\nTest exited with Error", e);
+            default -> new RunFailure(e.getMessage(), e, RunFailure.RUN_ITER_FAILED);
+        };
+    }
+
+    private static final String RUN_ITER_BW_FAILED = "\n Failed to complete run_iter_bw function successfully";
 
     // ---------------------------------------------------------------- data path setup
 

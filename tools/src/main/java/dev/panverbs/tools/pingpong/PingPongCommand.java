@@ -9,7 +9,7 @@ import picocli.CommandLine.Spec;
 
 /**
  * What {@link RcPingPong} and {@link UdPingPong} share: running picocli with the C tools' exit codes (usage
- * errors and failures exit 1, like the C tools; {@code --help} exits 0), turning failures into one line on
+ * errors and failures exit 1, like the C tools; {@code --help} exits 0) and their usage text on stdout, turning failures into one line on
  * stderr prefixed with the tool's name, the runner the validated settings go to, and the writers a caller (a test)
  * passes in instead of stdout and stderr.
  */
@@ -34,6 +34,26 @@ abstract class PingPongCommand implements Callable<Integer> {
     /** Runs the parsed command: validates its options and hands the settings to the runner; the exit status. */
     abstract int run(PrintWriter out, PrintWriter err) throws Exception;
 
+    /**
+     * The C tool's {@code usage(argv[0])} text for {@code name}, which it prints to stdout before it exits 1: the
+     * lines both tools share, then {@link #cUsageRest()}.
+     */
+    final String cUsage(String name) {
+        return """
+                Usage:
+                  %1$s            start a server and wait for connection
+                  %1$s <host>     connect to server at <host>
+
+                Options:
+                  -p, --port=<port>      listen on/connect to port <port> (default 18515)
+                  -d, --ib-dev=<dev>     use IB device <dev> (default first device found)
+                  -i, --ib-port=<port>   use port <port> of IB device (default 1)
+                """.formatted(name) + cUsageRest();
+    }
+
+    /** The C tool's usage lines after {@code -i} (rdma-core 44). */
+    abstract String cUsageRest();
+
     @Override
     public final Integer call() throws Exception {
         // as a picocli subcommand (no execute() call) the streams come from the command line
@@ -44,7 +64,16 @@ abstract class PingPongCommand implements Callable<Integer> {
     static int execute(PingPongCommand command, String[] args, PrintWriter out, PrintWriter err) {
         command.out = out;
         command.err = err;
-        int status = commandLine(command, out, err).execute(args);
+        CommandLine cl = commandLine(command, out, err);
+        // a rejected command line: the reason on stderr (one line, as getopt's), the C tool's usage on stdout, 1
+        cl.setParameterExceptionHandler((e, rejected) -> {
+            err.println(cl.getCommandName() + ": " + e.getMessage());
+            err.flush();
+            out.print(command.cUsage(cl.getCommandName()));
+            out.flush();
+            return 1;
+        });
+        int status = cl.execute(args);
         out.flush();
         err.flush();
         return status;

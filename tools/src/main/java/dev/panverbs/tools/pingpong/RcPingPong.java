@@ -81,6 +81,27 @@ public final class RcPingPong extends PingPongCommand {
         return runner.run(options.settings(size, (int) mtu).withNewSend(newSend), out, err);
     }
 
+    /** {@code ibv_rc_pingpong}'s usage lines after {@code -i} (rdma-core 44). */
+    @Override
+    String cUsageRest() {
+        return """
+                  -s, --size=<size>      size of message to exchange (default 4096)
+                  -m, --mtu=<size>       path MTU (default 1024)
+                  -r, --rx-depth=<dep>   number of receives to post at a time (default 500)
+                  -n, --iters=<iters>    number of exchanges (default 1000)
+                  -l, --sl=<sl>          service level value
+                  -e, --events           sleep on CQ events (default poll)
+                  -g, --gid-idx=<gid index> local port gid index
+                  -o, --odp\t\t    use on demand paging
+                  -O, --iodp\t\t    use implicit on demand paging
+                  -P, --prefetch\t    prefetch an ODP MR
+                  -t, --ts\t            get CQE with timestamp
+                  -c, --chk\t            validate received buffer
+                  -j, --dm\t            use device memory
+                  -N, --new_send            use new post send WR API
+                """;
+    }
+
     /** Parses {@code args} and runs; returns the exit status. */
     static int execute(Runner runner, String[] args, PrintWriter out, PrintWriter err) {
         return PingPongCommand.execute(new RcPingPong(runner), args, out, err);

@@ -41,6 +41,20 @@ public final class UdPingPong extends PingPongCommand {
         return runner.run(options.settings(size, 0), out, err);
     }
 
+    /** {@code ibv_ud_pingpong}'s usage lines after {@code -i} (rdma-core 44). */
+    @Override
+    String cUsageRest() {
+        return """
+                  -s, --size=<size>      size of message to exchange (default 2048)
+                  -r, --rx-depth=<dep>   number of receives to post at a time (default 500)
+                  -n, --iters=<iters>    number of exchanges (default 1000)
+                  -l, --sl=<SL>          send messages with service level <SL> (default 0)
+                  -e, --events           sleep on CQ events (default poll)
+                  -g, --gid-idx=<gid index> local port gid index
+                  -c, --chk              validate received buffer
+                """;
+    }
+
     /** Parses {@code args} and runs; returns the exit status. */
     static int execute(Runner runner, String[] args, PrintWriter out, PrintWriter err) {
         return PingPongCommand.execute(new UdPingPong(runner), args, out, err);

@@ -104,7 +104,7 @@ class RpingPeerIT {
     @Test
     void serverGivesUpOnAClientThatConnectsAndSendsNothing() throws Exception {
         RpingIT.Side server = serverAgainst(raw -> { });
-        assertThat(server.await()).as(server.output().call()).isEqualTo(1);
+        assertThat(server.await()).as(server.output().call()).isEqualTo(Rping.FAILED);
         assertThat(server.output().call()).contains("no RECV completion for 5 s: the client is connected but sends "
                 + "nothing");
     }
@@ -113,21 +113,21 @@ class RpingPeerIT {
     void serverRefusesAnAdvertisementLargerThanItsBuffer() throws Exception {
         RpingIT.Side server = serverAgainst(raw -> raw.send(advertisement(raw.mr().address(), raw.mr().rkey(),
                 1_000_000)));
-        assertThat(server.await()).as(server.output().call()).isEqualTo(1);
+        assertThat(server.await()).as(server.output().call()).isEqualTo(Rping.FAILED);
         assertThat(server.output().call()).contains("server: peer advertised 1000000 bytes; this side's buffer is 100");
     }
 
     @Test
     void serverRefusesANegativeAdvertisedLength() throws Exception {
         RpingIT.Side server = serverAgainst(raw -> raw.send(advertisement(raw.mr().address(), raw.mr().rkey(), -1)));
-        assertThat(server.await()).as(server.output().call()).isEqualTo(1);
+        assertThat(server.await()).as(server.output().call()).isEqualTo(Rping.FAILED);
         assertThat(server.output().call()).contains("server: peer advertised -1 bytes");
     }
 
     @Test
     void serverRefusesAMessageOfTheWrongSize() throws Exception {
         RpingIT.Side server = serverAgainst(raw -> raw.send(new byte[8]));
-        assertThat(server.await()).as(server.output().call()).isEqualTo(1);
+        assertThat(server.await()).as(server.output().call()).isEqualTo(Rping.FAILED);
         assertThat(server.output().call()).contains("Received bogus data, size 8")
                 .contains("rping: a receive of 8 bytes; rping sends 16");
     }
@@ -144,7 +144,7 @@ class RpingPeerIT {
             CmEvent request = listener.await(CmEventType.CONNECT_REQUEST, SETUP);
             Raw.on(request.id(), owned);
             request.id().accept(ConnectionParameters.defaults());
-            assertThat(client.await()).as(client.output().call()).isEqualTo(1);
+            assertThat(client.await()).as(client.output().call()).isEqualTo(Rping.FAILED);
             assertThat(client.output().call()).contains("no RECV completion for 5 s: the server is connected but "
                     + "sends nothing");
             request.id().close();

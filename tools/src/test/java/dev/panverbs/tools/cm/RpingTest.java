@@ -42,7 +42,7 @@ class RpingTest {
     @Test
     void sizesOutsideRpingsRangeAreRefusedWithItsMessage() {
         String[] r = run("-c", "-a", "127.0.0.1", "-S", "22");
-        assertThat(r[0]).isEqualTo("1");
+        assertThat(r[0]).as("rping's EINVAL").isEqualTo("22");
         assertThat(r[2]).contains("Invalid size 22 (valid range is 23 to 65536)");
         assertThat(run("-c", "-a", "127.0.0.1", "-S", "65536")[2]).contains("Invalid size 65536");
         // 23 is rping's own minimum: it holds "rdma-ping-2147483647: " and the NUL
@@ -53,9 +53,38 @@ class RpingTest {
     @Test
     void aRoleIsRequiredAndTheClientNeedsAnAddress() {
         String[] neither = run("-a", "127.0.0.1");
-        assertThat(neither[0]).isEqualTo("1");
-        assertThat(neither[2]).contains("rping -s [-vVd]").contains("rping -c [-vVd]");
-        assertThat(run("-c")[2]).contains("rping -c [-vVd]");
+        assertThat(neither[0]).isEqualTo("22");
+        assertThat(neither[1]).isEqualTo(C_USAGE);
+        assertThat(neither[2]).isEmpty();
+        assertThat(run("-c")[1]).isEqualTo(C_USAGE);
+    }
+
+    /** What rdma-core 44's rping prints to stdout for a command line it rejects (recorded from the C tool). */
+    static final String C_USAGE = """
+            rping -s [-vVd] [-S size] [-C count] [-a addr] [-p port]
+            rping -c [-vVd] [-S size] [-C count] [-I addr] -a addr [-p port]
+            \t-c\t\tclient side
+            \t-I\t\tSource address to bind to for client.
+            \t-s\t\tserver side.  To bind to any address with IPv6 use -a ::0
+            \t-v\t\tdisplay ping data to stdout
+            \t-V\t\tvalidate ping data
+            \t-d\t\tdebug printfs
+            \t-S size \tping data size
+            \t-C count\tping count times
+            \t-a addr\t\taddress
+            \t-p port\t\tport
+            \t-P\t\tpersistent server mode allowing multiple connections
+            \t-q\t\tuse self-created, self-modified QP
+            """;
+
+    @Test
+    void rejectedCommandLinesExitWithRpingsEinvalAndItsUsageOnStdout() {
+        for (String[] args : new String[][] {{"-x"}, {"-s", "-a"}, {"-c", "-S"}, {"-s", "-t", "5"}}) {
+            String[] r = run(args);
+            assertThat(r[0]).as(String.join(" ", args)).isEqualTo("22");
+            assertThat(r[1]).as(String.join(" ", args)).isEqualTo(C_USAGE);
+            assertThat(r[2]).as("one line naming what was wrong").hasLineCount(1).doesNotContain("\tat ");
+        }
     }
 
     @Test
@@ -94,5 +123,20 @@ class RpingTest {
         assertThat(s.address().getPort()).isEqualTo(9999);
         assertThat(s.count()).isEqualTo(3);
         assertThat(s.size()).isEqualTo(100);
+    }
+
+    @Test
+    void anUnresolvableAddressIsRpingsGetaddrinfoLineAndStatus() {
+        // rdma-core's rping -c -a no.such.host.invalid, recorded in the bed (no name server): stdout, exit 253
+        assertThat(Rping.gaiReason(new java.net.UnknownHostException(
+                "no.such.host.invalid: Temporary failure in name resolution")))
+                .isEqualTo("Temporary failure in name resolution");
+        String[] r = run("-c", "-a", "no.such.host.invalid", "-C", "1");
+        // EAI_NONAME where a name server answers, EAI_AGAIN where there is none (the bed)
+        String why = r[0].equals(Integer.toString(Rping.EAI_AGAIN)) ? "Temporary failure in name resolution"
+                : "Name or service not known";
+        assertThat(r[0]).isIn(Integer.toString(Rping.EAI_NONAME), Integer.toString(Rping.EAI_AGAIN));
+        assertThat(r[1]).isEqualTo("getaddrinfo failed (" + why + ") - invalid hostname or IP address\n");
+        assertThat(r[2]).isEmpty();
     }
 }

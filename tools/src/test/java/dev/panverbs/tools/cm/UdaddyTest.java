@@ -85,4 +85,29 @@ class UdaddyTest {
         assertThat(r[2]).contains("connections (-c 0) must be at least 1");
         assertThat(run("-C", "-1")[2]).contains("message count (-C -1)");
     }
+
+    @Test
+    void rejectedCommandLinesExitOneWithUdaddysUsageOnStdout() {
+        // recorded from rdma-core 44's udaddy -x: exit 1, getopt's line on stderr, this on stdout
+        String usage = """
+                usage: udaddy
+                \t[-s server_address]
+                \t[-b bind_address]
+                \t[-f address_format]
+                \t    name, ip, ipv6, or gid
+                \t[-P port_space]
+                \t    udp or ipoib
+                \t[-c connections]
+                \t[-C message_count]
+                \t[-S message_size]
+                \t[-t type_of_service]
+                \t[-p port_space - 0x111 for UDP (default), 0x2 for IPOIB]
+                """;
+        for (String[] args : new String[][] {{"-x"}, {"-c"}, {"-s", "10.0.0.1", "-S"}}) {
+            String[] r = run(args);
+            assertThat(r[0]).as(String.join(" ", args)).isEqualTo("1");
+            assertThat(r[1]).as(String.join(" ", args)).isEqualTo(usage);
+            assertThat(r[2]).as("one line naming what was wrong").hasLineCount(1).startsWith("udaddy: ");
+        }
+    }
 }

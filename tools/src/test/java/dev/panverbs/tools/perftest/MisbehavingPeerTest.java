@@ -18,7 +18,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Peers that send garbage, close early, stall, send too much or too little, or run another test: every time the
- * tool exits with status 1 within a bounded time (--timeout=1 here), says what went wrong at which exchange step,
+ * tool exits with status 1 (17 where perftest's send_bw/send_lat receiver returns it: its run_iter failed) within a
+ * bounded time (--timeout=1 here), says what went wrong at which exchange step,
  * and prints no stack trace.
  */
 @Timeout(60)
@@ -26,7 +27,12 @@ class MisbehavingPeerTest {
     static final List<String> FAST = List.of("-n", "20", "--timeout=1");
 
     static void assertCleanFailure(FakePeer.Outcome o, String... expected) {
-        assertThat(o.rc()).as("exit status; stderr:\n" + o.err()).isEqualTo(1);
+        assertCleanFailure(o, 1, expected);
+    }
+
+    /** As {@link #assertCleanFailure(FakePeer.Outcome, String...)} with perftest's exit {@code status}. */
+    static void assertCleanFailure(FakePeer.Outcome o, int status, String... expected) {
+        assertThat(o.rc()).as("exit status; stderr:\n" + o.err()).isEqualTo(status);
         assertThat(o.millis()).as("bounded by the timeout").isLessThan(15_000);
         assertThat(o.err()).as("no stack trace").doesNotContain("\tat ").doesNotContain("Exception");
         for (String e : expected) {
@@ -213,7 +219,7 @@ class MisbehavingPeerTest {
         // seconds after, not at its 60 s timeout (perftest waits it out: "Did not get Message for 120 Seconds")
         FakePeer.Outcome o = FakePeer.serverAgainst(PerftestTest.SEND_BW, List.of("-n", "20", "--timeout=60"),
                 CLIENT_UP_TO_THE_RUN, p -> p.socket.close());
-        assertCleanFailure(o, "The peer closed the exchange connection during the test", "it exited or was killed",
+        assertCleanFailure(o, RunFailure.RUN_ITER_FAILED, "The peer closed the exchange connection during the test", "it exited or was killed",
                 "Total Received=0, Total Iters Required=20");
         assertThat(o.err()).doesNotContain("Did not get Message for");
     }
@@ -222,7 +228,7 @@ class MisbehavingPeerTest {
     void senderKilledWhileTheSendBwServerWaitsForAnEvent() throws Exception {
         FakePeer.Outcome o = FakePeer.serverAgainst(PerftestTest.SEND_BW, List.of("-e", "-n", "20",
                 "--timeout=60"), CLIENT_UP_TO_THE_RUN, p -> p.socket.close());
-        assertCleanFailure(o, "The peer closed the exchange connection during the test",
+        assertCleanFailure(o, RunFailure.RUN_ITER_FAILED, "The peer closed the exchange connection during the test",
                 "(waiting for a completion event)");
     }
 
@@ -230,7 +236,7 @@ class MisbehavingPeerTest {
     void clientKilledWhileTheSendLatServerWaitsForItsMessage() throws Exception {
         FakePeer.Outcome o = FakePeer.serverAgainst(PerftestTest.SEND_LAT, List.of("-n", "20", "--timeout=60"),
                 CLIENT_UP_TO_THE_RUN, p -> p.socket.close());
-        assertCleanFailure(o, "The peer closed the exchange connection during the test", "(received 0 of 20)");
+        assertCleanFailure(o, RunFailure.RUN_ITER_FAILED, "The peer closed the exchange connection during the test", "(received 0 of 20)");
         assertThat(o.err()).doesNotContain("No message from the peer for");
     }
 
@@ -238,7 +244,7 @@ class MisbehavingPeerTest {
     void clientKilledDuringADurationRunCountsWhatArrived() throws Exception {
         FakePeer.Outcome o = FakePeer.serverAgainst(PerftestTest.SEND_LAT, List.of("-D", "5", "--timeout=60"),
                 CLIENT_UP_TO_THE_RUN, p -> p.socket.close());
-        assertCleanFailure(o, "The peer closed the exchange connection during the test", "(received 0)");
+        assertCleanFailure(o, RunFailure.RUN_ITER_FAILED, "The peer closed the exchange connection during the test", "(received 0)");
         assertThat(o.err()).doesNotContain(" of 0");
     }
 
@@ -247,7 +253,7 @@ class MisbehavingPeerTest {
         // the same stalled receiver with the peer's socket still open: no early end, the timeout's message
         FakePeer.Outcome o = FakePeer.serverAgainst(PerftestTest.SEND_BW, List.of("-n", "20", "--timeout=4"),
                 CLIENT_UP_TO_THE_RUN, p -> sleep(7000));
-        assertCleanFailure(o, "Did not get Message for 4 Seconds");
+        assertCleanFailure(o, RunFailure.RUN_ITER_FAILED, "Did not get Message for 4 Seconds");
         assertThat(o.err()).doesNotContain("closed the exchange connection");
     }
 
