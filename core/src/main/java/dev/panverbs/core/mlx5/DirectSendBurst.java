@@ -14,7 +14,7 @@ import dev.panverbs.core.internal.DirectPath;
  * the span's first and last SGE (the offsets are linear in {@code j}, so every SGE between is in range), LOCAL_WRITE
  * for a READ, the producer guard (held from here to the end of the burst: no other code runs on this thread between,
  * and a close on another thread waits for the guard) and the room for all {@code n}. Then the WQEs
- * ({@link WqeWriter#writeBurst}: the bytes of {@code n} one-call WRs) and, per WR, its provider wr_id and its tracker
+ * ({@link WqeBurst#write}: the bytes of {@code n} one-call WRs) and, per WR, its provider wr_id and its tracker
  * record (the caller's wr_id, one reference to the key): the same records as {@code n} one-call WRs, so every WR
  * pins the key until it completes and a signaled WR inside the burst reports its own wr_id. {@code post()} re-checks
  * the key after its fence, as for every chain.
@@ -44,8 +44,8 @@ final class DirectSendBurst {
         }
         s.stage(key, snap);
         long t = s.chainTail + i;
-        int idx = s.writer.writeBurst(op, n, flags, lastFlags, ra, rstride, rk, s.kAddress + offset, lstride, length,
-                s.kLkeyBe);
+        int idx = WqeBurst.write(s.writer, op, n, flags, lastFlags, ra, rstride, rk, s.kAddress + offset, lstride,
+                length, s.kLkeyBe);
         long[] q = s.sq;
         long[] r = s.rec;
         long tracking = s.kTracking;
@@ -56,28 +56,41 @@ final class DirectSendBurst {
         long w = wrId;
         for (int j = 0; j < n; ) {
             // the WRs up to the first wrap of the record ring, of the provider wr_id ring or of the position bits are
-            // one run: within it the slots and the provider wr_ids are linear (no mask per WR, q's index checked
-            // once for the run)
+            // one run: within it the slots and the provider wr_ids are linear (no mask per WR)
             long pos = t + j;
             int slot = (int) pos & recMask;
             int qi = (idx + j) & qMask;
             long p = pos & positionMask;
             int run = (int) Math.min(Math.min(n - j, recMask + 1 - slot),
                     Math.min(qMask + 1 - qi, positionMask + 1 - p));
-            long word = s.token | p;
-            int b = slot * stride;
-            for (int e = qi + run; qi < e; qi++) {
-                q[qi] = word++;
-                r[b] = w;
-                r[b + 1] = 1;
-                r[b + 2] = tracking;
-                b += stride;
-                w += wrIdStride;
+            if (stride == 4) { // records of 4 longs (max_send_sge 1 or 2; perftest's QPs: 1): a constant stride
+                records(q, qi, run, s.token | p, r, slot * 4, 4, w, wrIdStride, tracking);
+            } else {
+                records(q, qi, run, s.token | p, r, slot * stride, stride, w, wrIdStride, tracking);
             }
+            w += run * wrIdStride;
             j += run;
         }
         s.count = i + n;
         return s;
+    }
+
+    /**
+     * One run's provider wr_ids ({@code word + m} at {@code q[qi + m]}) and tracker records (at {@code b + m * stride}:
+     * the caller's wr_id, one reference, {@code tracking}). Its indexes are linear in {@code m}, so C2 checks each
+     * array's range once per run instead of per WR where {@code stride} is a constant (the caller's stride-4 call):
+     * the same stores either way.
+     */
+    private static void records(long[] q, int qi, int run, long word, long[] r, int b, int stride, long w,
+                                long wrIdStride, long tracking) {
+        for (int m = 0; m < run; m++) {
+            q[qi + m] = word + m;
+            int x = b + m * stride;
+            r[x] = w;
+            r[x + 1] = 1;
+            r[x + 2] = tracking;
+            w += wrIdStride;
+        }
     }
 
     /**

@@ -45,7 +45,7 @@ final class WqeWriter {
      */
     private static final int[] FM_CE_SE = fmCeSeTable();
     /** {@link #FM_CE_SE} as control-segment bytes 8-15 (native order: fm_ce_se is byte 11), the immediate 0. */
-    private static final long[] CTRL_WORD1 = ctrlWord1Table();
+    static final long[] CTRL_WORD1 = ctrlWord1Table();
     /** {@code mlx5_ib_opcode[]} of qp.c, indexed by {@code ibv_wr_opcode}; -1 where this path has no WQE. */
     static final int[] MLX5_OPCODE = {
         mlx5dv_h.MLX5_OPCODE_RDMA_WRITE(), mlx5dv_h.MLX5_OPCODE_RDMA_WRITE_IMM(), mlx5dv_h.MLX5_OPCODE_SEND(),
@@ -60,11 +60,16 @@ final class WqeWriter {
      * per-store bounds branch. The ring stays mapped while the QP's producer guard is held, which every post-path
      * call checks first.
      */
-    private static final MemorySegment NATIVE = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+    static final MemorySegment NATIVE = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
     /** User-space addresses on x86-64 (57-bit with LA57: the user half is below 2^56); checked at construction. */
     private static final long ADDR_BITS = (1L << 56) - 1;
     /** Ring offsets (a ring is far below 4 GiB): bounds every offset C2 sees. */
     private static final long RING_BITS = (1L << 32) - 1;
+    /**
+     * WQEBB indexes (a ring is at most 2^25 WQEBBs, 2 GiB; checked at construction): an index masked with it is
+     * provably in {@code [0, 2^25)} for C2, so its byte offset {@code idx << 6} is a non-negative int.
+     */
+    private static final int INDEX_BITS = (1 << 25) - 1;
 
     private final MemorySegment sq;
     /** The ring's address and {@code (qend - 1) & ~7}: {@code sqBase + (off & putMask)} is an 8-byte slot in it. */
@@ -87,9 +92,9 @@ final class WqeWriter {
      * Control-segment bytes 0-7 as one big-endian long, its constant part: {@code qpn << 8} (bytes 4-6); the one-call
      * WR ORs in the WQE index, opcode and ds and swaps once ({@link #writeOne}).
      */
-    private final long qpnWord;
+    final long qpnWord;
     /** {@code sq_signal_bits} in the position of fm_ce_se in control-segment bytes 8-15 (native order). */
-    private final long sigWord;
+    final long sigWord;
     private final int sqSignalBits;
     private final int maxPost;
     private final Object bfLock;
@@ -140,7 +145,7 @@ final class WqeWriter {
             throw new IllegalArgumentException("the send queue must be native memory");
         }
         this.sqBase = sq.address();
-        if ((sqBase & ~ADDR_BITS) != 0 || (long) wqeCount * WQEBB > RING_BITS) {
+        if ((sqBase & ~ADDR_BITS) != 0 || wqeCount - 1 > INDEX_BITS) {
             throw new IllegalArgumentException("send queue at 0x" + Long.toHexString(sqBase) + " of " + wqeCount
                     + " WQEBBs: outside the user address space this writer assumes");
         }
@@ -299,7 +304,9 @@ final class WqeWriter {
         // under FreqInlineSize (325 bytecodes), so C2 inlines it into the caller. Each 8 bytes are one native store
         // of one byte-swapped big-endian long; the constant parts (qpn, opcode, ds, fm_ce_se) are pre-built
         int cp = curPost;
-        long w = wqebb(cp); // the 48 bytes written here are in this one WQEBB
+        // the 48 bytes written here are in this one WQEBB. Not wqebb(index(cp)) as the burst: with that (and the
+        // provider wr_id's index unmasked) the benchmark's per-WR loop compiled to 117-127 instructions, with this 112
+        long w = (sqBase & ADDR_BITS) + (((long) (cp & wqeMask) << 6) & (RING_BITS & ~63L));
         MemorySegment m = NATIVE;
         m.set(RAW64, w + 8, CTRL_WORD1[flags & 7] | sigWord); // no immediate: bytes 12-15 are 0
         long seg = w + 16;
@@ -324,54 +331,6 @@ final class WqeWriter {
         return cp & wqeMask;
     }
 
-    /**
-     * {@code n} WRs of {@link #writeOneBe} with one opcode, rkey, length and lkey: WR {@code j} goes to {@code raddr +
-     * j * rstride} from {@code addr + j * lstride} with {@code flags}, the last with {@code lastFlags}. The same bytes
-     * as {@code n} calls, each WQE one WQEBB; the per-WR words are built once. Returns the first WQE's index; the
-     * caller checked the room for all {@code n >= 1} and the opcode.
-     */
-    int writeBurst(int opcode, int n, int flags, int lastFlags, long raddr, long rstride, int rkey, long addr,
-                   long lstride, int len, long lkeyBe) {
-        int cp0 = curPost;
-        long word1 = CTRL_WORD1[flags & 7] | sigWord;
-        long rk = Long.reverseBytes((long) rkey << 32);
-        long data0 = lkeyBe | (Integer.reverseBytes(len) & 0xFFFF_FFFFL);
-        boolean raddrSeg = opcode != WR_SEND;
-        long word0 = ((long) oneCallOpcode(opcode) << 32) | qpnWord | (1 + (raddrSeg ? 1 : 0) + (len != 0 ? 1 : 0));
-        MemorySegment m = NATIVE;
-        long ra = raddr;
-        long la = addr;
-        int end = cp0 + n;
-        for (int cp = cp0; cp != end; ) {
-            // a run of WQEBBs up to the ring's end: their addresses are the run's first plus k * 64 (no ring mask per
-            // WR, and still provably inside NATIVE: wqebb's range plus an int times 64)
-            long w0 = wqebb(cp);
-            int run = Math.min(end - cp, wqeMask + 1 - (cp & wqeMask));
-            for (int k = 0; k < run; k++) { // running addresses: no multiply per WR
-                long w = w0 + ((long) k << 6);
-                m.set(RAW64, w + 8, word1);
-                long seg = w + 16;
-                if (raddrSeg) {
-                    m.set(RAW64, seg, Long.reverseBytes(ra));
-                    m.set(RAW64, seg + 8, rk);
-                    seg += 16;
-                }
-                if (len != 0) {
-                    m.set(RAW64, seg, data0);
-                    m.set(RAW64, seg + 8, Long.reverseBytes(la));
-                }
-                m.set(RAW64, w, Long.reverseBytes(((long) ((cp + k) & 0xffff) << 40) | word0));
-                ra += rstride;
-                la += lstride;
-            }
-            cp += run;
-        }
-        // the last WR's flags: its bytes 8-15 again, before any doorbell (the NIC reads nothing beyond the producer)
-        m.set(RAW64, wqebb(cp0 + n - 1) + 8, CTRL_WORD1[lastFlags & 7] | sigWord);
-        curPost = cp0 + n;
-        return cp0 & wqeMask;
-    }
-
     private static final int OP_RDMA_WRITE = MLX5_OPCODE[WR_RDMA_WRITE], OP_SEND = MLX5_OPCODE[WR_SEND],
             OP_RDMA_READ = MLX5_OPCODE[WR_RDMA_READ];
 
@@ -379,7 +338,7 @@ final class WqeWriter {
      * {@code mlx5_ib_opcode[opcode]} of the one-call opcodes, a constant where {@code opcode} is one (C2 folds static
      * final fields, not array elements: the array load and the {@code or} of its value go).
      */
-    private static int oneCallOpcode(int opcode) {
+    static int oneCallOpcode(int opcode) {
         return opcode == WR_RDMA_WRITE ? OP_RDMA_WRITE : opcode == WR_SEND ? OP_SEND
                 : opcode == WR_RDMA_READ ? OP_RDMA_READ : MLX5_OPCODE[opcode];
     }
@@ -390,12 +349,20 @@ final class WqeWriter {
     }
 
     /**
-     * The address of WQEBB {@code cp & wqeMask}: {@code (cp & wqeMask) * 64} is in the ring already; the constant mask
-     * only bounds it for C2 (below 4 GiB), so {@code wqebb(cp) + k} for a constant {@code k < 64} is provably below
-     * {@link #NATIVE}'s size: one load (the base) and no ring-mask load.
+     * The WQEBB index of counter {@code cp}, {@code cp & (wqe_cnt - 1)}: the constant mask changes nothing (the ring
+     * has at most 2^25 WQEBBs) but bounds it for C2 ({@link #INDEX_BITS}).
      */
-    private long wqebb(int cp) {
-        return (sqBase & ADDR_BITS) + (((long) (cp & wqeMask) << 6) & (RING_BITS & ~63L));
+    int index(int cp) {
+        return cp & wqeMask & INDEX_BITS;
+    }
+
+    /**
+     * The address of WQEBB {@code idx} (from {@link #index}): {@code idx << 6} is a non-negative int for C2, so
+     * {@code wqebb(idx) + k} for a constant {@code k < 64} is provably below {@link #NATIVE}'s size: one load (the
+     * base) and no 64-bit mask.
+     */
+    long wqebb(int idx) {
+        return (sqBase & ADDR_BITS) + (idx << 6);
     }
 
     /**

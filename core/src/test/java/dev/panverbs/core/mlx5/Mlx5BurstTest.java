@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@link DirectSendQueue}'s bursts over the PRM device model: the same WQE bytes as their one-call WRs (which
- * {@code Mlx5SendOracleTest} proves against libmlx5, as it proves {@link WqeWriter#writeBurst}), the data moved, a
+ * {@code Mlx5SendOracleTest} proves against libmlx5, as it proves {@link WqeBurst#write}), the data moved, a
  * completion per signaled WR with its own wr_id, the key pinned until the last WR is polled, and every refusal
  * (range, overflow, key closed, another PD, no LOCAL_WRITE, no room, another thread, a closed QP) before anything is
  * written.

@@ -47,7 +47,7 @@ abstract class Mlx5Fixture {
         fp = new FakeProvider(FakeProvider.compile(Path.of("src/test/c/fake_provider.c"), Path.of("target/fake")));
         arena = Arena.ofShared();
         cq = fp.createCq(64);
-        qp = fp.createRtsQp(fp.protectionDomain(), cq, cq, 16, 16, 4, 64, Set.of()); // 16 WRs, 4 SGEs, 64 inline
+        qp = fp.createRtsQp(fp.protectionDomain(), cq, cq, 16, 16, maxSendSge(), 64, Set.of()); // 16 WRs, 64 inline
         sq = arena.allocate(64 * 64, 64).fill((byte) 0xEE);
         dbrec = arena.allocate(8, 8);
         bf = arena.allocate(512, 64);
@@ -68,6 +68,11 @@ abstract class Mlx5Fixture {
         Mlx5Model.reg.invokeExact(0x2222, remote.address(), 8192L,
                 LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC);
         Mlx5Model.qpFn.invokeExact(sq, 64, dbrec, qp.qpNum(), cqBuf, 64, rcqBuf, 64, 0x999);
+    }
+
+    /** The QP's {@code max_send_sge}: 4 (a subclass may use another). */
+    int maxSendSge() {
+        return 4;
     }
 
     Mlx5QueuePairView view() {

@@ -66,7 +66,7 @@ class Mlx5SendOracleTest {
     }
 
     sealed interface Step permits Post, Tail {}
-    /** {@code burst}: null, or a burst's {rstride, lstride, flags, lastFlags} ({@link WqeWriter#writeBurst}). */
+    /** {@code burst}: null, or a burst's {rstride, lstride, flags, lastFlags} ({@link WqeBurst#write}). */
     record Post(List<Wr> wrs, boolean builders, long[] burst) implements Step {}
     record Tail(int tail) implements Step {}
     record Case(Qp qp, List<Step> steps) {}
@@ -76,7 +76,7 @@ class Mlx5SendOracleTest {
         compare(10_000, false, 0x5eed1L);
     }
 
-    /** Homogeneous chains through {@link WqeWriter#writeBurst} against the same WRs through mlx5_post_send. */
+    /** Homogeneous chains through {@link WqeBurst#write} against the same WRs through mlx5_post_send. */
     @Test
     void burstsEqualLibmlx5ForRandomChains() {
         compare(10_000, false, 0x5eed3L, true);
@@ -120,6 +120,7 @@ class Mlx5SendOracleTest {
         int bfCopies = 0;
         int wraps = 0;
         int overflows = 0;
+        int byteWraps = 0;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment src = arena.allocate(pattern.length);
             MemorySegment.copy(pattern, 0, src, ValueLayout.JAVA_BYTE, 0, pattern.length);
@@ -158,6 +159,10 @@ class Mlx5SendOracleTest {
                     if (rcBad[0] == ENOMEM) {
                         overflows++;
                     }
+                    int inRing = old & (q.wqeCnt - 1);
+                    if (inRing + checked.wqebbs() > (inRing | 0xFF) + 1 && (inRing | 0xFF) + 1 < q.wqeCnt) {
+                        byteWraps++; // the WQE index's low byte wraps inside the ring, not at its end
+                    }
                 }
             }
         }
@@ -167,6 +172,9 @@ class Mlx5SendOracleTest {
         assertThat(bfCopies).as("BlueFlame copies").isGreaterThan(chains / 50);
         assertThat(wraps).as("chains wrapping the ring").isGreaterThan(chains / 50);
         assertThat(oneCall[0]).as("WRs written by the one-pass writer").isGreaterThan(bursts ? -1 : chains / 10);
+        if (bursts) {
+            assertThat(byteWraps).as("bursts whose WQE index's low byte wraps inside the ring").isGreaterThan(50);
+        }
         if (!builders) {
             assertThat(overflows).as("chains refused by a full ring").isGreaterThan(chains / 200);
         }
@@ -222,7 +230,7 @@ class Mlx5SendOracleTest {
         boolean sge = x.addr.length == 1;
         if (fit > 0) {
             int flags = (int) p.burst[2];
-            w.writeBurst(x.opcode, fit, flags, fit == n ? (int) p.burst[3] : flags, x.raddr, p.burst[0], x.rkey,
+            WqeBurst.write(w, x.opcode, fit, flags, fit == n ? (int) p.burst[3] : flags, x.raddr, p.burst[0], x.rkey,
                     sge ? x.addr[0] : 0, p.burst[1], sge ? x.len[0] : 0, WqeWriter.lkeyWord(sge ? x.lkey[0] : 0));
         }
         w.ring(false, fit);
@@ -259,7 +267,9 @@ class Mlx5SendOracleTest {
     }
 
     private static Case randomCase(SplittableRandom rnd, boolean builders, boolean bursts) {
-        int wqeCnt = 8 << rnd.nextInt(5);
+        // bursts: rings up to 512 WQEBBs too, so that a burst crosses a multiple of 256 inside the ring (WqeBurst
+        // splits its runs there)
+        int wqeCnt = 8 << rnd.nextInt(bursts ? 7 : 5);
         int maxGs = 1 + rnd.nextInt(8);
         int maxInline = rnd.nextInt(4) == 0 ? 0 : 4 + rnd.nextInt(157);
         int[] starts = {0, wqeCnt - 1, wqeCnt - 2, 0xFFFE, 0xFFFF_FFF0, rnd.nextInt()};
