@@ -88,6 +88,48 @@ class TcgFaultRetryTest {
                 .contains("tcg-fault " + ill + ": SIGILL in J 2109 c2");
     }
 
+    /**
+     * The second shape: libjvm code on a compiler thread compiling a JDK method, libjvm frames only (a real report's
+     * lines, guest, perf/rxe-compare 2026-11-25: Method::unlink_code while C2 installed StringUTF16::compress).
+     */
+    private Path compilerThreadReport(String name, String task, String extraFrame) throws IOException {
+        String vm = "V  [libjvm.so+0xdeb042]  Method::unlink_code(nmethod*)+0x82";
+        Path f = dir.resolve(name);
+        Files.writeString(f, TCG.replaceAll("(?m)^# J 54 c1 .*$", "# " + vm) + """
+
+                Current thread (0x00007f7a7c192b50):  JavaThread "C2 CompilerThread0" daemon [_thread_in_vm, id=1819]
+
+                Current CompileTask:
+                C2:17554 2257       4       %s (47 bytes)
+
+                Native frames: (J=compiled Java code, j=interpreted, Vv=VM code, C=native code)
+                %s
+                V  [libjvm.so+0xe2e06d]  nmethod::make_not_entrant(nmethod::InvalidationReason)+0x17d
+                %sV  [libjvm.so+0x745688]  CompileBroker::compiler_thread_loop()+0x518
+
+                siginfo: si_signo: 11 (SIGSEGV), si_code: 128 (SI_KERNEL), si_addr: 0x0000000000000000
+                """.formatted(task, vm, extraFrame));
+        return f;
+    }
+
+    @Test
+    void libjvmCodeOnACompilerThreadCompilingJdkCodeIsTheFault() throws Exception {
+        Path jdk = compilerThreadReport("c2.log", "java.lang.StringUTF16::compress", "");
+        Run r = classify(jdk);
+        assertThat(r.rc()).as(r.out()).isZero();
+        assertThat(r.out()).contains("tcg-fault " + jdk + ": SIGSEGV in V  [libjvm.so+0xdeb042]  Method::unlink_code")
+                .contains("C2 CompilerThread0 compiling java.lang.StringUTF16::compress");
+        // compiling panverbs' code, or a frame outside libjvm on the stack: not the fault
+        Path panverbs = compilerThreadReport("pv.log", "dev.panverbs.core.WorkRequests::startWr", "");
+        Path nativeFrame = compilerThreadReport("c.log", "java.lang.StringUTF16::compress",
+                "C  [libibverbs.so.1+0x1a2b]  ibv_cmd_post_send+0x4b\n");
+        for (Path other : List.of(panverbs, nativeFrame)) {
+            Run o = classify(other);
+            assertThat(o.rc()).as(o.out()).isEqualTo(1);
+            assertThat(o.out()).contains("other " + other + ": ");
+        }
+    }
+
     @Test
     void anyOtherCrashIsNot() throws Exception {
         String jdk = "J 54 c1 java.lang.String.equals(Ljava/lang/Object;)Z java.base@25.0.3 (56 bytes) @ 0x1 [0x1+0x20]";

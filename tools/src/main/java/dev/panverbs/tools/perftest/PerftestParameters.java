@@ -140,6 +140,8 @@ final class PerftestParameters implements Cloneable {
     boolean debug;
     /** {@code --jit_warmup=N} (panverbs only): iterations of the private warm-up pair; -1 = automatic, 0 = none. */
     int jitWarmup = -1;
+    /** A side of the JIT warm-up's pair ({@link Warmup#pairSide}): its peer watch rehearses a long wait. */
+    boolean jitRehearsal;
 
     // filled in after the device is opened and the peer's values are known
     LinkType linkType;

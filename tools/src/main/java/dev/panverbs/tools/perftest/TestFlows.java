@@ -35,10 +35,14 @@ final class TestFlows {
         this.p = s.p;
     }
 
-    /** One watch of the exchange connection for all runs of the session (it remembers when the peer closed). */
+    /**
+     * One watch of the exchange connection for all runs of the session (it remembers when the peer closed); the
+     * JIT warm-up's pair gets a rehearsal (PeerWatch's class comment).
+     */
     private PeerWatch peer() {
         if (peer == null) {
-            peer = s.ex == null ? PeerWatch.NONE : new PeerWatch(s.ex.channel());
+            peer = s.ex == null ? PeerWatch.NONE
+                    : p.jitRehearsal ? PeerWatch.rehearsal(s.ex.channel()) : new PeerWatch(s.ex.channel());
         }
         return peer;
     }

@@ -172,6 +172,7 @@ final class Warmup {
         q.loopback = true;
         q.waitDestroy = 0;
         q.jitWarmup = 0;
+        q.jitRehearsal = true;
         return q;
     }
 
